@@ -1,0 +1,138 @@
+# The shapetrace stream: what a runtime sends, what the collector records, what the analyzer reads.
+#
+# Every message, on a ZeroMQ socket or in a recording frame, is one StreamItem. A process is named by
+# `process`, a random 64-bit key drawn at process start (and again in a forked child), so pid reuse
+# and fork never mix two streams. Items of one thread are sent in order; EventBatch.sequence counts
+# that thread's batches from 0, so a missing or repeated batch is detectable, and a Gap says how many
+# events the runtime dropped between two batches.
+#
+# Compatibility: `version` is formatVersion of the writer. Readers reject items from a newer major
+# format; new fields are only ever appended (Cap'n Proto keeps old readers working).
+@0xfbf6d23bba2056b4;
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("shapetrace::wire::schema");
+
+const formatVersion :UInt16 = 1;
+
+struct StreamItem {
+  version @0 :UInt16;
+  process @1 :UInt64;
+  union {
+    processStart @2 :ProcessStart;
+    moduleTable @3 :ModuleTable;
+    threadStart @4 :ThreadStart;
+    threadName @5 :ThreadName;
+    threadEnd @6 :ThreadEnd;
+    eventBatch @7 :EventBatch;
+    gap @8 :Gap;
+    annotation @9 :Annotation;
+    processEnd @10 :ProcessEnd;
+  }
+}
+
+enum ClockSource {
+  tsc @0;        # invariant rdtsc, calibrated by the runtime against CLOCK_MONOTONIC
+  monotonic @1;  # clock_gettime(CLOCK_MONOTONIC) read on every event
+}
+
+# How the runtime turned ticks into nanoseconds: ns = refNs + (ticks - refTicks) / ticksPerNs.
+# Timestamps on the wire are already nanoseconds on CLOCK_MONOTONIC; this is for the record.
+struct ClockCalibration {
+  source @0 :ClockSource;
+  ticksPerNs @1 :Float64;
+  refTicks @2 :UInt64;
+  refNs @3 :UInt64;
+}
+
+struct ConfigEntry {
+  name @0 :Text;   # a SHAPETRACE_* variable
+  value @1 :Text;  # the value in force (default or from the environment)
+}
+
+struct ProcessStart {
+  pid @0 :UInt32;
+  parentPid @1 :UInt32;
+  parentProcess @2 :UInt64;    # the parent's process key after fork, 0 otherwise
+  executable @3 :Text;
+  arguments @4 :List(Text);
+  hostname @5 :Text;
+  startNs @6 :UInt64;          # CLOCK_MONOTONIC
+  startRealtimeNs @7 :Int64;   # CLOCK_REALTIME at the same moment, to show wall-clock times
+  clock @8 :ClockCalibration;
+  config @9 :List(ConfigEntry);
+}
+
+struct Function {
+  id @0 :UInt32;               # global id within the process
+  mangledName @1 :Text;
+  demangledName @2 :Text;
+  sourceFile @3 :Text;
+  line @4 :UInt32;
+}
+
+# A module's functions, sent when the module registers (at start, or later for dlopen).
+struct ModuleTable {
+  moduleId @0 :Text;
+  baseId @1 :UInt32;
+  functions @2 :List(Function);
+}
+
+struct ThreadStart {
+  thread @0 :UInt32;           # kernel thread id
+  timestampNs @1 :UInt64;
+  name @2 :Text;
+}
+
+struct ThreadName {
+  thread @0 :UInt32;
+  timestampNs @1 :UInt64;
+  name @2 :Text;
+}
+
+struct ThreadEnd {
+  thread @0 :UInt32;
+  timestampNs @1 :UInt64;
+  eventsRecorded @2 :UInt64;   # events this thread wrote into its ring
+  eventsDropped @3 :UInt64;    # events lost because the ring was full or sending failed
+  batches @4 :UInt64;          # batches sent for this thread (next sequence number)
+}
+
+enum EventEncoding {
+  # Per event: varint(zigzag(timestamp - previous) << 2 | kind), then varint(functionId).
+  # The first event's delta is taken from EventBatch.baseNs. Chosen by measurement: see
+  # docs/BENCHMARKS.md, "Event encoding".
+  deltaVarint @0;
+}
+
+struct EventBatch {
+  thread @0 :UInt32;
+  sequence @1 :UInt64;
+  count @2 :UInt32;            # number of events in `events`
+  baseNs @3 :UInt64;
+  encoding @4 :EventEncoding;
+  events @5 :Data;
+}
+
+# The runtime dropped `dropped` events of `thread` between batch afterSequence and the next batch.
+struct Gap {
+  thread @0 :UInt32;
+  dropped @1 :UInt64;
+  afterSequence @2 :UInt64;    # the last batch sent before the drop; UInt64 max if none was
+  fromNs @3 :UInt64;           # time of the first and last dropped event
+  toNs @4 :UInt64;
+}
+
+struct Annotation {
+  thread @0 :UInt32;
+  timestampNs @1 :UInt64;
+  key @2 :Text;
+  value @3 :Int64;
+}
+
+struct ProcessEnd {
+  timestampNs @0 :UInt64;
+  eventsRecorded @1 :UInt64;
+  eventsDropped @2 :UInt64;
+  exitStatus @3 :Int32;        # as passed to exit(), when known
+}

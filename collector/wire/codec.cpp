@@ -1,0 +1,387 @@
+#include "wire/codec.h"
+
+#include "schema/stream.capnp.h"
+#include "wire/event_codec.h"
+#include "wire/format_error.h"
+
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+#include <cstring>
+#include <kj/exception.h>
+
+namespace shapetrace::wire {
+namespace s = schema;
+
+namespace {
+
+// ---- encoding --------------------------------------------------------------------------------
+
+inline kj::StringPtr text(const std::string& s) { return kj::StringPtr(s.c_str(), s.size()); }
+
+Bytes toBytes(capnp::MessageBuilder& message) {
+  kj::Array<capnp::word> words = capnp::messageToFlatArray(message);
+  kj::ArrayPtr<const kj::byte> bytes = words.asBytes();
+  Bytes out(bytes.size());
+  std::memcpy(out.data(), bytes.begin(), bytes.size());
+  return out;
+}
+
+void fill(s::ProcessStart::Builder b, const ProcessStart& v) {
+  b.setPid(v.pid);
+  b.setParentPid(v.parent_pid);
+  b.setParentProcess(v.parent_process);
+  b.setExecutable(text(v.executable));
+  auto args = b.initArguments(static_cast<unsigned>(v.arguments.size()));
+  for (unsigned i = 0; i < args.size(); ++i)
+    args.set(i, text(v.arguments[i]));
+  b.setHostname(text(v.hostname));
+  b.setStartNs(v.start_ns);
+  b.setStartRealtimeNs(v.start_realtime_ns);
+  auto clock = b.initClock();
+  clock.setSource(v.clock.source == ClockSource::Tsc ? s::ClockSource::TSC
+                                                     : s::ClockSource::MONOTONIC);
+  clock.setTicksPerNs(v.clock.ticks_per_ns);
+  clock.setRefTicks(v.clock.ref_ticks);
+  clock.setRefNs(v.clock.ref_ns);
+  auto config = b.initConfig(static_cast<unsigned>(v.config.size()));
+  for (unsigned i = 0; i < config.size(); ++i) {
+    config[i].setName(text(v.config[i].name));
+    config[i].setValue(text(v.config[i].value));
+  }
+}
+
+void fill(s::ModuleTable::Builder b, const ModuleTable& v) {
+  b.setModuleId(text(v.module_id));
+  b.setBaseId(v.base_id);
+  auto functions = b.initFunctions(static_cast<unsigned>(v.functions.size()));
+  for (unsigned i = 0; i < functions.size(); ++i) {
+    const FunctionInfo& f = v.functions[i];
+    functions[i].setId(f.id);
+    functions[i].setMangledName(text(f.mangled_name));
+    functions[i].setDemangledName(text(f.demangled_name));
+    functions[i].setSourceFile(text(f.source_file));
+    functions[i].setLine(f.line);
+  }
+}
+
+void fill(s::ThreadStart::Builder b, const ThreadStart& v) {
+  b.setThread(v.thread);
+  b.setTimestampNs(v.timestamp_ns);
+  b.setName(text(v.name));
+}
+
+void fill(s::ThreadName::Builder b, const ThreadName& v) {
+  b.setThread(v.thread);
+  b.setTimestampNs(v.timestamp_ns);
+  b.setName(text(v.name));
+}
+
+void fill(s::ThreadEnd::Builder b, const ThreadEnd& v) {
+  b.setThread(v.thread);
+  b.setTimestampNs(v.timestamp_ns);
+  b.setEventsRecorded(v.events_recorded);
+  b.setEventsDropped(v.events_dropped);
+  b.setBatches(v.batches);
+}
+
+void fillBatch(s::EventBatch::Builder b, uint32_t thread, uint64_t sequence,
+               std::span<const Event> events) {
+  // One scratch buffer per thread: the drain encodes many batches and should not allocate each time.
+  thread_local std::vector<uint8_t> scratch;
+  scratch.clear();
+  uint64_t base = events.empty() ? 0 : events.front().timestamp;
+  encodeEvents(events, base, scratch);
+  b.setThread(thread);
+  b.setSequence(sequence);
+  b.setCount(static_cast<uint32_t>(events.size()));
+  b.setBaseNs(base);
+  b.setEncoding(s::EventEncoding::DELTA_VARINT);
+  b.setEvents(kj::arrayPtr(scratch.data(), scratch.size()));
+}
+
+void fill(s::Gap::Builder b, const Gap& v) {
+  b.setThread(v.thread);
+  b.setDropped(v.dropped);
+  b.setAfterSequence(v.after_sequence);
+  b.setFromNs(v.from_ns);
+  b.setToNs(v.to_ns);
+}
+
+void fill(s::Annotation::Builder b, const Annotation& v) {
+  b.setThread(v.thread);
+  b.setTimestampNs(v.timestamp_ns);
+  b.setKey(text(v.key));
+  b.setValue(v.value);
+}
+
+void fill(s::ProcessEnd::Builder b, const ProcessEnd& v) {
+  b.setTimestampNs(v.timestamp_ns);
+  b.setEventsRecorded(v.events_recorded);
+  b.setEventsDropped(v.events_dropped);
+  b.setExitStatus(v.exit_status);
+}
+
+s::StreamItem::Builder initRoot(capnp::MessageBuilder& message, uint64_t process) {
+  auto root = message.initRoot<s::StreamItem>();
+  root.setVersion(kFormatVersion);
+  root.setProcess(process);
+  return root;
+}
+
+// ---- decoding --------------------------------------------------------------------------------
+
+inline std::string str(capnp::Text::Reader t) { return std::string(t.cStr(), t.size()); }
+
+ProcessStart read(s::ProcessStart::Reader r) {
+  ProcessStart v;
+  v.pid = r.getPid();
+  v.parent_pid = r.getParentPid();
+  v.parent_process = r.getParentProcess();
+  v.executable = str(r.getExecutable());
+  for (auto a : r.getArguments())
+    v.arguments.push_back(str(a));
+  v.hostname = str(r.getHostname());
+  v.start_ns = r.getStartNs();
+  v.start_realtime_ns = r.getStartRealtimeNs();
+  auto clock = r.getClock();
+  v.clock.source =
+      clock.getSource() == s::ClockSource::TSC ? ClockSource::Tsc : ClockSource::Monotonic;
+  v.clock.ticks_per_ns = clock.getTicksPerNs();
+  v.clock.ref_ticks = clock.getRefTicks();
+  v.clock.ref_ns = clock.getRefNs();
+  for (auto c : r.getConfig())
+    v.config.push_back({str(c.getName()), str(c.getValue())});
+  return v;
+}
+
+ModuleTable read(s::ModuleTable::Reader r) {
+  ModuleTable v;
+  v.module_id = str(r.getModuleId());
+  v.base_id = r.getBaseId();
+  auto functions = r.getFunctions();
+  v.functions.reserve(functions.size());
+  for (auto f : functions)
+    v.functions.push_back({f.getId(), str(f.getMangledName()), str(f.getDemangledName()),
+                           str(f.getSourceFile()), f.getLine()});
+  return v;
+}
+
+ThreadStart read(s::ThreadStart::Reader r) {
+  return {r.getThread(), r.getTimestampNs(), str(r.getName())};
+}
+ThreadName read(s::ThreadName::Reader r) {
+  return {r.getThread(), r.getTimestampNs(), str(r.getName())};
+}
+ThreadEnd read(s::ThreadEnd::Reader r) {
+  return {r.getThread(), r.getTimestampNs(), r.getEventsRecorded(), r.getEventsDropped(),
+          r.getBatches()};
+}
+Gap read(s::Gap::Reader r) {
+  return {r.getThread(), r.getDropped(), r.getAfterSequence(), r.getFromNs(), r.getToNs()};
+}
+Annotation read(s::Annotation::Reader r) {
+  return {r.getThread(), r.getTimestampNs(), str(r.getKey()), r.getValue()};
+}
+ProcessEnd read(s::ProcessEnd::Reader r) {
+  return {r.getTimestampNs(), r.getEventsRecorded(), r.getEventsDropped(), r.getExitStatus()};
+}
+
+// Checks the batch header and returns its event bytes; shared by decodeItem and peekItem.
+std::span<const uint8_t> checkedBatchBytes(s::EventBatch::Reader r) {
+  if (r.getEncoding() != s::EventEncoding::DELTA_VARINT)
+    throw FormatError(FormatErrorReason::UnknownItem, "unknown event encoding " +
+                                                          std::to_string(int(r.getEncoding())));
+  if (r.getCount() > kMaxBatchEvents)
+    throw FormatError(FormatErrorReason::Oversized,
+                      "batch declares " + std::to_string(r.getCount()) + " events (limit " +
+                          std::to_string(kMaxBatchEvents) + ")");
+  auto data = r.getEvents();
+  std::span<const uint8_t> bytes(data.begin(), data.size());
+  // Each event takes between 2 and kMaxEncodedEventBytes bytes.
+  if (bytes.size() < size_t{r.getCount()} * 2 ||
+      bytes.size() > size_t{r.getCount()} * kMaxEncodedEventBytes)
+    throw FormatError(FormatErrorReason::BadEvents,
+                      std::to_string(bytes.size()) + " event bytes cannot hold " +
+                          std::to_string(r.getCount()) + " events");
+  return bytes;
+}
+
+EventBatch read(s::EventBatch::Reader r) {
+  EventBatch v;
+  v.thread = r.getThread();
+  v.sequence = r.getSequence();
+  v.events.reserve(r.getCount());
+  decodeEvents(checkedBatchBytes(r), r.getCount(), r.getBaseNs(), v.events);
+  return v;
+}
+
+// Runs `body` on the validated root of `message`, translating every Cap'n Proto failure.
+template <typename Body>
+auto withRoot(std::span<const std::byte> message, Body&& body) {
+  if (message.size() > kMaxMessageBytes)
+    throw FormatError(FormatErrorReason::Oversized,
+                      "message of " + std::to_string(message.size()) + " bytes (limit " +
+                          std::to_string(kMaxMessageBytes) + ")");
+  if (message.size() < sizeof(capnp::word) || message.size() % sizeof(capnp::word) != 0)
+    throw FormatError(FormatErrorReason::Truncated,
+                      "message of " + std::to_string(message.size()) +
+                          " bytes is not a whole number of 8-byte words");
+  // Cap'n Proto reads words in place; copy only when the transport handed us unaligned bytes.
+  kj::Array<capnp::word> aligned;
+  const capnp::word* words = reinterpret_cast<const capnp::word*>(message.data());
+  size_t wordCount = message.size() / sizeof(capnp::word);
+  if (reinterpret_cast<uintptr_t>(message.data()) % alignof(capnp::word) != 0) {
+    aligned = kj::heapArray<capnp::word>(wordCount);
+    std::memcpy(aligned.begin(), message.data(), message.size());
+    words = aligned.begin();
+  }
+  capnp::ReaderOptions limits;
+  limits.traversalLimitInWords = kMaxMessageBytes / sizeof(capnp::word);
+  limits.nestingLimit = 16;
+  try {
+    capnp::FlatArrayMessageReader reader(kj::arrayPtr(words, wordCount), limits);
+    if (reader.getEnd() != words + wordCount)
+      throw FormatError(FormatErrorReason::Malformed, "bytes follow the end of the message");
+    auto root = reader.getRoot<s::StreamItem>();
+    if (root.getVersion() != kFormatVersion)
+      throw FormatError(FormatErrorReason::UnsupportedVersion,
+                        "format version " + std::to_string(root.getVersion()) +
+                            " (this reader understands " + std::to_string(kFormatVersion) + ")");
+    return body(root);
+  } catch (const kj::Exception& e) {
+    // kj reports a short message as "...; Message ends prematurely ...".
+    bool truncated = std::strstr(e.getDescription().cStr(), "ends prematurely") != nullptr;
+    throw FormatError(truncated ? FormatErrorReason::Truncated : FormatErrorReason::Malformed,
+                      e.getDescription().cStr());
+  }
+}
+
+[[noreturn]] void unknownItem(s::StreamItem::Reader root) {
+  throw FormatError(FormatErrorReason::UnknownItem,
+                    "item kind " + std::to_string(static_cast<int>(root.which())));
+}
+
+} // namespace
+
+Bytes encodeItem(const StreamItem& item) {
+  capnp::MallocMessageBuilder message;
+  auto root = initRoot(message, item.process);
+  std::visit(
+      [&](const auto& body) {
+        using T = std::decay_t<decltype(body)>;
+        if constexpr (std::is_same_v<T, ProcessStart>)
+          fill(root.initProcessStart(), body);
+        else if constexpr (std::is_same_v<T, ModuleTable>)
+          fill(root.initModuleTable(), body);
+        else if constexpr (std::is_same_v<T, ThreadStart>)
+          fill(root.initThreadStart(), body);
+        else if constexpr (std::is_same_v<T, ThreadName>)
+          fill(root.initThreadName(), body);
+        else if constexpr (std::is_same_v<T, ThreadEnd>)
+          fill(root.initThreadEnd(), body);
+        else if constexpr (std::is_same_v<T, EventBatch>)
+          fillBatch(root.initEventBatch(), body.thread, body.sequence, body.events);
+        else if constexpr (std::is_same_v<T, Gap>)
+          fill(root.initGap(), body);
+        else if constexpr (std::is_same_v<T, Annotation>)
+          fill(root.initAnnotation(), body);
+        else
+          fill(root.initProcessEnd(), body);
+      },
+      item.body);
+  return toBytes(message);
+}
+
+Bytes encodeEventBatch(uint64_t process, uint32_t thread, uint64_t sequence,
+                       std::span<const Event> events) {
+  // Size the first segment for the whole batch so the message is one segment and one allocation.
+  unsigned words = static_cast<unsigned>(events.size() * kMaxEncodedEventBytes / 8 + 32);
+  capnp::MallocMessageBuilder message(words);
+  fillBatch(initRoot(message, process).initEventBatch(), thread, sequence, events);
+  return toBytes(message);
+}
+
+StreamItem decodeItem(std::span<const std::byte> message) {
+  return withRoot(message, [](s::StreamItem::Reader root) {
+    StreamItem item;
+    item.process = root.getProcess();
+    switch (root.which()) {
+    case s::StreamItem::PROCESS_START: item.body = read(root.getProcessStart()); break;
+    case s::StreamItem::MODULE_TABLE: item.body = read(root.getModuleTable()); break;
+    case s::StreamItem::THREAD_START: item.body = read(root.getThreadStart()); break;
+    case s::StreamItem::THREAD_NAME: item.body = read(root.getThreadName()); break;
+    case s::StreamItem::THREAD_END: item.body = read(root.getThreadEnd()); break;
+    case s::StreamItem::EVENT_BATCH: item.body = read(root.getEventBatch()); break;
+    case s::StreamItem::GAP: item.body = read(root.getGap()); break;
+    case s::StreamItem::ANNOTATION: item.body = read(root.getAnnotation()); break;
+    case s::StreamItem::PROCESS_END: item.body = read(root.getProcessEnd()); break;
+    default: unknownItem(root);
+    }
+    return item;
+  });
+}
+
+ItemHeader peekItem(std::span<const std::byte> message) {
+  return withRoot(message, [](s::StreamItem::Reader root) {
+    ItemHeader h;
+    h.process = root.getProcess();
+    switch (root.which()) {
+    case s::StreamItem::PROCESS_START:
+      h.kind = ItemKind::ProcessStart;
+      h.first_ns = root.getProcessStart().getStartNs();
+      break;
+    case s::StreamItem::MODULE_TABLE: h.kind = ItemKind::ModuleTable; break;
+    case s::StreamItem::THREAD_START:
+      h.kind = ItemKind::ThreadStart;
+      h.thread = root.getThreadStart().getThread();
+      h.first_ns = root.getThreadStart().getTimestampNs();
+      break;
+    case s::StreamItem::THREAD_NAME:
+      h.kind = ItemKind::ThreadName;
+      h.thread = root.getThreadName().getThread();
+      h.first_ns = root.getThreadName().getTimestampNs();
+      break;
+    case s::StreamItem::THREAD_END:
+      h.kind = ItemKind::ThreadEnd;
+      h.thread = root.getThreadEnd().getThread();
+      h.first_ns = root.getThreadEnd().getTimestampNs();
+      break;
+    case s::StreamItem::EVENT_BATCH: {
+      auto batch = root.getEventBatch();
+      checkedBatchBytes(batch);
+      h.kind = ItemKind::EventBatch;
+      h.thread = batch.getThread();
+      h.sequence = batch.getSequence();
+      h.event_count = batch.getCount();
+      h.first_ns = batch.getBaseNs();
+      break;
+    }
+    case s::StreamItem::GAP:
+      h.kind = ItemKind::Gap;
+      h.thread = root.getGap().getThread();
+      h.first_ns = root.getGap().getFromNs();
+      break;
+    case s::StreamItem::ANNOTATION:
+      h.kind = ItemKind::Annotation;
+      h.thread = root.getAnnotation().getThread();
+      h.first_ns = root.getAnnotation().getTimestampNs();
+      break;
+    case s::StreamItem::PROCESS_END:
+      h.kind = ItemKind::ProcessEnd;
+      h.first_ns = root.getProcessEnd().getTimestampNs();
+      break;
+    default: unknownItem(root);
+    }
+    return h;
+  });
+}
+
+const char* itemKindName(ItemKind kind) {
+  static constexpr const char* kNames[] = {"process_start", "module_table", "thread_start",
+                                           "thread_name",   "thread_end",   "event_batch",
+                                           "gap",           "annotation",   "process_end"};
+  static_assert(std::size(kNames) == kItemKindCount);
+  return kNames[static_cast<size_t>(kind)];
+}
+
+} // namespace shapetrace::wire

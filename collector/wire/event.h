@@ -1,0 +1,30 @@
+// The fixed-size trace event: the unit the runtime's rings hold and the wire's batches carry.
+//
+// In a ring the timestamp is in raw clock ticks (TSC or CLOCK_MONOTONIC, see the runtime's clock);
+// the runtime's drain converts it to nanoseconds on CLOCK_MONOTONIC before encoding, so every
+// decoded Event carries nanoseconds and consumers never need the calibration.
+#pragma once
+
+#include <cstdint>
+
+namespace shapetrace {
+
+enum class EventKind : uint32_t {
+  Enter = 0,
+  Exit = 1,
+  // The function was left by an exception unwinding through it (or a longjmp-like escape that the
+  // runtime noticed); the analyzer treats it as an exit.
+  UnwindExit = 2,
+};
+inline constexpr uint32_t kEventKindCount = 3;
+
+struct alignas(16) Event {
+  uint64_t timestamp;   // ticks in a ring, nanoseconds once decoded
+  uint32_t function_id; // global function id, see ModuleTable
+  EventKind kind;
+
+  friend bool operator==(const Event&, const Event&) = default;
+};
+static_assert(sizeof(Event) == 16, "Event is the 16-byte record of the hot path");
+
+} // namespace shapetrace

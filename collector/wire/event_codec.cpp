@@ -1,0 +1,90 @@
+#include "wire/event_codec.h"
+
+#include "wire/format_error.h"
+
+namespace shapetrace::wire {
+namespace {
+
+inline uint8_t* putVarint(uint8_t* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<uint8_t>(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<uint8_t>(v);
+  return p;
+}
+
+// Returns nullptr when the varint runs past `end` or is longer than 64 bits.
+inline const uint8_t* getVarint(const uint8_t* p, const uint8_t* end, uint64_t& v) {
+  uint64_t result = 0;
+  for (unsigned shift = 0; shift < 64 && p < end; shift += 7) {
+    uint8_t byte = *p++;
+    result |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if (byte < 0x80) {
+      v = result;
+      return p;
+    }
+  }
+  return nullptr;
+}
+
+inline uint64_t zigzag(int64_t v) {
+  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
+inline int64_t unzigzag(uint64_t v) {
+  return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+}
+
+} // namespace
+
+size_t encodeEvents(std::span<const Event> events, uint64_t base, std::vector<uint8_t>& out) {
+  size_t start = out.size();
+  out.resize(start + events.size() * kMaxEncodedEventBytes);
+  uint8_t* p = out.data() + start;
+  uint64_t previous = base;
+  for (const Event& e : events) {
+    int64_t delta = static_cast<int64_t>(e.timestamp - previous);
+    previous = e.timestamp;
+    p = putVarint(p, zigzag(delta) << 2 | static_cast<uint32_t>(e.kind));
+    p = putVarint(p, e.function_id);
+  }
+  size_t written = static_cast<size_t>(p - (out.data() + start));
+  out.resize(start + written);
+  return written;
+}
+
+void decodeEvents(std::span<const uint8_t> bytes, uint32_t count, uint64_t base,
+                  std::vector<Event>& out) {
+  const uint8_t* p = bytes.data();
+  const uint8_t* end = p + bytes.size();
+  // Every event takes at least two bytes, so a hostile count cannot make us allocate more than
+  // the message itself justifies.
+  if (count > bytes.size() / 2)
+    throw FormatError(FormatErrorReason::BadEvents,
+                      "batch declares " + std::to_string(count) + " events in " +
+                          std::to_string(bytes.size()) + " bytes");
+  size_t first = out.size();
+  out.resize(first + count);
+  Event* e = out.data() + first;
+  uint64_t previous = base;
+  for (uint32_t i = 0; i < count; ++i, ++e) {
+    uint64_t head, function;
+    if (!(p = getVarint(p, end, head)) || !(p = getVarint(p, end, function)) ||
+        function > UINT32_MAX || (head & 3) >= kEventKindCount) {
+      out.resize(first);
+      throw FormatError(FormatErrorReason::BadEvents,
+                        "event " + std::to_string(i) + " of " + std::to_string(count) +
+                            " is cut short or invalid");
+    }
+    previous += static_cast<uint64_t>(unzigzag(head >> 2));
+    *e = Event{previous, static_cast<uint32_t>(function), static_cast<EventKind>(head & 3)};
+  }
+  if (p != end) {
+    out.resize(first);
+    throw FormatError(FormatErrorReason::BadEvents,
+                      std::to_string(end - p) + " bytes follow the last of " +
+                          std::to_string(count) + " events");
+  }
+}
+
+} // namespace shapetrace::wire

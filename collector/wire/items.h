@@ -1,0 +1,146 @@
+// The stream items as plain C++ values: what encodeItem() writes and decodeItem() returns.
+//
+// One struct per item of collector/schema/stream.capnp, with the same field meanings (the schema's
+// comments are the reference). Consumers work with these values and never with Cap'n Proto readers,
+// so validation happens once, in decodeItem().
+#pragma once
+
+#include "wire/event.h"
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace shapetrace::wire {
+
+enum class ClockSource : uint8_t { Tsc, Monotonic };
+
+struct ClockCalibration {
+  ClockSource source = ClockSource::Monotonic;
+  double ticks_per_ns = 1.0;
+  uint64_t ref_ticks = 0;
+  uint64_t ref_ns = 0;
+  friend bool operator==(const ClockCalibration&, const ClockCalibration&) = default;
+};
+
+struct ConfigEntry {
+  std::string name;
+  std::string value;
+  friend bool operator==(const ConfigEntry&, const ConfigEntry&) = default;
+};
+
+struct ProcessStart {
+  uint32_t pid = 0;
+  uint32_t parent_pid = 0;
+  uint64_t parent_process = 0;
+  std::string executable;
+  std::vector<std::string> arguments;
+  std::string hostname;
+  uint64_t start_ns = 0;
+  int64_t start_realtime_ns = 0;
+  ClockCalibration clock;
+  std::vector<ConfigEntry> config;
+  friend bool operator==(const ProcessStart&, const ProcessStart&) = default;
+};
+
+struct FunctionInfo {
+  uint32_t id = 0;
+  std::string mangled_name;
+  std::string demangled_name;
+  std::string source_file;
+  uint32_t line = 0;
+  friend bool operator==(const FunctionInfo&, const FunctionInfo&) = default;
+};
+
+struct ModuleTable {
+  std::string module_id;
+  uint32_t base_id = 0;
+  std::vector<FunctionInfo> functions;
+  friend bool operator==(const ModuleTable&, const ModuleTable&) = default;
+};
+
+struct ThreadStart {
+  uint32_t thread = 0;
+  uint64_t timestamp_ns = 0;
+  std::string name;
+  friend bool operator==(const ThreadStart&, const ThreadStart&) = default;
+};
+
+struct ThreadName {
+  uint32_t thread = 0;
+  uint64_t timestamp_ns = 0;
+  std::string name;
+  friend bool operator==(const ThreadName&, const ThreadName&) = default;
+};
+
+struct ThreadEnd {
+  uint32_t thread = 0;
+  uint64_t timestamp_ns = 0;
+  uint64_t events_recorded = 0;
+  uint64_t events_dropped = 0;
+  uint64_t batches = 0;
+  friend bool operator==(const ThreadEnd&, const ThreadEnd&) = default;
+};
+
+struct EventBatch {
+  uint32_t thread = 0;
+  uint64_t sequence = 0;
+  std::vector<Event> events; // timestamps in nanoseconds
+  friend bool operator==(const EventBatch&, const EventBatch&) = default;
+};
+
+inline constexpr uint64_t kNoSequence = UINT64_MAX;
+
+struct Gap {
+  uint32_t thread = 0;
+  uint64_t dropped = 0;
+  uint64_t after_sequence = kNoSequence;
+  uint64_t from_ns = 0;
+  uint64_t to_ns = 0;
+  friend bool operator==(const Gap&, const Gap&) = default;
+};
+
+struct Annotation {
+  uint32_t thread = 0;
+  uint64_t timestamp_ns = 0;
+  std::string key;
+  int64_t value = 0;
+  friend bool operator==(const Annotation&, const Annotation&) = default;
+};
+
+struct ProcessEnd {
+  uint64_t timestamp_ns = 0;
+  uint64_t events_recorded = 0;
+  uint64_t events_dropped = 0;
+  int32_t exit_status = 0;
+  friend bool operator==(const ProcessEnd&, const ProcessEnd&) = default;
+};
+
+using ItemBody = std::variant<ProcessStart, ModuleTable, ThreadStart, ThreadName, ThreadEnd,
+                              EventBatch, Gap, Annotation, ProcessEnd>;
+
+// The kinds in ItemBody order, for counters and switch statements over a peeked item.
+enum class ItemKind : uint8_t {
+  ProcessStart,
+  ModuleTable,
+  ThreadStart,
+  ThreadName,
+  ThreadEnd,
+  EventBatch,
+  Gap,
+  Annotation,
+  ProcessEnd,
+};
+inline constexpr size_t kItemKindCount = std::variant_size_v<ItemBody>;
+const char* itemKindName(ItemKind kind);
+
+struct StreamItem {
+  uint64_t process = 0;
+  ItemBody body;
+
+  ItemKind kind() const { return static_cast<ItemKind>(body.index()); }
+  friend bool operator==(const StreamItem&, const StreamItem&) = default;
+};
+
+} // namespace shapetrace::wire

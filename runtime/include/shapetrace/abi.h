@@ -1,0 +1,58 @@
+/* The binary interface between code instrumented by the shapetrace pass and the runtime.
+ *
+ * The pass emits, per module, a table of __shapetrace_function records and a module constructor
+ * that hands it to __shapetrace_register_module. Registration assigns the module a contiguous range
+ * of global function ids and stores its first id in *base_id; every hook call passes
+ * (*base_id + local index). Until the constructor has run, *base_id holds
+ * SHAPETRACE_UNREGISTERED_BASE, so an event from a module that is not registered yet (only possible
+ * when another module's constructor calls into it) is recognisable and never confused with another
+ * function.
+ *
+ * This header is C so that the pass, the runtime and C programs agree on it; keep it stable and bump
+ * SHAPETRACE_ABI_VERSION on any change. */
+#ifndef SHAPETRACE_ABI_H
+#define SHAPETRACE_ABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SHAPETRACE_ABI_VERSION 1u
+#define SHAPETRACE_UNREGISTERED_BASE 0x80000000u
+
+/* One instrumented function, as the pass knows it at compile time. */
+struct __shapetrace_function {
+  const char *mangled_name;
+  const char *demangled_name; /* equal to mangled_name for C functions */
+  const char *source_file;    /* "" when the module has no debug information */
+  uint32_t line;              /* 0 when unknown */
+  uint32_t flags;             /* reserved, 0 */
+};
+
+/* A module's table, emitted by the pass as a constant. */
+struct __shapetrace_module {
+  uint32_t abi_version; /* SHAPETRACE_ABI_VERSION of the pass that emitted it */
+  uint32_t function_count;
+  const struct __shapetrace_function *functions;
+  const char *module_id; /* the module's source file name as the compiler saw it */
+  uint32_t *base_id;     /* written by registration */
+};
+
+/* Registers a module's function table and writes its first global id to *module->base_id.
+ * Thread-safe; called from module constructors, including those of dlopen'ed libraries. */
+void __shapetrace_register_module(struct __shapetrace_module *module);
+
+/* The hooks. function_id is *base_id + the function's index in its module's table.
+ * Async-signal-safe, never block, never allocate after the calling thread's first event,
+ * preserve errno. */
+void __shapetrace_enter(uint32_t function_id);
+void __shapetrace_exit(uint32_t function_id);
+void __shapetrace_unwind_exit(uint32_t function_id);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SHAPETRACE_ABI_H */

@@ -1,0 +1,77 @@
+// The delta+varint event encoding: exact bytes, round trips and rejection of bad input.
+#include "wire/event_codec.h"
+#include "wire/format_error.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <random>
+
+namespace shapetrace::wire {
+namespace {
+
+using ::testing::ElementsAre;
+
+TEST(EventCodec, ExactBytesOfASmallBatch) {
+  std::vector<Event> events = {{100, 5, EventKind::Enter},
+                               {164, 300, EventKind::Exit},
+                               {163, 5, EventKind::UnwindExit}};
+  std::vector<uint8_t> out;
+  EXPECT_EQ(encodeEvents(events, 100, out), 8u);
+  // delta 0 -> zigzag 0 -> head 0|0; id 5.
+  // delta 64 -> zigzag 128 -> head 512|1 = 513 = varint 0x81 0x04; id 300 = 0xac 0x02.
+  // delta -1 -> zigzag 1 -> head 4|2 = 6; id 5.
+  EXPECT_THAT(out, ElementsAre(0x00, 0x05, 0x81, 0x04, 0xac, 0x02, 0x06, 0x05));
+  std::vector<Event> decoded;
+  decodeEvents(out, 3, 100, decoded);
+  EXPECT_EQ(decoded, events);
+}
+
+TEST(EventCodec, RandomBatchesRoundTrip) {
+  std::mt19937_64 random(7);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<Event> events(random() % 5000);
+    uint64_t t = random();
+    for (Event& e : events) {
+      t += random() % (round % 2 ? 1000 : (uint64_t{1} << 40)) - 10;
+      e = {t, static_cast<uint32_t>(random()), static_cast<EventKind>(random() % 3)};
+    }
+    uint64_t base = events.empty() ? 0 : events[0].timestamp - 3;
+    std::vector<uint8_t> out;
+    encodeEvents(events, base, out);
+    std::vector<Event> decoded;
+    decodeEvents(out, static_cast<uint32_t>(events.size()), base, decoded);
+    ASSERT_EQ(decoded, events);
+  }
+}
+
+TEST(EventCodec, AppendsAfterExistingContent) {
+  std::vector<uint8_t> out = {0xff};
+  encodeEvents(std::vector<Event>{{1, 1, EventKind::Enter}}, 1, out);
+  EXPECT_THAT(out, ElementsAre(0xff, 0x00, 0x01));
+  std::vector<Event> decoded = {{9, 9, EventKind::Exit}};
+  decodeEvents(std::span(out).subspan(1), 1, 1, decoded);
+  EXPECT_EQ(decoded.size(), 2u);
+}
+
+void expectBadEvents(std::vector<uint8_t> bytes, uint32_t count) {
+  std::vector<Event> decoded = {{9, 9, EventKind::Exit}};
+  try {
+    decodeEvents(bytes, count, 0, decoded);
+    ADD_FAILURE() << "accepted";
+  } catch (const FormatError& e) {
+    EXPECT_EQ(e.reason(), FormatErrorReason::BadEvents);
+  }
+  EXPECT_EQ(decoded.size(), 1u) << "a failed decode leaves the output as it was";
+}
+
+TEST(EventCodec, RejectsCutShortTrailingAndBadKind) {
+  expectBadEvents({0x00, 0x05, 0x81}, 2);             // second event cut short
+  expectBadEvents({0x00, 0x05, 0x00}, 1);             // a byte after the last event
+  expectBadEvents({0x03, 0x05}, 1);                   // kind 3 does not exist
+  expectBadEvents({0x00, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}, 1); // id beyond 32 bits
+  expectBadEvents(std::vector<uint8_t>(11, 0x80), 1); // a varint longer than 64 bits
+  expectBadEvents({0x00, 0x01}, 1000000);             // more events than bytes can hold
+}
+
+} // namespace
+} // namespace shapetrace::wire
