@@ -1,0 +1,44 @@
+// The `shapetrace` command line: one binary whose subcommands are registered by the parts that own
+// them (collect/record/info/dump/import by the collector, analyze by the analyzer, report/live by
+// the report). Each subcommand lives in its own file and registers itself:
+//
+//   namespace {
+//   cli::Runner setupInfo(CLI::App& command) {
+//     auto options = std::make_shared<InfoOptions>();
+//     command.add_option("dir", options->dir, "recording directory")->required();
+//     return [options] { return runInfo(*options); };
+//   }
+//   const cli::Registration info{"info", "Summarise a recording", setupInfo};
+//   }
+//
+// A runner returns the process exit code; an exception escaping it is reported as
+// "shapetrace <command>: error: <what>" with exit code 1. Parts link their commands into the binary
+// as CMake OBJECT libraries (so the static registrations are kept), see collector/CMakeLists.txt.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace shapetrace::cli {
+
+using Runner = std::function<int()>;
+using Setup = Runner (*)(CLI::App& command);
+
+struct Command {
+  std::string name;
+  std::string summary;
+  Setup setup;
+};
+
+// Every registered command, in registration order (main sorts them by name for --help).
+std::vector<Command>& registeredCommands();
+
+struct Registration {
+  Registration(std::string name, std::string summary, Setup setup) {
+    registeredCommands().push_back({std::move(name), std::move(summary), setup});
+  }
+};
+
+} // namespace shapetrace::cli
