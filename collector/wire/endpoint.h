@@ -1,0 +1,17 @@
+// Where a runtime finds its collector when SHAPETRACE_ENDPOINT is not set, and where the collector
+// listens by default: an ipc:// socket in a directory only the user can open.
+//
+//   $XDG_RUNTIME_DIR/shapetrace/collector.sock   when XDG_RUNTIME_DIR is set (it is 0700 already)
+//   /tmp/shapetrace-<uid>/collector.sock         otherwise (the collector creates it 0700)
+#pragma once
+
+#include <string>
+
+namespace shapetrace::wire {
+
+// The directory holding the default socket (not created here).
+std::string defaultEndpointDirectory();
+// "ipc://" + defaultEndpointDirectory() + "/collector.sock".
+std::string defaultEndpoint();
+
+} // namespace shapetrace::wire
