@@ -96,6 +96,9 @@ public:
   size_t poll(std::chrono::milliseconds timeout);
   // Polls until `stop` becomes true.
   void run(const std::atomic<bool>& stop);
+  // Writes everything recorded so far to the recording's files (see RecordingWriter::flush).
+  // Returns false if the recording failed (or there is none).
+  bool flushRecording() { return writer_ && writer_->flush(); }
   // Takes what is still queued, publishes the end-of-stream marker, closes the recording (fsync)
   // and writes DIR/collector.json. Idempotent. Returns false if the recording failed.
   bool finish();

@@ -12,6 +12,10 @@
 //                        items it missed at the end of a burst
 //   type End (2):        like Heartbeat, sent once when the collector shuts down
 //
+// Heartbeats and the end marker are dropped like items for a subscriber whose queue is full; a
+// subscriber that hears nothing for several heartbeat intervals should assume the collector is
+// gone.
+//
 // A Subscriber counts the numbers it did not see after the first message it received (what came
 // before it connected is not counted as missed, but `first_sequence` tells where it joined). The
 // publisher never blocks: a slow subscriber loses messages, recording does not slow down.
