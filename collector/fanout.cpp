@@ -28,9 +28,7 @@ Publisher::Publisher(zmq::context_t& context, const std::string& endpoint, int s
   socket_.bind(endpoint);
 }
 
-std::string Publisher::endpoint() const {
-  return const_cast<zmq::socket_t&>(socket_).get(zmq::sockopt::last_endpoint);
-}
+std::string Publisher::endpoint() { return socket_.get(zmq::sockopt::last_endpoint); }
 
 void Publisher::sendHeader(PublishType type, bool more) {
   const PublishHeader header{next_, static_cast<uint32_t>(type), 0};

@@ -46,7 +46,7 @@ public:
   void heartbeatIfIdle();
   void end();
   uint64_t published() const { return next_; }
-  std::string endpoint() const;
+  std::string endpoint();
 
 private:
   void sendHeader(PublishType type, bool more);

@@ -93,7 +93,10 @@ int runRecord(const RecordOptions& o) {
   for (;;) {
     collector.poll(std::chrono::milliseconds(20));
     if (const int signal = stop_signal.load(); signal != 0 && !forwarded) {
-      ::kill(program, signal); // the program decides how to stop; we keep recording
+      // The program decides how to stop; we keep recording. A Ctrl-C from the terminal reached
+      // it already.
+      if (stop_signal_from_process.load())
+        ::kill(program, signal);
       forwarded = true;
     }
     int status = 0;

@@ -164,6 +164,17 @@ TEST(RecordCommand, ReportsAProgramThatCannotRunAndUsageErrors) {
   EXPECT_EQ(info(tmp.sub("rec3"))["frames"], 0);
 }
 
+TEST(RecordCommand, ForwardsSigtermToTheProgramAndKeepsItsExitStatus) {
+  TempDir tmp;
+  Child record({kShapetrace, "record", "-o", tmp.sub("rec"), "--", "sh", "-c",
+                "echo started; exec sleep 30"});
+  ASSERT_EQ(record.readLine(), "started");
+  record.signal(SIGTERM);
+  const std::string output = record.readAll();
+  EXPECT_EQ(record.exitCode(), 128 + SIGTERM) << output;
+  EXPECT_NE(output.find("sh exited with signal 15"), std::string::npos) << output;
+}
+
 const char* kDinamite = "# thread function direction time\n"
                         "7 main 0 100\n"
                         "7 parse 0 110\n"
