@@ -9,6 +9,7 @@
 #include "wire/endpoint.h"
 
 #include <cerrno>
+#include <csignal>
 #include <climits>
 #include <cstdio>
 #include <cstring>
@@ -101,7 +102,13 @@ std::unique_ptr<Sink> makeSink() {
     warn("SHAPETRACE_OUTPUT is not supported by this build yet; sending to the collector instead");
   }
   const std::string endpoint = config.endpoint.empty() ? wire::defaultEndpoint() : config.endpoint;
+  // ZeroMQ starts its I/O threads here: they inherit a full signal mask, so the program's signals
+  // are never delivered to (and its instrumented handlers never run on) a runtime thread.
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
   sink = makeZmqSink(endpoint, int(config.send_hwm), error);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   if (!sink)
     warn(error + "; tracing is off");
   return sink;
@@ -132,7 +139,7 @@ void onThreadExit(void* value) {
   std::atomic_signal_fence(std::memory_order_seq_cst);
   local.state = nullptr;
   local.exited = true;
-  local.depth = local.skipped = 0;
+  local.resetCalls();
   state->finished.store(true, std::memory_order_release);
   std::atomic_signal_fence(std::memory_order_seq_cst);
   local.busy = false;
@@ -171,7 +178,7 @@ void onForkChild() {
     mine->start_ticks = readTicks();
   }
   // Calls open in the parent are not this process's: their exits are not recorded here.
-  local.depth = local.skipped = 0;
+  local.resetCalls();
   g_hot.late_events.store(0);
   if (g_drain)
     g_drain->abandonAfterFork();
