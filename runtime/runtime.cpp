@@ -94,20 +94,26 @@ wire::ProcessStart describeProcess(uint64_t start_ns) {
   return start;
 }
 
+// A forked child writes its own recording next to its parent's: DIR-<pid>.
+std::string g_output_for_child;
+
 std::unique_ptr<Sink> makeSink() {
   const Flags& config = flags();
   std::string error;
   std::unique_ptr<Sink> sink;
-  if (!config.output.empty()) {
-    warn("SHAPETRACE_OUTPUT is not supported by this build yet; sending to the collector instead");
-  }
-  const std::string endpoint = config.endpoint.empty() ? wire::defaultEndpoint() : config.endpoint;
-  // ZeroMQ starts its I/O threads here: they inherit a full signal mask, so the program's signals
-  // are never delivered to (and its instrumented handlers never run on) a runtime thread.
+  // Both sinks start threads (ZeroMQ's I/O thread, the recording writer): with a full signal mask,
+  // so the program's signals never reach (and its instrumented handlers never run on) them.
   sigset_t all, previous;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &previous);
-  sink = makeZmqSink(endpoint, int(config.send_hwm), error);
+  if (!config.output.empty()) {
+    const std::string directory = g_output_for_child.empty() ? config.output : g_output_for_child;
+    sink = makeRecordingSink(directory, error);
+  } else {
+    const std::string endpoint =
+        config.endpoint.empty() ? wire::defaultEndpoint() : config.endpoint;
+    sink = makeZmqSink(endpoint, int(config.send_hwm), error);
+  }
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   if (!sink)
     warn(error + "; tracing is off");
@@ -183,6 +189,8 @@ void onForkChild() {
   if (g_drain)
     g_drain->abandonAfterFork();
   g_drain = nullptr;
+  if (!flags().output.empty())
+    g_output_for_child = flags().output + "-" + std::to_string(getpid());
   rt.parent_process_key = rt.process_key;
   rt.process_key = randomKey();
   rt.control_queue.clear();

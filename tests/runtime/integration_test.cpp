@@ -3,10 +3,13 @@
 // and every item is decoded with the production decoder. Counts are exact.
 #include "trace_capture.h"
 
+#include "recording/recording.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <numeric>
 
 namespace shapetrace::test {
@@ -344,6 +347,56 @@ TEST(RuntimeIntegration, BadConfigurationIsReportedAndDefaultsUsed) {
   EXPECT_EQ(traced.run.exit_code, 3);
   EXPECT_THAT(traced.run.err, HasSubstr("SHAPETRACE_RING"));
   EXPECT_EQ(shape(threadsOf(traced.items).begin()->second.events), callsPattern(10));
+}
+
+std::vector<StreamItem> readRecording(const std::string& directory) {
+  recording::RecordingReader reader(directory);
+  std::vector<StreamItem> items;
+  while (auto item = reader.nextItem())
+    items.push_back(std::move(*item));
+  EXPECT_TRUE(reader.damage().empty()) << directory;
+  return items;
+}
+
+TEST(RuntimeIntegration, OutputWritesTheSameStreamToARecording) {
+  char directory[] = "/tmp/shapetrace-output-XXXXXX";
+  ASSERT_NE(mkdtemp(directory), nullptr);
+  const std::string output = std::string(directory) + "/rec";
+  const ProgramRun run = runProgram(TRACED_PROGRAM, {"fork", "1000"},
+                                    {{"SHAPETRACE_OUTPUT", output},
+                                     {"SHAPETRACE_ENDPOINT", "ipc:///nonexistent/x.sock"}});
+  EXPECT_EQ(run.exit_code, 3);
+  EXPECT_EQ(run.err, "");
+  EXPECT_EQ(run.out, "child 0\ndone fork 1000\n");
+  const auto parent = readRecording(output);
+  ASSERT_FALSE(parent.empty());
+  EXPECT_EQ(parent.front().kind(), wire::ItemKind::ProcessStart);
+  EXPECT_EQ(parent.back().kind(), wire::ItemKind::ProcessEnd);
+  auto threads = threadsOf(parent);
+  ASSERT_EQ(threads.size(), 1u);
+  EXPECT_EQ(shape(threads.begin()->second.events), callsPattern(2000));
+  // The forked child writes its own recording next to the parent's: <output>-<child pid>.
+  std::string child_directory;
+  for (const auto& entry : std::filesystem::directory_iterator(directory))
+    if (entry.path().filename() != "rec")
+      child_directory = entry.path();
+  ASSERT_FALSE(child_directory.empty());
+  const auto child = readRecording(child_directory);
+  const auto& child_start = std::get<wire::ProcessStart>(child.front().body);
+  EXPECT_EQ(child_start.parent_process, parent.front().process);
+  EXPECT_EQ(child_directory, output + "-" + std::to_string(child_start.pid));
+  auto child_threads = threadsOf(child);
+  ASSERT_EQ(child_threads.size(), 1u);
+  EXPECT_EQ(child_threads.begin()->second.events.size(), 4000u);
+  std::filesystem::remove_all(directory);
+}
+
+TEST(RuntimeIntegration, UnusableOutputIsReportedAndTheProgramRunsUnchanged) {
+  const ProgramRun run = runProgram(TRACED_PROGRAM, {"calls", "100"},
+                                    {{"SHAPETRACE_OUTPUT", "/proc/self/no/such/dir"}});
+  EXPECT_EQ(run.exit_code, 3);
+  EXPECT_EQ(run.out, "done calls 100\n");
+  EXPECT_THAT(run.err, HasSubstr("SHAPETRACE_OUTPUT"));
 }
 
 } // namespace
