@@ -177,16 +177,17 @@ bool ModuleEntryExit::instrumentModule() {
     if (Skip) {
       ORE.emit([&] {
         return OptimizationRemarkMissed(PassName, "NotInstrumented", F)
-               << "not instrumented: " << *Skip;
+               << "'" << Info.Demangled << "' not instrumented: " << *Skip;
       });
       continue;
     }
-    uint32_t Index = Table.add(std::move(Info));
-    instrumentFunction(*F, Index, Table.baseId());
     ORE.emit([&] {
       return OptimizationRemark(PassName, "Instrumented", F)
-             << "instrumented with local id " << ore::NV("LocalId", Index);
+             << "'" << Info.Demangled << "' instrumented with local id "
+             << ore::NV("LocalId", static_cast<unsigned>(Table.size()));
     });
+    uint32_t Index = Table.add(std::move(Info));
+    instrumentFunction(*F, Index, Table.baseId());
   }
 
   if (Table.empty()) {
@@ -279,13 +280,15 @@ void ModuleEntryExit::addUnwindCleanup(Function &F, ArrayRef<CallInst *> Calls, 
     changeToInvokeAndSplitBasicBlock(Call, Cleanup);
 }
 
-/// The personality for a function that had no landing pad: the one the module already uses
-/// (__gxx_personality_v0 in C++), otherwise the platform's default for C (__gcc_personality_v0),
-/// which handles cleanup-only landing pads like ours.
+/// The personality for a function that had no landing pad: the one the module already uses or
+/// declares (__gxx_personality_v0 in C++), otherwise the platform's default for C
+/// (__gcc_personality_v0), which handles cleanup-only landing pads like ours.
 Constant *ModuleEntryExit::personalityFor(const Function &F) {
   for (const Function &Other : M)
     if (&Other != &F && Other.hasPersonalityFn())
       return Other.getPersonalityFn();
+  if (Function *CxxPersonality = M.getFunction(getEHPersonalityName(EHPersonality::GNU_CXX)))
+    return CxxPersonality;
   StringRef Name = getEHPersonalityName(getDefaultEHPersonality(Triple(M.getTargetTriple())));
   FunctionType *PersonalityTy = FunctionType::get(Int32Ty, /*isVarArg=*/true);
   return cast<Constant>(M.getOrInsertFunction(Name, PersonalityTy).getCallee());

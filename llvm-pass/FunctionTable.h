@@ -43,6 +43,7 @@ public:
   /// Appends a function and returns its local index.
   uint32_t add(FunctionInfo Info);
   bool empty() const { return Functions.empty(); }
+  size_t size() const { return Functions.size(); }
 
   /// Emits the table, the module record and the registering constructor. Call once, after the
   /// last add(), and only if the table is not empty.
