@@ -7,7 +7,7 @@ import lit.formats
 config.name = "shapetrace-pass"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".ll", ".c", ".cpp", ".test"]
-config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py", "trace_dump.cpp", "CMakeLists.txt"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.shapetrace_binary_dir, "tests", "pass")
 
