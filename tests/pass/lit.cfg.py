@@ -28,6 +28,8 @@ config.substitutions.extend([
     ("%shapetrace_cxx", os.path.join(bindir, "shapetrace-c++")),
     ("%shapetrace_dump", os.path.join(config.shapetrace_binary_dir, "tests", "pass",
                                       "shapetrace-test-dump")),
+    ("%plugin", plugin),
+    ("%clang", f"{config.llvm_tools_dir}/clang"),
     ("%libdir", os.path.join(config.shapetrace_binary_dir, "lib")),
     ("%runtime_include", os.path.join(config.shapetrace_source_dir, "runtime", "include")),
 ])
