@@ -134,13 +134,20 @@ class XrayFdr(Variant):
         logs = glob.glob(os.path.join(scratch, "xray-log.*"))
         if len(logs) != 1:
             return calls, ns, 0, 2 * calls
-        account = run(["llvm-xray-19", "account", logs[0], f"-instr_map={self.binary}", "-keep-going",
-                       "-format=csv"]).stdout
-        recorded = 0
-        for row in csv.DictReader(io.StringIO(account)):
-            if row.get("function") in workload_functions(workload):
-                recorded += 2 * int(row["count"])
+        ids = xray_function_ids(self.binary, workload_functions(workload))
+        counter = os.path.join(self.build, "tests", "bench", "xray_fdr_count")
+        recorded = int(run([counter, logs[0], *map(str, sorted(ids))]).stdout)
         return calls, ns, recorded, 2 * calls - recorded
+
+
+def xray_function_ids(binary, names):
+    """XRay function ids of `names` in `binary`, from its instrumentation map."""
+    out = run(["llvm-xray-19", "extract", binary, "--symbolize"]).stdout
+    ids = set()
+    for match in re.finditer(r"id:\s*(\d+).*?function-name:\s*'?([\w.]+)", out):
+        if match.group(2) in names:
+            ids.add(int(match.group(1)))
+    return ids
 
 
 class Uftrace(Variant):
