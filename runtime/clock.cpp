@@ -1,0 +1,113 @@
+// Tick source selection and calibration (see clock.h).
+#include "clock.h"
+
+#include <cmath>
+#include <cstdio>
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+namespace shapetrace::rt {
+
+TickSource g_tick_source = TickSource::Monotonic;
+
+bool cpuFlagsHaveInvariantTsc(const char* text) {
+  // The first "flags" line describes every CPU (they are identical on the machines we support).
+  const char* line = std::strstr(text, "\nflags");
+  if (!line && std::strncmp(text, "flags", 5) == 0)
+    line = text;
+  if (!line)
+    return false;
+  const char* end = std::strchr(line + 1, '\n');
+  const std::string flags(line, end ? size_t(end - line) : std::strlen(line));
+  auto has = [&](const char* flag) {
+    const std::string padded = std::string(" ") + flag;
+    size_t at = flags.find(padded);
+    while (at != std::string::npos) {
+      const size_t after = at + padded.size();
+      if (after == flags.size() || flags[after] == ' ' || flags[after] == '\n')
+        return true;
+      at = flags.find(padded, at + 1);
+    }
+    return false;
+  };
+  return has("constant_tsc") && has("nonstop_tsc");
+}
+
+TickSource selectTickSource(const char* requested, const char** why) {
+  *why = "";
+  if (std::strcmp(requested, "monotonic") == 0) {
+    *why = "SHAPETRACE_CLOCK=monotonic";
+    return TickSource::Monotonic;
+  }
+  std::string cpuinfo;
+  if (FILE* file = std::fopen("/proc/cpuinfo", "re")) {
+    char buffer[4096];
+    size_t n;
+    // The first CPU's block holds the flags line; no need to read the rest.
+    while (cpuinfo.size() < 65536 && (n = std::fread(buffer, 1, sizeof buffer, file)) > 0)
+      cpuinfo.append(buffer, n);
+    std::fclose(file);
+  }
+  if (cpuFlagsHaveInvariantTsc(cpuinfo.c_str()))
+    return TickSource::Tsc;
+  *why = "no invariant TSC (constant_tsc and nonstop_tsc) in /proc/cpuinfo";
+  return TickSource::Monotonic;
+}
+
+ClockPair readClockPair(TickSource source) {
+  if (source == TickSource::Monotonic) {
+    const uint64_t ns = monotonicNs();
+    return {ns, ns};
+  }
+  ClockPair best;
+  uint64_t best_width = UINT64_MAX;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    const uint64_t before = __rdtsc();
+    const uint64_t ns = monotonicNs();
+    const uint64_t after = __rdtsc();
+    if (after - before < best_width) {
+      best_width = after - before;
+      best = {before + (after - before) / 2, ns};
+    }
+  }
+  return best;
+}
+
+Calibration::Calibration(ClockPair start, double nominal_ticks_per_ns)
+    : start_(start), measured_ticks_per_ns_(nominal_ticks_per_ns) {
+  segments_[0] = {start.ticks, start.ns, 1.0 / nominal_ticks_per_ns};
+}
+
+void Calibration::restart(ClockPair now) {
+  if (now.ns <= start_.ns || now.ticks <= start_.ticks)
+    return;
+  measured_ticks_per_ns_ = double(now.ticks - start_.ticks) / double(now.ns - start_.ns);
+  segments_[0] = {start_.ticks, start_.ns, 1.0 / measured_ticks_per_ns_};
+  latest_ = 0;
+  count_ = 1;
+}
+
+void Calibration::update(ClockPair now, uint64_t next_interval_ns) {
+  if (now.ns <= start_.ns || now.ticks <= start_.ticks ||
+      int64_t(now.ticks - segments_[latest_].ref_ticks) <= 0)
+    return;
+  measured_ticks_per_ns_ = double(now.ticks - start_.ticks) / double(now.ns - start_.ns);
+  // Continuity: the new segment starts where the current one is at now.ticks.
+  const uint64_t mapped_now = toNs(now.ticks);
+  // Steering: remove the offset against CLOCK_MONOTONIC over the next interval, changing the
+  // slope by at most 1%, so that time always moves forward and never races.
+  const double offset = double(int64_t(mapped_now - now.ns));
+  const double interval = double(next_interval_ns ? next_interval_ns : 1);
+  const double correction = std::fmax(-0.01, std::fmin(0.01, -offset / interval));
+  latest_ = (latest_ + 1) % kHistory;
+  count_ = std::min(count_ + 1, kHistory);
+  segments_[latest_] = {now.ticks, mapped_now, (1.0 + correction) / measured_ticks_per_ns_};
+}
+
+wire::ClockCalibration Calibration::describe(wire::ClockSource source) const {
+  const Segment& segment = segments_[latest_];
+  return {source, 1.0 / segment.ns_per_tick, segment.ref_ticks, segment.ref_ns};
+}
+
+} // namespace shapetrace::rt
