@@ -70,6 +70,59 @@ TEST(CollectCommand, StopsCleanlyOnSigtermWithEverythingRecorded) {
   EXPECT_TRUE(fs::exists(tmp.sub("rec") + "/collector.json"));
 }
 
+TEST(CollectCommand, DefaultEndpointLivesInAPrivateDirectory) {
+  TempDir tmp;
+  const std::vector<std::pair<std::string, std::string>> env = {{"XDG_RUNTIME_DIR", tmp.path()}};
+  Child collect({kShapetrace, "collect", "--out", tmp.sub("rec")}, env);
+  const auto line = collect.readLine();
+  ASSERT_TRUE(line);
+  EXPECT_EQ(*line, "shapetrace collect: listening on ipc://" + tmp.path() +
+                       "/shapetrace/collector.sock");
+  EXPECT_EQ(fs::status(tmp.sub("shapetrace")).permissions(), fs::perms::owner_all);
+  auto [code, output] = run({kSender, "ipc://" + tmp.path() + "/shapetrace/collector.sock"});
+  EXPECT_EQ(code, 0) << output;
+  collect.signal(SIGINT);
+  const std::string summary = collect.readAll();
+  EXPECT_EQ(collect.exitCode(), 0) << summary;
+
+  // A directory others can open is refused, with the fix in the message.
+  fs::permissions(tmp.sub("shapetrace"), fs::perms::owner_all | fs::perms::group_read |
+                                             fs::perms::group_exec);
+  std::tie(code, output) = run({kShapetrace, "collect", "--out", tmp.sub("rec2")}, env);
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(output.find("accessible to other users (mode 750); run 'chmod 700"), std::string::npos)
+      << output;
+}
+
+TEST(KeygenCommand, KeysThatCollectAcceptsForANonLoopbackAddress) {
+  TempDir tmp;
+  auto [code, output] = run({kShapetrace, "keygen", "-o", tmp.sub("server.key")});
+  ASSERT_EQ(code, 0) << output;
+  EXPECT_EQ(fs::status(tmp.sub("server.key")).permissions(),
+            fs::perms::owner_read | fs::perms::owner_write);
+  std::string public_key;
+  std::ifstream(tmp.sub("server.key.pub")) >> public_key;
+  EXPECT_EQ(public_key.size(), 40u);
+  EXPECT_NE(output.find("export SHAPETRACE_CURVE_SERVER_KEY=" + public_key), std::string::npos);
+  std::tie(code, output) = run({kShapetrace, "keygen", "-o", tmp.sub("server.key")});
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(output.find("not overwriting a key"), std::string::npos) << output;
+
+  Child collect({kShapetrace, "collect", "--listen", "tcp://0.0.0.0:0", "--curve-secret-key",
+                 tmp.sub("server.key"), "-o", tmp.sub("rec")});
+  std::string banner;
+  while (auto line = collect.readLine()) {
+    banner += *line + "\n";
+    if (line->find("SHAPETRACE_CURVE_SERVER_KEY=") != std::string::npos)
+      break;
+  }
+  EXPECT_NE(banner.find("listening on tcp://0.0.0.0:"), std::string::npos) << banner;
+  EXPECT_NE(banner.find("SHAPETRACE_CURVE_SERVER_KEY=" + public_key), std::string::npos) << banner;
+  collect.signal(SIGTERM);
+  collect.readAll();
+  EXPECT_EQ(collect.exitCode(), 0);
+}
+
 TEST(CollectCommand, RefusesBadEndpointsAndRecordingDirectoriesInUse) {
   TempDir tmp;
   auto [code, output] = run({kShapetrace, "collect", "--listen", "tcp://0.0.0.0:0", "-o",
