@@ -140,6 +140,7 @@ private:
   std::condition_variable space_freed_;   // append()/flush() wait for the writer
   std::unique_ptr<Buffer> current_;
   std::deque<std::unique_ptr<Buffer>> queue_;
+  std::vector<std::unique_ptr<Buffer>> free_; // written buffers, for reuse
   size_t queued_bytes_ = 0;
   uint32_t segment_ = 0;
   uint64_t segment_size_ = 0; // logical size of segment_ including what is still buffered

@@ -50,6 +50,9 @@ size_t writeAll(int fd, const std::byte* bytes, size_t size, int& err) {
 
 std::string errnoText(int err) { return std::strerror(err); }
 
+// Written buffers kept for reuse.
+constexpr size_t kFreeBuffers = 4;
+
 } // namespace
 
 // The files of the segment the writer thread is currently writing.
@@ -89,9 +92,16 @@ RecordingWriter::RecordingWriter(std::string dir, RecordingOptions options)
 RecordingWriter::~RecordingWriter() { close(); }
 
 void RecordingWriter::startBuffer() {
-  current_ = std::make_unique<Buffer>();
+  // Buffers are recycled: under light load the writer takes one per message, and a fresh 4 MiB
+  // allocation each time would cost an mmap/munmap pair and page faults.
+  if (!free_.empty()) {
+    current_ = std::move(free_.back());
+    free_.pop_back();
+  } else {
+    current_ = std::make_unique<Buffer>();
+    current_->data.reserve(options_.buffer_bytes);
+  }
   current_->segment = segment_;
-  current_->data.reserve(options_.buffer_bytes);
 }
 
 void RecordingWriter::queueCurrent(std::unique_lock<std::mutex>& lock) {
@@ -307,6 +317,13 @@ void RecordingWriter::writerLoop() {
         writeBuffer(*buffer, file);
       lock.lock();
       queued_bytes_ -= buffer->data.size();
+      if (free_.size() < kFreeBuffers) {
+        buffer->data.clear();
+        buffer->index.clear();
+        buffer->frame_ends.clear();
+        buffer->items = 0;
+        free_.push_back(std::move(buffer));
+      }
       space_freed_.notify_all();
     }
     const auto now = std::chrono::steady_clock::now();
