@@ -48,7 +48,7 @@ __attribute__((constructor)) void registerModule() { __shapetrace_register_modul
 void enter(Function f) { __shapetrace_enter(g_base + f); }
 void leave(Function f) { __shapetrace_exit(g_base + f); }
 
-volatile int g_sink = 0;
+thread_local volatile int g_sink = 0; // per thread: the threads command must not race on it
 std::atomic<long> g_handler_calls{0};
 
 __attribute__((noinline)) void leaf() {
