@@ -196,8 +196,6 @@ std::optional<std::string> ModuleEntryExit::structuralSkipReason(const Function 
   // mode those are instrumented, each call of them being one enter/exit pair.
   if (F.isPresplitCoroutine())
     return "a coroutine not yet split";
-  if (F.getFnAttribute("function-instrument").getValueAsString() == "xray-never")
-    return "marked xray_never_instrument";
   if (F.hasPersonalityFn() && isScopedEHPersonality(classifyEHPersonality(F.getPersonalityFn())))
     return "uses funclet-based exception handling, which shapetrace does not support";
   return std::nullopt;

@@ -120,8 +120,11 @@ const FunctionFilter::Rule *FunctionFilter::lastMatchingRule(const FunctionInfo 
 
 std::optional<std::string> FunctionFilter::exclusionReason(const Function &F,
                                                            const FunctionInfo &Info) const {
+  // SHAPETRACE_NO_INSTRUMENT is xray_never_instrument; the annotate form is accepted too.
+  if (F.getFnAttribute("function-instrument").getValueAsString() == "xray-never")
+    return std::string("marked SHAPETRACE_NO_INSTRUMENT (xray_never_instrument)");
   if (OptedOut.contains(&F))
-    return std::string("marked SHAPETRACE_NO_INSTRUMENT");
+    return std::string("marked SHAPETRACE_NO_INSTRUMENT (annotate)");
   if (F.hasFnAttribute(Attribute::DisableSanitizerInstrumentation))
     return std::string("marked disable_sanitizer_instrumentation");
   if (!Rules.empty()) {

@@ -2,8 +2,9 @@
 //
 // The user's choices of what to leave out of the trace, decided per function:
 //   - the opt-out attribute, SHAPETRACE_NO_INSTRUMENT from <shapetrace/shapetrace.h>, which is
-//     __attribute__((annotate("shapetrace_no_instrument"))) and reaches the IR as an entry of
-//     @llvm.global.annotations (clang's disable_sanitizer_instrumentation attribute also opts out);
+//     clang's xray_never_instrument and reaches the IR as "function-instrument"="xray-never";
+//     __attribute__((annotate("shapetrace_no_instrument"))), an entry of @llvm.global.annotations,
+//     and clang's disable_sanitizer_instrumentation attribute also opt out;
 //   - a minimum size: loop-free leaf functions with fewer IR instructions than
 //     Options::MinInstructions are left out, as XRay's instruction threshold does, because their
 //     hooks would cost more than their body and their time is visible in their caller;
