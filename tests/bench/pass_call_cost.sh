@@ -22,6 +22,13 @@ work="$(mktemp -d /tmp/shapetrace-call-cost-XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 command -v valgrind > /dev/null || { echo "valgrind is required (apt-get install valgrind)" >&2; exit 2; }
 
+# valgrind 3.19 cannot read the DWARF 5 of a clang-19 RelWithDebInfo build ("Possibly corrupted
+# debuginfo file"): the traced program loads a copy of the runtime without debug information
+# (LD_LIBRARY_PATH is searched before the wrapper's RUNPATH).
+mkdir -p "$work/lib"
+objcopy --strip-debug "$build/lib/libshapetrace-rt.so" "$work/lib/libshapetrace-rt.so"
+export LD_LIBRARY_PATH="$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
 clang-19 -O2 "$src" -o "$work/plain"
 "$build/bin/shapetrace-cc" -O2 "$src" -o "$work/shapetrace"
 clang-19 -O2 -fxray-instrument -fxray-instruction-threshold=1 "$src" -o "$work/xray"
