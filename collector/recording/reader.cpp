@@ -1,0 +1,221 @@
+// RecordingReader: walks the segments of a recording with wire::FrameScanner, records the damage it
+// meets, and uses (or rebuilds) the per-segment index to seek.
+#include "recording/recording.h"
+
+#include "wire/format_error.h"
+#include "wire/framing.h"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace shapetrace::recording {
+
+namespace fs = std::filesystem;
+
+const char* damageKindName(Damage::Kind kind) {
+  switch (kind) {
+  case Damage::Kind::TornTail:
+    return "torn tail";
+  case Damage::Kind::Corrupt:
+    return "corrupt";
+  }
+  return "?";
+}
+
+struct RecordingReader::Segment {
+  uint32_t number = 0;
+  std::string path;
+  std::unique_ptr<wire::MappedFile> file;
+  std::optional<wire::FrameScanner> scanner; // empty when the file is not a segment at all
+  std::optional<std::vector<IndexRecord>> index;
+  bool unreadable_reported = false;
+};
+
+RecordingReader::RecordingReader(std::string dir) : dir_(std::move(dir)) {
+  std::error_code ec;
+  if (!fs::is_directory(dir_, ec))
+    throw std::runtime_error(dir_ + " is not a directory");
+  std::vector<uint32_t> numbers;
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    const fs::path& p = entry.path();
+    const std::string stem = p.stem().string();
+    if (p.extension() != ".seg" || stem.empty() ||
+        !std::all_of(stem.begin(), stem.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      continue;
+    numbers.push_back(static_cast<uint32_t>(std::stoul(stem)));
+  }
+  if (numbers.empty())
+    throw std::runtime_error(dir_ + " holds no recording (no *.seg file)");
+  std::sort(numbers.begin(), numbers.end());
+  for (uint32_t n : numbers) {
+    auto segment = std::make_unique<Segment>();
+    segment->number = n;
+    segment->path = segmentPath(dir_, n);
+    segments_.push_back(std::move(segment));
+  }
+}
+
+RecordingReader::~RecordingReader() = default;
+
+void RecordingReader::noteDamage(const Damage& damage) {
+  for (const Damage& d : damage_)
+    if (d.segment == damage.segment && d.offset == damage.offset)
+      return;
+  damage_.push_back(damage);
+}
+
+RecordingReader::Segment& RecordingReader::open(uint32_t position) {
+  Segment& s = *segments_[position];
+  if (s.file)
+    return s;
+  s.file = std::make_unique<wire::MappedFile>(s.path);
+  const auto bytes = s.file->bytes();
+  try {
+    s.scanner.emplace(bytes);
+  } catch (const wire::FormatError&) {
+    // A file shorter than a header is a segment whose creation was cut short: a torn tail.
+    // Anything else is not a segment we can read at all.
+    const bool torn = bytes.size() < wire::kFileHeaderBytes;
+    if (!bytes.empty())
+      noteDamage({torn ? Damage::Kind::TornTail : Damage::Kind::Corrupt, s.number, 0,
+                  bytes.size()});
+  }
+  return s;
+}
+
+std::optional<Frame> RecordingReader::next() {
+  while (current_ < segments_.size()) {
+    Segment& s = open(current_);
+    if (s.scanner) {
+      for (;;) {
+        const auto r = s.scanner->next();
+        using Status = wire::FrameScanner::Status;
+        if (r.status == Status::Frame)
+          return Frame{s.number, r.offset, r.message};
+        if (r.status == Status::End)
+          break;
+        noteDamage({r.status == Status::TornTail ? Damage::Kind::TornTail : Damage::Kind::Corrupt,
+                    s.number, r.offset, r.length});
+      }
+    }
+    ++current_;
+    if (current_ < segments_.size()) {
+      Segment& following = open(current_);
+      if (following.scanner)
+        following.scanner->seek(wire::kFileHeaderBytes);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<wire::StreamItem> RecordingReader::nextItem() {
+  while (auto frame = next()) {
+    try {
+      return wire::decodeItem(frame->message);
+    } catch (const wire::FormatError&) {
+      ++undecodable_;
+    }
+  }
+  return std::nullopt;
+}
+
+void RecordingReader::rewind() {
+  current_ = 0;
+  Segment& s = open(0);
+  if (s.scanner)
+    s.scanner->seek(wire::kFileHeaderBytes);
+}
+
+const std::vector<IndexRecord>& RecordingReader::index(uint32_t segment_number) {
+  auto it = std::find_if(segments_.begin(), segments_.end(),
+                         [&](const auto& s) { return s->number == segment_number; });
+  if (it == segments_.end())
+    throw std::out_of_range("no segment " + std::to_string(segment_number) + " in " + dir_);
+  Segment& s = open(static_cast<uint32_t>(it - segments_.begin()));
+  if (s.index)
+    return *s.index;
+  s.index.emplace();
+  if (!s.scanner)
+    return *s.index;
+  const auto bytes = s.file->bytes();
+
+  // The stored index, trusted only as far as each record points at a frame boundary inside the
+  // intact part of the file; a torn final record is dropped.
+  std::ifstream in(indexPath(dir_, s.number), std::ios::binary);
+  bool usable = static_cast<bool>(in);
+  IndexRecord record;
+  uint64_t previous = 0;
+  while (usable && in.read(reinterpret_cast<char*>(&record), sizeof record)) {
+    uint32_t magic = 0;
+    if (record.offset < wire::kFileHeaderBytes || record.offset <= previous ||
+        record.offset % 8 != 0 || record.offset + wire::kFrameHeaderBytes > bytes.size() ||
+        (std::memcpy(&magic, bytes.data() + record.offset, 4), magic != wire::kFrameMagic)) {
+      usable = false;
+      break;
+    }
+    previous = record.offset;
+    s.index->push_back(record);
+  }
+  if (usable && !s.index->empty())
+    return *s.index;
+
+  // Rebuild by scanning: peek every intact frame.
+  s.index->clear();
+  wire::FrameScanner scanner(bytes);
+  for (auto r = scanner.next(); r.status != wire::FrameScanner::Status::End; r = scanner.next()) {
+    if (r.status != wire::FrameScanner::Status::Frame)
+      continue;
+    try {
+      const wire::ItemHeader h = wire::peekItem(r.message);
+      IndexRecord rebuilt;
+      rebuilt.process = h.process;
+      rebuilt.thread = h.thread;
+      rebuilt.kind = static_cast<uint8_t>(h.kind);
+      rebuilt.time_ns = h.first_ns;
+      rebuilt.offset = r.offset;
+      s.index->push_back(rebuilt);
+    } catch (const wire::FormatError&) {
+      // Undecodable frames are not indexed; next() still returns them.
+    }
+  }
+  return *s.index;
+}
+
+bool RecordingReader::seek(uint64_t process, uint32_t thread, uint64_t time_ns) {
+  // Candidates in recording order: (segment position, offset) of the thread's items.
+  bool found = false;
+  uint32_t best_segment = 0, first_segment = 0;
+  uint64_t best_offset = 0, first_offset = 0;
+  bool have_best = false;
+  for (uint32_t position = 0; position < segments_.size(); ++position) {
+    for (const IndexRecord& r : index(segments_[position]->number)) {
+      if (r.process != process || r.thread != thread)
+        continue;
+      if (!found) {
+        found = true;
+        first_segment = position;
+        first_offset = r.offset;
+      }
+      if (r.time_ns <= time_ns) {
+        have_best = true;
+        best_segment = position;
+        best_offset = r.offset;
+      }
+    }
+  }
+  if (!found)
+    return false;
+  if (!have_best) {
+    best_segment = first_segment;
+    best_offset = first_offset;
+  }
+  current_ = best_segment;
+  Segment& s = open(best_segment);
+  s.scanner->seek(best_offset);
+  return true;
+}
+
+} // namespace shapetrace::recording

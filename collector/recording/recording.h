@@ -1,0 +1,218 @@
+// A recording on disk: a directory of append-only segment files plus one index file per segment.
+//
+//   DIR/000000.seg  000000.idx  000001.seg  000001.idx  ...
+//
+// A segment is a recording file in the framing of wire/framing.h (file header, then framed
+// StreamItem messages). Segments are numbered from 0 and read in that order; a new one is started
+// when the current one would exceed RecordingOptions::segment_bytes.
+//
+// An index file holds one 32-byte IndexRecord per frame of its segment (little-endian, no header):
+// the item's process, thread (0 for process-level items), kind, time (ItemHeader::first_ns) and the
+// frame's offset in the segment. It lets a reader jump to the batch of one (process, thread) that
+// covers a time without scanning the segments. The index is written after the data it describes
+// and is only a hint: a reader checks every frame it jumps to, ignores a torn final record, and
+// rebuilds the index of a segment by scanning it when the index file is missing or damaged.
+//
+// Durability (what reaches the disk when, see RecordingOptions): appended messages are copied into
+// an in-memory buffer; a background thread writes full buffers at once and any partly filled
+// buffer at least every `flush_interval`, and calls fdatasync every `fsync_interval` and when it
+// closes a segment. Neither write(2) nor fsync ever runs on the thread that calls append(), so a
+// stalled disk only blocks append() once `max_queued_bytes` of written-but-unflushed data are
+// waiting. After a crash (kill -9) every frame that reached the file reads back; the last frame
+// may be torn, which the reader reports as a torn tail.
+//
+// Disk full (or any write error): the writer cuts the segment back to its last whole frame, stops
+// writing and from then on refuses appends (append() returns false, counted in stats). What was
+// written stays readable.
+#pragma once
+
+#include "wire/codec.h"
+#include "wire/items.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace shapetrace::recording {
+
+// One index record, exactly as stored in a .idx file.
+struct IndexRecord {
+  uint64_t process = 0;
+  uint32_t thread = 0;   // 0 for process-level items
+  uint8_t kind = 0;      // wire::ItemKind
+  uint8_t reserved[3] = {};
+  uint64_t time_ns = 0;  // wire::ItemHeader::first_ns (a batch's first event)
+  uint64_t offset = 0;   // of the frame in its segment
+};
+static_assert(sizeof(IndexRecord) == 32, "index records are 32 bytes on disk");
+
+std::string segmentPath(const std::string& dir, uint32_t segment);
+std::string indexPath(const std::string& dir, uint32_t segment);
+
+struct RecordingOptions {
+  // A new segment starts when the next frame would make the current one larger than this.
+  uint64_t segment_bytes = uint64_t{256} << 20;
+  // Size of one in-memory buffer; a full buffer is handed to the writer thread at once.
+  size_t buffer_bytes = size_t{4} << 20;
+  // append() blocks (back-pressure) when this many bytes are waiting for the writer thread.
+  size_t max_queued_bytes = size_t{64} << 20;
+  // Longest time an appended message stays in memory before it is written to the file.
+  std::chrono::milliseconds flush_interval{100};
+  // fdatasync this often (0: only when a segment is closed and at close()).
+  std::chrono::milliseconds fsync_interval{1000};
+};
+
+struct WriterStats {
+  uint64_t items = 0;            // messages accepted by append()
+  uint64_t bytes = 0;            // frame bytes accepted (headers included)
+  uint64_t items_written = 0;    // messages whose frames reached the file (write(2) returned)
+  uint64_t segments = 0;         // segment files started
+  uint64_t refused_items = 0;    // appends refused after a write error
+  uint64_t max_queued_bytes = 0; // high-water mark of bytes waiting for the writer thread
+};
+
+// Writes a recording directory. Thread-safe: any thread may call append(); one writer thread of
+// its own does all file I/O. Not fork-safe (the child must not use it).
+class RecordingWriter {
+public:
+  // Creates `dir` (and its parents) if needed. Throws std::runtime_error when the directory
+  // cannot be created or already holds a recording (a segment file).
+  explicit RecordingWriter(std::string dir, RecordingOptions options = {});
+  // Calls close().
+  ~RecordingWriter();
+  RecordingWriter(const RecordingWriter&) = delete;
+  RecordingWriter& operator=(const RecordingWriter&) = delete;
+
+  // Appends one validated message (the flat Cap'n Proto bytes; size a multiple of 8) described by
+  // `header` (from wire::peekItem). Returns false, and counts the message as refused, once the
+  // writer has failed (see error()) or after close(). Blocks only under back-pressure.
+  bool append(std::span<const std::byte> message, const wire::ItemHeader& header);
+  // Same, validating the message with wire::peekItem first (throws wire::FormatError).
+  bool append(std::span<const std::byte> message);
+
+  // Hands everything appended so far to the writer thread and waits until it is written (not
+  // necessarily fsynced). Returns false if the writer has failed.
+  bool flush();
+  // Writes and fsyncs everything, closes the files and stops the writer thread. Idempotent.
+  // Returns false if the writer has failed.
+  bool close();
+
+  // Empty while healthy; otherwise what went wrong ("write 000003.seg: No space left on device").
+  std::string error() const;
+  bool failed() const;
+  WriterStats stats() const;
+  const std::string& directory() const { return dir_; }
+
+private:
+  struct Buffer {
+    uint32_t segment = 0;
+    std::vector<std::byte> data;
+    std::vector<IndexRecord> index;
+    std::vector<uint64_t> frame_ends; // segment offsets where the buffer's frames end
+    uint64_t items = 0;
+  };
+  struct SegmentFile;
+
+  void startBuffer();
+  void queueCurrent(std::unique_lock<std::mutex>& lock);
+  void writerLoop();
+  void writeBuffer(Buffer& buffer, SegmentFile& file);
+  void fail(const std::string& what);
+
+  const std::string dir_;
+  const RecordingOptions options_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable queue_changed_; // writer thread waits for buffers
+  std::condition_variable space_freed_;   // append()/flush() wait for the writer
+  std::unique_ptr<Buffer> current_;
+  std::deque<std::unique_ptr<Buffer>> queue_;
+  size_t queued_bytes_ = 0;
+  uint32_t segment_ = 0;
+  uint64_t segment_size_ = 0; // logical size of segment_ including what is still buffered
+  bool segment_started_ = false;
+  uint64_t flush_requests_ = 0, flushes_done_ = 0;
+  bool writing_ = false; // the writer thread holds a buffer outside the lock
+  bool closing_ = false, closed_ = false;
+  std::string error_;
+  WriterStats stats_;
+  std::thread writer_;
+};
+
+// Something a reader found wrong in a segment.
+struct Damage {
+  enum class Kind : uint8_t {
+    TornTail, // the segment ends inside a frame (the writer stopped mid-write)
+    Corrupt,  // bytes that are not intact frames, followed by intact ones; skipped
+  };
+  Kind kind = Kind::TornTail;
+  uint32_t segment = 0;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+};
+const char* damageKindName(Damage::Kind kind);
+
+// One intact frame read from a recording. `message` points into the mapped segment and stays
+// valid as long as the reader.
+struct Frame {
+  uint32_t segment = 0;
+  uint64_t offset = 0;
+  std::span<const std::byte> message;
+};
+
+// Reads a recording directory: every intact frame in order (segment by segment), the damage it
+// met on the way, and seeks through the index. Not thread-safe; segments are mapped read-only
+// on first use and kept mapped until the reader is destroyed.
+class RecordingReader {
+public:
+  // Throws std::runtime_error when `dir` is not a directory or holds no segment file.
+  explicit RecordingReader(std::string dir);
+  ~RecordingReader();
+  RecordingReader(const RecordingReader&) = delete;
+  RecordingReader& operator=(const RecordingReader&) = delete;
+
+  // The next intact frame, or nullopt at the end of the recording. Damage met on the way is
+  // appended to damage() (once, even when the same bytes are read again after a seek).
+  std::optional<Frame> next();
+  // The next frame decoded. Frames that are intact but do not decode (wire::FormatError) are
+  // skipped and counted in undecodable().
+  std::optional<wire::StreamItem> nextItem();
+
+  // Positions the reader so that next() returns the frame of (process, thread) whose time range
+  // covers `time_ns`: the last indexed item of that thread with time <= time_ns, or its first
+  // item when all are later. Frames of other threads follow it as usual; callers filter. Returns
+  // false (position unchanged) when the recording has no item of that thread.
+  bool seek(uint64_t process, uint32_t thread, uint64_t time_ns);
+  // Back to the first frame of the first segment.
+  void rewind();
+
+  // Every index record of a segment (read from its .idx file, or rebuilt by scanning the segment
+  // when that file is missing or does not match the segment).
+  const std::vector<IndexRecord>& index(uint32_t segment);
+  uint32_t segmentCount() const { return static_cast<uint32_t>(segments_.size()); }
+  const std::vector<Damage>& damage() const { return damage_; }
+  uint64_t undecodable() const { return undecodable_; }
+  const std::string& directory() const { return dir_; }
+
+private:
+  struct Segment;
+  Segment& open(uint32_t segment);
+  void noteDamage(const Damage& damage);
+
+  std::string dir_;
+  std::vector<std::unique_ptr<Segment>> segments_;
+  uint32_t current_ = 0;
+  std::vector<Damage> damage_;
+  uint64_t undecodable_ = 0;
+};
+
+} // namespace shapetrace::recording
