@@ -219,7 +219,7 @@ Analysis analyze(std::vector<ThreadInput> threads, const FunctionResolver& resol
   analysis.shape_states.resize(analysis.shapes.size());
   analysis.dag_stats.resize(analysis.dag.size());
 
-  std::stable_sort(analysis.outliers.begin(), analysis.outliers.end(), outlierBefore);
+  std::sort(analysis.outliers.begin(), analysis.outliers.end(), outlierBefore);
   if (analysis.outliers.size() > settings.options.max_outliers)
     analysis.outliers.resize(settings.options.max_outliers);
 

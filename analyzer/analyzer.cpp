@@ -179,7 +179,9 @@ Analysis Analyzer::snapshot() {
     auto it = functions_.find({process, id});
     return it == functions_.end() ? nullptr : &it->second;
   };
-  return analyze(std::move(inputs), resolve, settings_);
+  Analysis analysis = analyze(std::move(inputs), resolve, settings_);
+  analysis.diagnostics.merge(input_diagnostics_);
+  return analysis;
 }
 
 } // namespace shapetrace::analyzer

@@ -31,6 +31,8 @@ public:
   // The merged analysis of everything consumed so far. Waits for the workers to catch up.
   Analysis snapshot();
 
+  // Counts a problem met before items reach the analyzer (damaged recording, bad message).
+  void count(Stat stat, uint64_t n = 1) { input_diagnostics_.add(stat, n); }
   uint64_t itemsConsumed() const { return items_; }
 
 private:
@@ -46,6 +48,7 @@ private:
   std::map<ThreadKey, std::unique_ptr<ThreadSlot>> threads_;
   std::map<std::pair<uint64_t, uint32_t>, wire::FunctionInfo> functions_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  Diagnostics input_diagnostics_;
   uint64_t items_ = 0;
 };
 

@@ -40,6 +40,14 @@ bool relatedToAny(const std::vector<ShapeId>& a, const std::vector<ShapeId>& b,
   return false;
 }
 
+// Depth ascending, ties by id (first appearance).
+void sortByDepth(std::vector<ShapeId>& order, const ShapeTable& shapes) {
+  std::sort(order.begin(), order.end(), [&](ShapeId a, ShapeId b) {
+    if (shapes.depth(a) != shapes.depth(b)) return shapes.depth(a) < shapes.depth(b);
+    return a < b;
+  });
+}
+
 void finishCluster(Cluster& cluster, const ShapeTable& shapes, ShapeMetric& metric) {
   uint32_t deepest = 0;
   for (size_t i = 0; i < cluster.shapes.size(); ++i) {
@@ -56,8 +64,7 @@ std::vector<Cluster> appendixA(const ShapeTable& shapes, ShapeMetric& metric,
                                const ShapeRelations& relations, double threshold) {
   std::vector<ShapeId> order(shapes.size() - 1);
   std::iota(order.begin(), order.end(), ShapeId{1});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](ShapeId a, ShapeId b) { return shapes.depth(a) < shapes.depth(b); });
+  sortByDepth(order, shapes);
   std::vector<Cluster> clusters;
   for (ShapeId shape : order) {
     bool added = false;
@@ -87,8 +94,7 @@ std::vector<uint32_t> canonicalRanks(const ShapeTable& shapes,
   std::vector<std::vector<uint32_t>> child_ranks(shapes.size());
   std::vector<ShapeId> order(shapes.size() - 1);
   std::iota(order.begin(), order.end(), ShapeId{1});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](ShapeId a, ShapeId b) { return shapes.depth(a) < shapes.depth(b); });
+  sortByDepth(order, shapes);
   // Ranks are assigned depth level by depth level; children (shallower) are ranked first.
   size_t begin = 0;
   uint32_t next_rank = 1;
@@ -123,9 +129,11 @@ std::vector<Cluster> completeLinkage(const ShapeTable& shapes, ShapeMetric& metr
   // Shapes per base function, in canonical order; functions in name order.
   std::vector<ShapeId> all(shapes.size() - 1);
   std::iota(all.begin(), all.end(), ShapeId{1});
-  std::sort(all.begin(), all.end(), [&](ShapeId a, ShapeId b) { return rank[a] < rank[b]; });
-  std::stable_sort(all.begin(), all.end(), [&](ShapeId a, ShapeId b) {
-    return function_names[shapes.function(a)] < function_names[shapes.function(b)];
+  std::sort(all.begin(), all.end(), [&](ShapeId a, ShapeId b) {
+    const auto& na = function_names[shapes.function(a)];
+    const auto& nb = function_names[shapes.function(b)];
+    if (na != nb) return na < nb;
+    return rank[a] < rank[b];
   });
 
   std::vector<Cluster> clusters;
@@ -195,9 +203,9 @@ std::vector<std::vector<ClusterId>> createClusterGroups(const std::vector<Cluste
                                                         std::vector<ClusterId> selection,
                                                         const ShapeRelations& relations) {
   // Deepest clusters are grouped first.
-  std::sort(selection.begin(), selection.end());
-  std::stable_sort(selection.begin(), selection.end(), [&](ClusterId a, ClusterId b) {
-    return clusters[a].depth > clusters[b].depth;
+  std::sort(selection.begin(), selection.end(), [&](ClusterId a, ClusterId b) {
+    if (clusters[a].depth != clusters[b].depth) return clusters[a].depth > clusters[b].depth;
+    return a < b;
   });
   std::vector<std::vector<ClusterId>> groups;
   std::vector<std::vector<ShapeId>> group_shapes;
@@ -223,9 +231,16 @@ std::vector<std::vector<ClusterId>> createClusterGroups(const std::vector<Cluste
       depth = std::max(depth, clusters[id].depth);
     return depth;
   };
-  std::stable_sort(groups.begin(), groups.end(),
-                   [&](const auto& a, const auto& b) { return deepest(a) < deepest(b); });
-  return groups;
+  std::vector<size_t> order(groups.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const uint32_t da = deepest(groups[a]), db = deepest(groups[b]);
+    return da != db ? da < db : a < b;
+  });
+  std::vector<std::vector<ClusterId>> sorted;
+  for (size_t index : order)
+    sorted.push_back(std::move(groups[index]));
+  return sorted;
 }
 
 } // namespace shapetrace::analyzer

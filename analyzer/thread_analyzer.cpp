@@ -10,7 +10,9 @@ bool outlierBefore(const Outlier& a, const Outlier& b) {
   if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
   if (a.process != b.process) return a.process < b.process;
   if (a.thread != b.thread) return a.thread < b.thread;
-  return a.function < b.function;
+  if (a.function != b.function) return a.function < b.function;
+  if (a.shape != b.shape) return a.shape < b.shape;
+  return a.duration_ns < b.duration_ns;
 }
 
 ThreadAnalyzer::ThreadAnalyzer(const AnalyzerOptions& options)
