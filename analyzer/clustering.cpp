@@ -26,6 +26,7 @@ ShapeRelations::ShapeRelations(const ShapeTable& shapes) : descendants_(shapes.s
 }
 
 bool ShapeRelations::isDescendant(ShapeId descendant, ShapeId ancestor) const {
+  if (ancestor >= descendants_.size()) return false; // interned after the relations were built
   const auto& list = descendants_[ancestor];
   return std::binary_search(list.begin(), list.end(), descendant);
 }
