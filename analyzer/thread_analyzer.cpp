@@ -190,9 +190,13 @@ void ThreadAnalyzer::judge(const Frame& frame, ShapeId shape, uint64_t duration_
   const Moments& by_function = function_states_[frame.function].stats.moments;
   const Moments& by_shape = shape_states_[shape].stats.moments;
   const auto x = static_cast<double>(duration_ns);
+  // x > mean + sigma * sd, without a square root on the common path (x at or below the mean).
+  const double sigma2 = options_.outlier_sigma * options_.outlier_sigma;
   auto fires = [&](const Moments& m) {
-    return m.count() >= options_.outlier_min_samples && m.stddev() > 0 &&
-           x > m.mean() + options_.outlier_sigma * m.stddev();
+    if (m.count() < options_.outlier_min_samples || x <= m.mean()) return false;
+    const double excess = x - m.mean();
+    const double variance = m.variance();
+    return variance > 0 && excess * excess > sigma2 * variance;
   };
   const bool function_outlier = fires(by_function);
   const bool shape_outlier = fires(by_shape);
