@@ -16,8 +16,23 @@ ShapeTable::ShapeTable() {
 }
 
 uint64_t ShapeTable::hashOf(uint32_t function, std::span<const ShapeId> children) {
-  const uint64_t children_hash = XXH3_64bits(children.data(), children.size_bytes());
-  return XXH3_64bits_withSeed(&function, sizeof function, children_hash);
+  // Most child lists are short: mix them inline, two ids per multiply; long ones go to XXH3.
+  if (children.size() > 16)
+    return XXH3_64bits_withSeed(children.data(), children.size_bytes(), function);
+  constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
+  uint64_t h = (uint64_t{function} + children.size()) * kMul;
+  size_t i = 0;
+  for (; i + 1 < children.size(); i += 2) {
+    const uint64_t pair = (uint64_t{children[i]} << 32) | children[i + 1];
+    h = (h ^ pair) * kMul;
+    h ^= h >> 29;
+  }
+  if (i < children.size()) h = ((h ^ children[i]) * kMul) ^ (h >> 31);
+  // Final avalanche (from MurmurHash3's fmix64): the table uses the low bits.
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return h;
 }
 
 bool ShapeTable::equals(const Node& node, uint32_t function,

@@ -194,9 +194,10 @@ void ThreadAnalyzer::judge(const Frame& frame, ShapeId shape, uint64_t duration_
   const double sigma2 = options_.outlier_sigma * options_.outlier_sigma;
   auto fires = [&](const Moments& m) {
     if (m.count() < options_.outlier_min_samples || x <= m.mean()) return false;
+    // excess^2 > sigma^2 * M2 / n, multiplied out to keep a division off the path.
     const double excess = x - m.mean();
-    const double variance = m.variance();
-    return variance > 0 && excess * excess > sigma2 * variance;
+    const double m2 = m.m2();
+    return m2 > 0 && excess * excess * static_cast<double>(m.count()) > sigma2 * m2;
   };
   const bool function_outlier = fires(by_function);
   const bool shape_outlier = fires(by_shape);

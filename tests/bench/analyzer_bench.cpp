@@ -5,9 +5,9 @@
 //   analyzer_bench measure DIR [--jobs N]
 //
 // generate: 300 functions in 6 levels of 50; each non-leaf function calls 2-4 functions of the
-// next level, each call site inside a loop whose repetition varies per call (1 to 1, 2, 4 or 8
-// times) and taken always (90%), sometimes (8%, p = 0.5) or rarely (2%, p = 0.001), so shapes
-// vary a little and repetition a lot, as in real traces. Each thread runs top-level "requests"
+// next level: 90% of call sites are taken always, inside a loop whose repetition varies per call
+// (1 to 1, 2, 4 or 8 times); the others are single optional calls, taken in some of the four
+// request modes (8%) or rarely (2%, p = 0.0001). So shapes vary a little and repetition a lot. Each thread runs top-level "requests"
 // (level-0 functions) until it has its share of the events. Durations: per-function base cost
 // 20-200 ns with +-20% jitter, one call in 10000 twenty times slower (outliers). Events go out in
 // batches of 4096 per thread, threads interleaved, through the collector's RecordingWriter.
@@ -27,6 +27,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <thread>
@@ -46,7 +47,8 @@ constexpr size_t kBatchEvents = 4096;
 struct CallSite {
   uint32_t callee;
   uint32_t max_reps;
-  double probability;
+  uint32_t modes;     // the request modes (bits 0-3) in which the call is made
+  double probability; // and then with this probability
 };
 
 struct Program {
@@ -67,7 +69,16 @@ Program makeProgram(std::mt19937_64& rng) {
       const uint32_t callee = (level + 1) * kPerLevel + static_cast<uint32_t>(rng() % kPerLevel);
       const uint32_t reps[] = {1, 1, 2, 4, 8};
       const uint64_t kind = rng() % 100;
-      p.sites[f].push_back({callee, reps[rng() % 5], kind < 90 ? 1.0 : kind < 98 ? 0.5 : 0.001});
+      // Optional calls depend on the request's mode (as code paths depend on a request's kind), not
+      // on a coin flip per call: flipped inside loops, every subset of a callee's variants would be
+      // a new shape, far more variety than real programs show (the paper: ~1300 shapes in 100M
+      // events). A few rare calls are coin flips and keep adding shapes slowly.
+      if (kind < 90)
+        p.sites[f].push_back({callee, reps[rng() % 5], 0xf, 1.0});
+      else if (kind < 98)
+        p.sites[f].push_back({callee, 1, static_cast<uint32_t>(rng() % 15 + 1), 1.0});
+      else
+        p.sites[f].push_back({callee, 1, 0xf, 0.0001});
     }
   }
   return p;
@@ -79,7 +90,10 @@ public:
   ThreadGenerator(const Program& program, uint64_t seed) : program_(program), rng_(seed) {}
 
   Event next() {
-    if (stack_.empty()) return push(static_cast<uint32_t>(rng_() % kPerLevel));
+    if (stack_.empty()) {
+      mode_ = static_cast<uint32_t>(rng_() % 4);
+      return push(static_cast<uint32_t>(rng_() % kPerLevel));
+    }
     for (;;) {
       Frame& top = stack_.back();
       if (top.reps_left > 0) {
@@ -88,7 +102,8 @@ public:
       }
       if (++top.site < program_.sites[top.function].size()) {
         const CallSite& site = program_.sites[top.function][top.site];
-        if (uniform_(rng_) < site.probability)
+        if ((site.modes >> mode_ & 1) != 0 &&
+            (site.probability >= 1.0 || uniform_(rng_) < site.probability))
           top.reps_left = 1 + static_cast<uint32_t>(rng_() % site.max_reps);
         continue;
       }
@@ -122,6 +137,7 @@ private:
   std::mt19937_64 rng_;
   std::uniform_real_distribution<double> uniform_{0.0, 1.0};
   std::vector<Frame> stack_;
+  uint32_t mode_ = 0;
   uint64_t time_ = 1'000'000'000;
 };
 
@@ -200,6 +216,26 @@ int measure(const std::string& dir, unsigned jobs) {
       if (auto* b = std::get_if<wire::EventBatch>(&item->body)) events += b->events.size();
   });
   report("read + decode only", events, decode);
+  {
+    // The per-thread core alone, on events already decoded in memory: no I/O, no allocation.
+    std::map<uint32_t, std::vector<Event>> by_thread;
+    shapetrace::recording::RecordingReader reader(dir);
+    uint64_t core_events = 0;
+    while (auto item = reader.nextItem())
+      if (auto* b = std::get_if<wire::EventBatch>(&item->body)) {
+        auto& v = by_thread[b->thread];
+        if (v.size() > 20'000'000) continue; // bound the memory this takes
+        v.insert(v.end(), b->events.begin(), b->events.end());
+        core_events += b->events.size();
+      }
+    const Timing core = timed([&] {
+      for (auto& [thread, thread_events] : by_thread) {
+        shapetrace::analyzer::ThreadAnalyzer analyzer;
+        analyzer.onEvents(thread_events);
+      }
+    });
+    report("ThreadAnalyzer core (in memory)", core_events, core);
+  }
   std::string json;
   Timing stream, finishing;
   const Timing analyze = timed([&] {
