@@ -35,11 +35,11 @@ class FunctionFilter {
 public:
   /// Reads the rule file named in Opts (if any) and M's opt-out annotations. Fails with a message
   /// naming the file and line of the first bad rule, or why the file cannot be read.
-  static llvm::Expected<FunctionFilter> create(const Options &Opts, const llvm::Module &M);
+  static llvm::Expected<FunctionFilter> create(const Options& Opts, const llvm::Module& M);
 
   /// Why F is left out of the trace, or nothing if it is to be instrumented.
-  std::optional<std::string> exclusionReason(const llvm::Function &F,
-                                             const FunctionInfo &Info) const;
+  std::optional<std::string> exclusionReason(const llvm::Function& F,
+                                             const FunctionInfo& Info) const;
 
 private:
   struct Rule {
@@ -51,13 +51,13 @@ private:
   };
 
   llvm::Error readRules(llvm::StringRef Path);
-  const Rule *lastMatchingRule(const FunctionInfo &Info, llvm::StringRef File) const;
+  const Rule* lastMatchingRule(const FunctionInfo& Info, llvm::StringRef File) const;
 
   unsigned MinInstructions = 0;
   std::string RuleFile;
   std::vector<Rule> Rules;
   bool HasIncludeRule = false;
-  llvm::SmallPtrSet<const llvm::Function *, 8> OptedOut;
+  llvm::SmallPtrSet<const llvm::Function*, 8> OptedOut;
 };
 
 } // namespace shapetrace

@@ -24,14 +24,12 @@
 #include "wire/items.h"
 
 #include <CLI/CLI.hpp>
-#include <zmq.hpp>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -41,6 +39,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
+#include <zmq.hpp>
 
 namespace {
 
@@ -241,8 +240,8 @@ int main(int argc, char** argv) {
   socket.bind("ipc://" + socket_path);
 
   Trace trace;
-  const int status =
-      receive(socket, launch(command, "ipc://" + socket_path), trace, std::chrono::milliseconds(idle_ms));
+  const int status = receive(socket, launch(command, "ipc://" + socket_path), trace,
+                             std::chrono::milliseconds(idle_ms));
   socket.close();
   unlink(socket_path.c_str());
   rmdir(dir_template);
