@@ -255,7 +255,7 @@ ThreadState* attachThread(ThreadLocal& local) {
 }
 
 bool flushFor(uint32_t timeout_ms) {
-  std::lock_guard lock(g_lifecycle_mutex);
+  // No lifecycle lock here: process exit must not wait for a flush's timeout (stop() wakes it).
   return g_drain && runtime().phase.load() == Phase::Running && g_drain->flush(timeout_ms);
 }
 
