@@ -68,7 +68,8 @@ void ThreadAnalyzer::enter(uint32_t function, uint64_t time_ns) {
     diagnostics_.add(Stat::stack_overflows);
     onGap(0);
   }
-  stack_.push_back(Frame{function, time_ns, shape_children_.size(), dag_children_.size(), 64});
+  stack_.push_back(
+      Frame{function, time_ns, shape_children_.size(), dag_children_.size(), 64, false});
 }
 
 void ThreadAnalyzer::leave(uint32_t function, uint64_t time_ns) {
@@ -133,10 +134,7 @@ void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
   std::span<const ShapeId> child_nodes(dag_children_.data() + frame.dag_children_begin,
                                        dag_children_.size() - frame.dag_children_begin);
   ShapeId node = kNullShape;
-  // A child that could not be interned makes the parent's exact sequence unknown too.
-  const bool children_known =
-      std::find(child_nodes.begin(), child_nodes.end(), kNullShape) == child_nodes.end();
-  if (children_known) {
+  if (!frame.dag_unknown) {
     if (dag_full_) {
       node = dag_.find(frame.function, child_nodes);
     } else {
@@ -172,6 +170,7 @@ void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
 void ThreadAnalyzer::appendChild(ShapeId shape, ShapeId dag_node) {
   Frame& parent = stack_.back();
   dag_children_.push_back(dag_node);
+  if (dag_node == kNullShape) parent.dag_unknown = true;
   // Loops repeat the same child: skip an immediate repeat, and squeeze the list when it grows so a
   // long loop costs memory for its distinct children only.
   if (shape_children_.size() > parent.shape_children_begin && shape_children_.back() == shape)

@@ -209,6 +209,7 @@ void report(const char* what, uint64_t events, Timing t) {
 }
 
 int measure(const std::string& dir, unsigned jobs) {
+  shapetrace::analyzer::keepFreedMemory();
   uint64_t events = 0;
   const Timing decode = timed([&] {
     shapetrace::recording::RecordingReader reader(dir);
