@@ -27,12 +27,12 @@
 
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
+#include "llvm/IR/CFG.h"
 #include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/EHPersonalities.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
-#include "llvm/IR/CFG.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/TargetParser/Triple.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
@@ -54,31 +54,31 @@ constexpr char InstrumentedMarker[] = "shapetrace.instrumented";
 
 /// Where the hooks go in one function, collected before the function is changed.
 struct ExitPoints {
-  SmallVector<Instruction *, 4> Exits;       // insert __shapetrace_exit before these
-  SmallVector<ResumeInst *, 2> Resumes;      // insert __shapetrace_unwind_exit before these
-  SmallVector<LandingPadInst *, 2> Pads;     // to be entered on every unwind
-  SmallVector<CallInst *, 8> UnwindToCaller; // calls that may throw straight to the caller
+  SmallVector<Instruction*, 4> Exits;       // insert __shapetrace_exit before these
+  SmallVector<ResumeInst*, 2> Resumes;      // insert __shapetrace_unwind_exit before these
+  SmallVector<LandingPadInst*, 2> Pads;     // to be entered on every unwind
+  SmallVector<CallInst*, 8> UnwindToCaller; // calls that may throw straight to the caller
 };
 
 /// The call whose result `Ret` returns, when that call is marked tail or musttail and nothing
 /// but debug records separates them: a tail call the backend can turn into a jump.
-CallInst *tailCallReturnedBy(ReturnInst &Ret) {
-  if (CallInst *MustTail = Ret.getParent()->getTerminatingMustTailCall())
+CallInst* tailCallReturnedBy(ReturnInst& Ret) {
+  if (CallInst* MustTail = Ret.getParent()->getTerminatingMustTailCall())
     return MustTail;
-  auto *Call = dyn_cast_or_null<CallInst>(Ret.getPrevNonDebugInstruction());
+  auto* Call = dyn_cast_or_null<CallInst>(Ret.getPrevNonDebugInstruction());
   if (!Call || !Call->isTailCall() || isa<IntrinsicInst>(Call) || Call->isInlineAsm())
     return nullptr;
-  Value *Returned = Ret.getReturnValue();
+  Value* Returned = Ret.getReturnValue();
   return !Returned || Returned == Call ? Call : nullptr;
 }
 
 /// The call of a tail-call candidate block: a `tail` call to a non-intrinsic function followed
 /// only by an unconditional branch to `Ret`'s block, whose result `Ret` returns through its phi.
-CallInst *tailCallBranchingTo(BasicBlock &Pred, ReturnInst &Ret, PHINode *Phi) {
-  auto *Br = dyn_cast<BranchInst>(Pred.getTerminator());
+CallInst* tailCallBranchingTo(BasicBlock& Pred, ReturnInst& Ret, PHINode* Phi) {
+  auto* Br = dyn_cast<BranchInst>(Pred.getTerminator());
   if (!Br || !Br->isUnconditional())
     return nullptr;
-  auto *Call = dyn_cast_or_null<CallInst>(Br->getPrevNonDebugInstruction());
+  auto* Call = dyn_cast_or_null<CallInst>(Br->getPrevNonDebugInstruction());
   if (!Call || !Call->isTailCall() || isa<IntrinsicInst>(Call) || Call->isInlineAsm())
     return nullptr;
   if (Phi ? Phi->getIncomingValueForBlock(&Pred) != Call : Ret.getReturnValue() != nullptr)
@@ -90,26 +90,26 @@ CallInst *tailCallBranchingTo(BasicBlock &Pred, ReturnInst &Ret, PHINode *Phi) {
 /// as CodeGenPrepare's dupRetToEnableTailCallOpts would. The backend does that itself, but only
 /// when the return block holds nothing but the phi and the `ret`; once the exit hook sits there,
 /// it would not, and `return c ? 1 : f(x);` would lose its jump.
-void duplicateReturnsIntoTailCallers(Function &F) {
-  SmallVector<ReturnInst *, 4> Returns;
-  for (BasicBlock &BB : F)
-    if (auto *Ret = dyn_cast<ReturnInst>(BB.getTerminator()))
+void duplicateReturnsIntoTailCallers(Function& F) {
+  SmallVector<ReturnInst*, 4> Returns;
+  for (BasicBlock& BB : F)
+    if (auto* Ret = dyn_cast<ReturnInst>(BB.getTerminator()))
       Returns.push_back(Ret);
-  for (ReturnInst *Ret : Returns) {
-    BasicBlock *RetBB = Ret->getParent();
+  for (ReturnInst* Ret : Returns) {
+    BasicBlock* RetBB = Ret->getParent();
     // Only a block that is just [phi] + ret: anything else would have to be duplicated too.
-    auto *Phi = dyn_cast<PHINode>(&RetBB->front());
-    Instruction *First = Phi ? Phi->getNextNonDebugInstruction() : &RetBB->front();
-    if (First != Ret || (Phi && Ret->getReturnValue() != Phi) ||
-        (!Phi && Ret->getReturnValue()) || &F.getEntryBlock() == RetBB)
+    auto* Phi = dyn_cast<PHINode>(&RetBB->front());
+    Instruction* First = Phi ? Phi->getNextNonDebugInstruction() : &RetBB->front();
+    if (First != Ret || (Phi && Ret->getReturnValue() != Phi) || (!Phi && Ret->getReturnValue()) ||
+        &F.getEntryBlock() == RetBB)
       continue;
-    SmallVector<BasicBlock *, 4> Preds(predecessors(RetBB));
-    for (BasicBlock *Pred : Preds) {
-      CallInst *Call = tailCallBranchingTo(*Pred, *Ret, Phi);
+    SmallVector<BasicBlock*, 4> Preds(predecessors(RetBB));
+    for (BasicBlock* Pred : Preds) {
+      CallInst* Call = tailCallBranchingTo(*Pred, *Ret, Phi);
       if (!Call)
         continue;
-      Instruction *Br = Pred->getTerminator();
-      ReturnInst *NewRet = ReturnInst::Create(F.getContext(), Phi ? Call : nullptr, Br);
+      Instruction* Br = Pred->getTerminator();
+      ReturnInst* NewRet = ReturnInst::Create(F.getContext(), Phi ? Call : nullptr, Br);
       NewRet->setDebugLoc(Ret->getDebugLoc());
       RetBB->removePredecessor(Pred, /*KeepOneInputPHIs=*/true);
       Br->eraseFromParent();
@@ -121,18 +121,18 @@ void duplicateReturnsIntoTailCallers(Function &F) {
 
 /// Whether an exception thrown by this call would leave the function without passing a
 /// landing pad.
-bool mayUnwindToCaller(const CallInst &Call) {
+bool mayUnwindToCaller(const CallInst& Call) {
   if (Call.doesNotThrow() || Call.isMustTailCall())
     return false;
   // Intrinsics that may throw (statepoints, deoptimize, ...) cannot all be invoked.
-  if (const Function *Callee = Call.getCalledFunction(); Callee && Callee->isIntrinsic())
+  if (const Function* Callee = Call.getCalledFunction(); Callee && Callee->isIntrinsic())
     return false;
   return !Call.getOperandBundle(LLVMContext::OB_funclet);
 }
 
 class ModuleEntryExit {
 public:
-  ModuleEntryExit(Module &M, const FunctionFilter &Filter)
+  ModuleEntryExit(Module& M, const FunctionFilter& Filter)
       : M(M), Ctx(M.getContext()), Filter(Filter), Int32Ty(Type::getInt32Ty(Ctx)) {}
 
   /// Instruments every eligible function and emits the function table. Returns whether the
@@ -141,30 +141,30 @@ public:
 
 private:
   bool declareHooks();
-  std::optional<std::string> structuralSkipReason(const Function &F) const;
-  void instrumentFunction(Function &F, uint32_t Index, GlobalVariable *BaseId);
-  ExitPoints findExitPoints(Function &F, bool HandleUnwinding) const;
-  void callHook(FunctionCallee Hook, Instruction *Before, uint32_t Index, GlobalVariable *BaseId,
+  std::optional<std::string> structuralSkipReason(const Function& F) const;
+  void instrumentFunction(Function& F, uint32_t Index, GlobalVariable* BaseId);
+  ExitPoints findExitPoints(Function& F, bool HandleUnwinding) const;
+  void callHook(FunctionCallee Hook, Instruction* Before, uint32_t Index, GlobalVariable* BaseId,
                 DebugLoc Loc);
-  void addUnwindCleanup(Function &F, ArrayRef<CallInst *> Calls, uint32_t Index,
-                        GlobalVariable *BaseId);
-  Constant *personalityFor(const Function &F);
+  void addUnwindCleanup(Function& F, ArrayRef<CallInst*> Calls, uint32_t Index,
+                        GlobalVariable* BaseId);
+  Constant* personalityFor(const Function& F);
 
-  Module &M;
-  LLVMContext &Ctx;
-  const FunctionFilter &Filter;
-  Type *Int32Ty;
+  Module& M;
+  LLVMContext& Ctx;
+  const FunctionFilter& Filter;
+  Type* Int32Ty;
   FunctionCallee EnterHook, ExitHook, UnwindExitHook;
-  SmallPtrSet<const Function *, 4> IFuncResolvers;
+  SmallPtrSet<const Function*, 4> IFuncResolvers;
 };
 
 bool ModuleEntryExit::declareHooks() {
-  FunctionType *HookTy = FunctionType::get(Type::getVoidTy(Ctx), {Int32Ty}, /*isVarArg=*/false);
+  FunctionType* HookTy = FunctionType::get(Type::getVoidTy(Ctx), {Int32Ty}, /*isVarArg=*/false);
   AttributeList Attrs = AttributeList()
                             .addFnAttribute(Ctx, Attribute::NoUnwind)
                             .addFnAttribute(Ctx, Attribute::NonLazyBind);
-  for (const char *Name : {EnterHookName, ExitHookName, UnwindExitHookName}) {
-    if (const Function *Existing = M.getFunction(Name);
+  for (const char* Name : {EnterHookName, ExitHookName, UnwindExitHookName}) {
+    if (const Function* Existing = M.getFunction(Name);
         Existing && Existing->getFunctionType() != HookTy) {
       Ctx.emitError(Twine("shapetrace: '") + Name +
                     "' is declared in this module with a type other than void(uint32_t); "
@@ -179,7 +179,7 @@ bool ModuleEntryExit::declareHooks() {
 }
 
 /// Functions that cannot or must not carry hooks, whatever the user asked for.
-std::optional<std::string> ModuleEntryExit::structuralSkipReason(const Function &F) const {
+std::optional<std::string> ModuleEntryExit::structuralSkipReason(const Function& F) const {
   // Another module's definition runs; this body only feeds the optimiser.
   if (F.hasAvailableExternallyLinkage())
     return "available_externally";
@@ -196,8 +196,6 @@ std::optional<std::string> ModuleEntryExit::structuralSkipReason(const Function 
   // mode those are instrumented, each call of them being one enter/exit pair.
   if (F.isPresplitCoroutine())
     return "a coroutine not yet split";
-  if (F.getFnAttribute("function-instrument").getValueAsString() == "xray-never")
-    return "marked xray_never_instrument";
   if (F.hasPersonalityFn() && isScopedEHPersonality(classifyEHPersonality(F.getPersonalityFn())))
     return "uses funclet-based exception handling, which shapetrace does not support";
   return std::nullopt;
@@ -208,16 +206,16 @@ bool ModuleEntryExit::instrumentModule() {
     return false;
   if (!declareHooks())
     return false;
-  for (const GlobalIFunc &IFunc : M.ifuncs())
-    if (const Function *Resolver = IFunc.getResolverFunction())
+  for (const GlobalIFunc& IFunc : M.ifuncs())
+    if (const Function* Resolver = IFunc.getResolverFunction())
       IFuncResolvers.insert(Resolver);
 
   FunctionTable Table(M);
-  SmallVector<Function *, 64> Functions;
-  for (Function &F : M)
+  SmallVector<Function*, 64> Functions;
+  for (Function& F : M)
     if (!F.isDeclaration())
       Functions.push_back(&F);
-  for (Function *F : Functions) {
+  for (Function* F : Functions) {
     OptimizationRemarkEmitter ORE(F);
     FunctionInfo Info = describeFunction(*F);
     std::optional<std::string> Skip = structuralSkipReason(*F);
@@ -241,8 +239,8 @@ bool ModuleEntryExit::instrumentModule() {
 
   if (Table.empty()) {
     Table.baseId()->eraseFromParent();
-    for (const char *Name : {EnterHookName, ExitHookName, UnwindExitHookName})
-      if (Function *Hook = M.getFunction(Name); Hook && Hook->use_empty())
+    for (const char* Name : {EnterHookName, ExitHookName, UnwindExitHookName})
+      if (Function* Hook = M.getFunction(Name); Hook && Hook->use_empty())
         Hook->eraseFromParent();
     return false;
   }
@@ -251,64 +249,64 @@ bool ModuleEntryExit::instrumentModule() {
   return true;
 }
 
-ExitPoints ModuleEntryExit::findExitPoints(Function &F, bool HandleUnwinding) const {
+ExitPoints ModuleEntryExit::findExitPoints(Function& F, bool HandleUnwinding) const {
   ExitPoints Points;
-  SmallPtrSet<const CallInst *, 4> TailCalls;
-  for (BasicBlock &BB : F) {
-    Instruction *Terminator = BB.getTerminator();
-    if (auto *Ret = dyn_cast<ReturnInst>(Terminator)) {
-      CallInst *TailCall = tailCallReturnedBy(*Ret);
-      Points.Exits.push_back(TailCall ? static_cast<Instruction *>(TailCall) : Ret);
+  SmallPtrSet<const CallInst*, 4> TailCalls;
+  for (BasicBlock& BB : F) {
+    Instruction* Terminator = BB.getTerminator();
+    if (auto* Ret = dyn_cast<ReturnInst>(Terminator)) {
+      CallInst* TailCall = tailCallReturnedBy(*Ret);
+      Points.Exits.push_back(TailCall ? static_cast<Instruction*>(TailCall) : Ret);
       if (TailCall)
         TailCalls.insert(TailCall);
-    } else if (auto *Resume = dyn_cast<ResumeInst>(Terminator); Resume && HandleUnwinding) {
+    } else if (auto* Resume = dyn_cast<ResumeInst>(Terminator); Resume && HandleUnwinding) {
       Points.Resumes.push_back(Resume);
     }
   }
   if (!HandleUnwinding)
     return Points;
-  for (BasicBlock &BB : F) {
+  for (BasicBlock& BB : F) {
     if (BB.isLandingPad())
       Points.Pads.push_back(BB.getLandingPadInst());
-    for (Instruction &I : BB)
+    for (Instruction& I : BB)
       // A tail call already follows the caller's exit: if it throws, the caller has left.
-      if (auto *Call = dyn_cast<CallInst>(&I);
+      if (auto* Call = dyn_cast<CallInst>(&I);
           Call && mayUnwindToCaller(*Call) && !TailCalls.contains(Call))
         Points.UnwindToCaller.push_back(Call);
   }
   return Points;
 }
 
-void ModuleEntryExit::callHook(FunctionCallee Hook, Instruction *Before, uint32_t Index,
-                               GlobalVariable *BaseId, DebugLoc Loc) {
+void ModuleEntryExit::callHook(FunctionCallee Hook, Instruction* Before, uint32_t Index,
+                               GlobalVariable* BaseId, DebugLoc Loc) {
   IRBuilder<> IRB(Before);
   // A call in a function with debug information should have a location; line 0 says "compiler
   // generated" where no better one exists.
   if (!Loc)
-    if (DISubprogram *SP = Before->getFunction()->getSubprogram())
+    if (DISubprogram* SP = Before->getFunction()->getSubprogram())
       Loc = DILocation::get(Ctx, 0, 0, SP);
   IRB.SetCurrentDebugLocation(Loc);
-  Value *Id = IRB.CreateLoad(Int32Ty, BaseId, "shapetrace.base");
+  Value* Id = IRB.CreateLoad(Int32Ty, BaseId, "shapetrace.base");
   if (Index != 0)
     Id = IRB.CreateAdd(Id, ConstantInt::get(Int32Ty, Index), "shapetrace.id");
   IRB.CreateCall(Hook, {Id});
 }
 
-void ModuleEntryExit::instrumentFunction(Function &F, uint32_t Index, GlobalVariable *BaseId) {
+void ModuleEntryExit::instrumentFunction(Function& F, uint32_t Index, GlobalVariable* BaseId) {
   // A nounwind function cannot be left by an exception (a throw inside it ends in
   // std::terminate), so it needs no unwind path.
   duplicateReturnsIntoTailCallers(F);
   ExitPoints Points = findExitPoints(F, /*HandleUnwinding=*/!F.doesNotThrow());
 
   DebugLoc EntryLoc;
-  if (DISubprogram *SP = F.getSubprogram())
+  if (DISubprogram* SP = F.getSubprogram())
     EntryLoc = DILocation::get(Ctx, SP->getScopeLine(), 0, SP);
   callHook(EnterHook, &*F.getEntryBlock().getFirstInsertionPt(), Index, BaseId, EntryLoc);
-  for (Instruction *Exit : Points.Exits)
+  for (Instruction* Exit : Points.Exits)
     callHook(ExitHook, Exit, Index, BaseId, Exit->getDebugLoc());
-  for (ResumeInst *Resume : Points.Resumes)
+  for (ResumeInst* Resume : Points.Resumes)
     callHook(UnwindExitHook, Resume, Index, BaseId, Resume->getDebugLoc());
-  for (LandingPadInst *Pad : Points.Pads)
+  for (LandingPadInst* Pad : Points.Pads)
     Pad->setCleanup(true);
   if (!Points.UnwindToCaller.empty())
     addUnwindCleanup(F, Points.UnwindToCaller, Index, BaseId);
@@ -316,37 +314,37 @@ void ModuleEntryExit::instrumentFunction(Function &F, uint32_t Index, GlobalVari
 
 /// Routes the given calls' exceptions through one cleanup landing pad that records the unwind
 /// exit and resumes unwinding: `landingpad cleanup; __shapetrace_unwind_exit(id); resume`.
-void ModuleEntryExit::addUnwindCleanup(Function &F, ArrayRef<CallInst *> Calls, uint32_t Index,
-                                       GlobalVariable *BaseId) {
+void ModuleEntryExit::addUnwindCleanup(Function& F, ArrayRef<CallInst*> Calls, uint32_t Index,
+                                       GlobalVariable* BaseId) {
   if (!F.hasPersonalityFn())
     F.setPersonalityFn(personalityFor(F));
-  BasicBlock *Cleanup = BasicBlock::Create(Ctx, "shapetrace.unwind", &F);
-  Type *PadTy = StructType::get(PointerType::getUnqual(Ctx), Int32Ty);
-  LandingPadInst *Pad = LandingPadInst::Create(PadTy, 0, "shapetrace.lpad", Cleanup);
+  BasicBlock* Cleanup = BasicBlock::Create(Ctx, "shapetrace.unwind", &F);
+  Type* PadTy = StructType::get(PointerType::getUnqual(Ctx), Int32Ty);
+  LandingPadInst* Pad = LandingPadInst::Create(PadTy, 0, "shapetrace.lpad", Cleanup);
   Pad->setCleanup(true);
-  ResumeInst *Resume = ResumeInst::Create(Pad, Cleanup);
+  ResumeInst* Resume = ResumeInst::Create(Pad, Cleanup);
   callHook(UnwindExitHook, Resume, Index, BaseId, DebugLoc());
-  for (CallInst *Call : Calls)
+  for (CallInst* Call : Calls)
     changeToInvokeAndSplitBasicBlock(Call, Cleanup);
 }
 
 /// The personality for a function that had no landing pad: the one the module already uses or
 /// declares (__gxx_personality_v0 in C++), otherwise the platform's default for C
 /// (__gcc_personality_v0), which handles cleanup-only landing pads like ours.
-Constant *ModuleEntryExit::personalityFor(const Function &F) {
-  for (const Function &Other : M)
+Constant* ModuleEntryExit::personalityFor(const Function& F) {
+  for (const Function& Other : M)
     if (&Other != &F && Other.hasPersonalityFn())
       return Other.getPersonalityFn();
-  if (Function *CxxPersonality = M.getFunction(getEHPersonalityName(EHPersonality::GNU_CXX)))
+  if (Function* CxxPersonality = M.getFunction(getEHPersonalityName(EHPersonality::GNU_CXX)))
     return CxxPersonality;
   StringRef Name = getEHPersonalityName(getDefaultEHPersonality(Triple(M.getTargetTriple())));
-  FunctionType *PersonalityTy = FunctionType::get(Int32Ty, /*isVarArg=*/true);
+  FunctionType* PersonalityTy = FunctionType::get(Int32Ty, /*isVarArg=*/true);
   return cast<Constant>(M.getOrInsertFunction(Name, PersonalityTy).getCallee());
 }
 
 } // namespace
 
-PreservedAnalyses ShapeTracePass::run(Module &M, ModuleAnalysisManager &) {
+PreservedAnalyses ShapeTracePass::run(Module& M, ModuleAnalysisManager&) {
   Expected<FunctionFilter> Filter = FunctionFilter::create(Opts, M);
   if (!Filter) {
     M.getContext().emitError("shapetrace: " + toString(Filter.takeError()));

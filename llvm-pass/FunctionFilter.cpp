@@ -20,22 +20,22 @@ static constexpr char NoInstrumentAnnotation[] = "shapetrace_no_instrument";
 
 /// Functions annotated with SHAPETRACE_NO_INSTRUMENT. Each entry of @llvm.global.annotations is
 /// { ptr annotated, ptr annotation string, ptr file, i32 line, ptr args }.
-static void collectOptedOut(const Module &M, SmallPtrSetImpl<const Function *> &OptedOut) {
-  const GlobalVariable *Annotations = M.getNamedGlobal("llvm.global.annotations");
+static void collectOptedOut(const Module& M, SmallPtrSetImpl<const Function*>& OptedOut) {
+  const GlobalVariable* Annotations = M.getNamedGlobal("llvm.global.annotations");
   if (!Annotations || !Annotations->hasInitializer())
     return;
-  const auto *Entries = dyn_cast<ConstantArray>(Annotations->getInitializer());
+  const auto* Entries = dyn_cast<ConstantArray>(Annotations->getInitializer());
   if (!Entries)
     return;
-  for (const Use &EntryUse : Entries->operands()) {
-    const auto *Entry = dyn_cast<ConstantStruct>(EntryUse.get());
+  for (const Use& EntryUse : Entries->operands()) {
+    const auto* Entry = dyn_cast<ConstantStruct>(EntryUse.get());
     if (!Entry || Entry->getNumOperands() < 2)
       continue;
-    const auto *F = dyn_cast<Function>(Entry->getOperand(0)->stripPointerCasts());
-    const auto *Text = dyn_cast<GlobalVariable>(Entry->getOperand(1)->stripPointerCasts());
+    const auto* F = dyn_cast<Function>(Entry->getOperand(0)->stripPointerCasts());
+    const auto* Text = dyn_cast<GlobalVariable>(Entry->getOperand(1)->stripPointerCasts());
     if (!F || !Text || !Text->hasInitializer())
       continue;
-    const auto *Data = dyn_cast<ConstantDataSequential>(Text->getInitializer());
+    const auto* Data = dyn_cast<ConstantDataSequential>(Text->getInitializer());
     if (Data && Data->isCString() && Data->getAsCString() == NoInstrumentAnnotation)
       OptedOut.insert(F);
   }
@@ -43,9 +43,9 @@ static void collectOptedOut(const Module &M, SmallPtrSetImpl<const Function *> &
 
 /// True for a loop-free function that calls nothing (intrinsics aside) and has fewer than Limit
 /// instructions: its hooks would cost about as much as its body.
-static bool isSmallLoopFreeLeaf(const Function &F, unsigned Limit) {
+static bool isSmallLoopFreeLeaf(const Function& F, unsigned Limit) {
   unsigned Count = 0;
-  for (const Instruction &I : instructions(F)) {
+  for (const Instruction& I : instructions(F)) {
     if (I.isDebugOrPseudoInst())
       continue;
     if (isa<CallBase>(I) && !isa<IntrinsicInst>(I))
@@ -53,12 +53,12 @@ static bool isSmallLoopFreeLeaf(const Function &F, unsigned Limit) {
     if (++Count >= Limit)
       return false;
   }
-  SmallVector<std::pair<const BasicBlock *, const BasicBlock *>, 4> Backedges;
+  SmallVector<std::pair<const BasicBlock*, const BasicBlock*>, 4> Backedges;
   FindFunctionBackedges(F, Backedges);
   return Backedges.empty();
 }
 
-Expected<FunctionFilter> FunctionFilter::create(const Options &Opts, const Module &M) {
+Expected<FunctionFilter> FunctionFilter::create(const Options& Opts, const Module& M) {
   FunctionFilter Filter;
   Filter.MinInstructions = Opts.MinInstructions;
   collectOptedOut(M, Filter.OptedOut);
@@ -86,8 +86,9 @@ Error FunctionFilter::readRules(StringRef Path) {
       continue;
     auto [Kind, PatternText] = Line.split(' ');
     PatternText = PatternText.trim();
-    auto Fail = [&](const Twine &Why) {
-      return createStringError(inconvertibleErrorCode(), RuleFile + ":" + Twine(LineNo) + ": " + Why);
+    auto Fail = [&](const Twine& Why) {
+      return createStringError(inconvertibleErrorCode(),
+                               RuleFile + ":" + Twine(LineNo) + ": " + Why);
     };
     Rule R{false, false, GlobPattern(), PatternText.str(), LineNo};
     if (Kind == "include" || Kind == "include-file")
@@ -108,27 +109,32 @@ Error FunctionFilter::readRules(StringRef Path) {
   return Error::success();
 }
 
-const FunctionFilter::Rule *FunctionFilter::lastMatchingRule(const FunctionInfo &Info, StringRef File) const {
-  for (const Rule &R : reverse(Rules)) {
-    bool Matches = R.OnSourceFile ? R.Pattern.match(File)
-                                  : R.Pattern.match(Info.Demangled) || R.Pattern.match(Info.Mangled);
+const FunctionFilter::Rule* FunctionFilter::lastMatchingRule(const FunctionInfo& Info,
+                                                             StringRef File) const {
+  for (const Rule& R : reverse(Rules)) {
+    bool Matches = R.OnSourceFile
+                       ? R.Pattern.match(File)
+                       : R.Pattern.match(Info.Demangled) || R.Pattern.match(Info.Mangled);
     if (Matches)
       return &R;
   }
   return nullptr;
 }
 
-std::optional<std::string> FunctionFilter::exclusionReason(const Function &F,
-                                                           const FunctionInfo &Info) const {
+std::optional<std::string> FunctionFilter::exclusionReason(const Function& F,
+                                                           const FunctionInfo& Info) const {
+  // SHAPETRACE_NO_INSTRUMENT is xray_never_instrument; the annotate form is accepted too.
+  if (F.getFnAttribute("function-instrument").getValueAsString() == "xray-never")
+    return std::string("marked SHAPETRACE_NO_INSTRUMENT (xray_never_instrument)");
   if (OptedOut.contains(&F))
-    return std::string("marked SHAPETRACE_NO_INSTRUMENT");
+    return std::string("marked SHAPETRACE_NO_INSTRUMENT (annotate)");
   if (F.hasFnAttribute(Attribute::DisableSanitizerInstrumentation))
     return std::string("marked disable_sanitizer_instrumentation");
   if (!Rules.empty()) {
     // Without debug information the module's source file stands for the function's.
     StringRef File = Info.SourceFile.empty() ? StringRef(F.getParent()->getSourceFileName())
                                              : StringRef(Info.SourceFile);
-    const Rule *R = lastMatchingRule(Info, File);
+    const Rule* R = lastMatchingRule(Info, File);
     if (R && !R->Include)
       return RuleFile + ":" + std::to_string(R->Line) + ": excluded by '" + R->Text + "'";
     if (!R && HasIncludeRule)

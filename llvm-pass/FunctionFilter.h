@@ -2,8 +2,9 @@
 //
 // The user's choices of what to leave out of the trace, decided per function:
 //   - the opt-out attribute, SHAPETRACE_NO_INSTRUMENT from <shapetrace/shapetrace.h>, which is
-//     __attribute__((annotate("shapetrace_no_instrument"))) and reaches the IR as an entry of
-//     @llvm.global.annotations (clang's disable_sanitizer_instrumentation attribute also opts out);
+//     clang's xray_never_instrument and reaches the IR as "function-instrument"="xray-never";
+//     __attribute__((annotate("shapetrace_no_instrument"))), an entry of @llvm.global.annotations,
+//     and clang's disable_sanitizer_instrumentation attribute also opt out;
 //   - a minimum size: loop-free leaf functions with fewer IR instructions than
 //     Options::MinInstructions are left out, as XRay's instruction threshold does, because their
 //     hooks would cost more than their body and their time is visible in their caller;
@@ -34,11 +35,11 @@ class FunctionFilter {
 public:
   /// Reads the rule file named in Opts (if any) and M's opt-out annotations. Fails with a message
   /// naming the file and line of the first bad rule, or why the file cannot be read.
-  static llvm::Expected<FunctionFilter> create(const Options &Opts, const llvm::Module &M);
+  static llvm::Expected<FunctionFilter> create(const Options& Opts, const llvm::Module& M);
 
   /// Why F is left out of the trace, or nothing if it is to be instrumented.
-  std::optional<std::string> exclusionReason(const llvm::Function &F,
-                                             const FunctionInfo &Info) const;
+  std::optional<std::string> exclusionReason(const llvm::Function& F,
+                                             const FunctionInfo& Info) const;
 
 private:
   struct Rule {
@@ -50,13 +51,13 @@ private:
   };
 
   llvm::Error readRules(llvm::StringRef Path);
-  const Rule *lastMatchingRule(const FunctionInfo &Info, llvm::StringRef File) const;
+  const Rule* lastMatchingRule(const FunctionInfo& Info, llvm::StringRef File) const;
 
   unsigned MinInstructions = 0;
   std::string RuleFile;
   std::vector<Rule> Rules;
   bool HasIncludeRule = false;
-  llvm::SmallPtrSet<const llvm::Function *, 8> OptedOut;
+  llvm::SmallPtrSet<const llvm::Function*, 8> OptedOut;
 };
 
 } // namespace shapetrace

@@ -27,12 +27,12 @@ static constexpr char CtorName[] = "shapetrace.module_ctor";
 // registered ids; sanitizer runtimes use 1 and SanitizerCoverage 2.
 static constexpr int CtorPriority = 2;
 
-FunctionInfo describeFunction(const Function &F) {
+FunctionInfo describeFunction(const Function& F) {
   FunctionInfo Info;
   // A leading \1 only tells the backend not to add a platform prefix; it is not part of the name.
   Info.Mangled = GlobalValue::dropLLVMManglingEscape(F.getName()).str();
   Info.Demangled = demangle(Info.Mangled);
-  if (const DISubprogram *SP = F.getSubprogram()) {
+  if (const DISubprogram* SP = F.getSubprogram()) {
     Info.Line = SP->getLine();
     StringRef File = SP->getFilename();
     StringRef Directory = SP->getDirectory();
@@ -47,8 +47,8 @@ FunctionInfo describeFunction(const Function &F) {
   return Info;
 }
 
-FunctionTable::FunctionTable(Module &M) : M(M) {
-  Type *Int32Ty = Type::getInt32Ty(M.getContext());
+FunctionTable::FunctionTable(Module& M) : M(M) {
+  Type* Int32Ty = Type::getInt32Ty(M.getContext());
   BaseId = new GlobalVariable(M, Int32Ty, /*isConstant=*/false, GlobalValue::InternalLinkage,
                               ConstantInt::get(Int32Ty, UnregisteredBase), "__shapetrace_base_id");
 }
@@ -58,11 +58,11 @@ uint32_t FunctionTable::add(FunctionInfo Info) {
   return static_cast<uint32_t>(Functions.size() - 1);
 }
 
-Constant *FunctionTable::stringConstant(StringRef S) {
-  Constant *&Slot = Strings[S];
+Constant* FunctionTable::stringConstant(StringRef S) {
+  Constant*& Slot = Strings[S];
   if (!Slot) {
-    auto *Data = ConstantDataArray::getString(M.getContext(), S);
-    auto *GV = new GlobalVariable(M, Data->getType(), /*isConstant=*/true,
+    auto* Data = ConstantDataArray::getString(M.getContext(), S);
+    auto* GV = new GlobalVariable(M, Data->getType(), /*isConstant=*/true,
                                   GlobalValue::PrivateLinkage, Data, "__shapetrace_str");
     GV->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
     GV->setAlignment(Align(1));
@@ -72,27 +72,27 @@ Constant *FunctionTable::stringConstant(StringRef S) {
 }
 
 void FunctionTable::emit() {
-  LLVMContext &Ctx = M.getContext();
-  Type *Int32Ty = Type::getInt32Ty(Ctx);
-  PointerType *PtrTy = PointerType::getUnqual(Ctx);
+  LLVMContext& Ctx = M.getContext();
+  Type* Int32Ty = Type::getInt32Ty(Ctx);
+  PointerType* PtrTy = PointerType::getUnqual(Ctx);
   // struct __shapetrace_function { const char *mangled, *demangled, *file; uint32_t line, flags; }
-  auto *FunctionTy = StructType::get(Ctx, {PtrTy, PtrTy, PtrTy, Int32Ty, Int32Ty});
+  auto* FunctionTy = StructType::get(Ctx, {PtrTy, PtrTy, PtrTy, Int32Ty, Int32Ty});
   // struct __shapetrace_module { uint32_t abi_version, function_count;
   //   const struct __shapetrace_function *functions; const char *module_id; uint32_t *base_id; }
-  auto *ModuleTy = StructType::get(Ctx, {Int32Ty, Int32Ty, PtrTy, PtrTy, PtrTy});
+  auto* ModuleTy = StructType::get(Ctx, {Int32Ty, Int32Ty, PtrTy, PtrTy, PtrTy});
 
-  std::vector<Constant *> Records;
+  std::vector<Constant*> Records;
   Records.reserve(Functions.size());
-  for (const FunctionInfo &Info : Functions) {
-    Constant *Mangled = stringConstant(Info.Mangled);
+  for (const FunctionInfo& Info : Functions) {
+    Constant* Mangled = stringConstant(Info.Mangled);
     Records.push_back(ConstantStruct::get(
         FunctionTy, {Mangled, stringConstant(Info.Demangled), stringConstant(Info.SourceFile),
                      ConstantInt::get(Int32Ty, Info.Line), ConstantInt::get(Int32Ty, 0)}));
   }
-  auto *TableTy = ArrayType::get(FunctionTy, Records.size());
-  auto *Table = new GlobalVariable(M, TableTy, /*isConstant=*/true, GlobalValue::PrivateLinkage,
+  auto* TableTy = ArrayType::get(FunctionTy, Records.size());
+  auto* Table = new GlobalVariable(M, TableTy, /*isConstant=*/true, GlobalValue::PrivateLinkage,
                                    ConstantArray::get(TableTy, Records), "__shapetrace_functions");
-  auto *Record = new GlobalVariable(
+  auto* Record = new GlobalVariable(
       M, ModuleTy, /*isConstant=*/true, GlobalValue::PrivateLinkage,
       ConstantStruct::get(ModuleTy, {ConstantInt::get(Int32Ty, AbiVersion),
                                      ConstantInt::get(Int32Ty, Records.size()), Table,
@@ -104,9 +104,9 @@ void FunctionTable::emit() {
   // the linker keep one, while each of ours registers a different table and all must run (lld and
   // GNU ld both keep a single `shapetrace.module_ctor` group otherwise). Its .init_array entry is
   // a --gc-sections root, which keeps the constructor and, through it, the table.
-  Function *Ctor = createSanitizerCtor(M, CtorName);
+  Function* Ctor = createSanitizerCtor(M, CtorName);
   FunctionCallee Register = M.getOrInsertFunction(RegisterModuleName, Type::getVoidTy(Ctx), PtrTy);
-  if (auto *RegisterFn = dyn_cast<Function>(Register.getCallee()))
+  if (auto* RegisterFn = dyn_cast<Function>(Register.getCallee()))
     RegisterFn->addFnAttr(Attribute::NoUnwind);
   IRBuilder<> IRB(Ctor->getEntryBlock().getTerminator());
   IRB.CreateCall(Register, {Record});

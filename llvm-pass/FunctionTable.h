@@ -24,21 +24,21 @@ namespace shapetrace {
 /// Names and place of a function as the table records them.
 struct FunctionInfo {
   std::string Mangled;
-  std::string Demangled; ///< equal to Mangled when it is not an Itanium-mangled name
+  std::string Demangled;  ///< equal to Mangled when it is not an Itanium-mangled name
   std::string SourceFile; ///< from the debug info; empty without it
   unsigned Line = 0;      ///< the definition's line; 0 without debug info
 };
 
 /// Reads F's names and its place in the source from the IR and its debug info.
-FunctionInfo describeFunction(const llvm::Function &F);
+FunctionInfo describeFunction(const llvm::Function& F);
 
 class FunctionTable {
 public:
   /// Creates the module's base id global (initialised to SHAPETRACE_UNREGISTERED_BASE).
-  explicit FunctionTable(llvm::Module &M);
+  explicit FunctionTable(llvm::Module& M);
 
   /// The internal uint32_t the hooks load their base id from.
-  llvm::GlobalVariable *baseId() const { return BaseId; }
+  llvm::GlobalVariable* baseId() const { return BaseId; }
 
   /// Appends a function and returns its local index.
   uint32_t add(FunctionInfo Info);
@@ -50,12 +50,12 @@ public:
   void emit();
 
 private:
-  llvm::Constant *stringConstant(llvm::StringRef S);
+  llvm::Constant* stringConstant(llvm::StringRef S);
 
-  llvm::Module &M;
-  llvm::GlobalVariable *BaseId;
+  llvm::Module& M;
+  llvm::GlobalVariable* BaseId;
   std::vector<FunctionInfo> Functions;
-  llvm::StringMap<llvm::Constant *> Strings; // one private constant per distinct string
+  llvm::StringMap<llvm::Constant*> Strings; // one private constant per distinct string
 };
 
 } // namespace shapetrace

@@ -20,13 +20,14 @@
 using namespace llvm;
 using shapetrace::InstrumentationPoint;
 
-static cl::opt<InstrumentationPoint> ClMode(
-    "shapetrace-mode", cl::desc("Where clang's pipeline runs the shapetrace instrumentation"),
-    cl::values(clEnumValN(InstrumentationPoint::AfterInlining, "after-inlining",
-                          "after inlining and optimisation: record what runs (default)"),
-               clEnumValN(InstrumentationPoint::BeforeInlining, "before-inlining",
-                          "before optimisation: record every source function")),
-    cl::init(InstrumentationPoint::AfterInlining));
+static cl::opt<InstrumentationPoint>
+    ClMode("shapetrace-mode",
+           cl::desc("Where clang's pipeline runs the shapetrace instrumentation"),
+           cl::values(clEnumValN(InstrumentationPoint::AfterInlining, "after-inlining",
+                                 "after inlining and optimisation: record what runs (default)"),
+                      clEnumValN(InstrumentationPoint::BeforeInlining, "before-inlining",
+                                 "before optimisation: record every source function")),
+           cl::init(InstrumentationPoint::AfterInlining));
 
 static cl::opt<unsigned> ClMinInstructions(
     "shapetrace-min-instructions",
@@ -45,17 +46,17 @@ static shapetrace::Options optionsFromCommandLine() {
   return Opts;
 }
 
-static void registerCallbacks(PassBuilder &PB) {
-  PB.registerPipelineStartEPCallback([](ModulePassManager &MPM, OptimizationLevel) {
+static void registerCallbacks(PassBuilder& PB) {
+  PB.registerPipelineStartEPCallback([](ModulePassManager& MPM, OptimizationLevel) {
     if (ClMode == InstrumentationPoint::BeforeInlining)
       MPM.addPass(shapetrace::ShapeTracePass(optionsFromCommandLine()));
   });
-  PB.registerOptimizerLastEPCallback([](ModulePassManager &MPM, OptimizationLevel) {
+  PB.registerOptimizerLastEPCallback([](ModulePassManager& MPM, OptimizationLevel) {
     if (ClMode == InstrumentationPoint::AfterInlining)
       MPM.addPass(shapetrace::ShapeTracePass(optionsFromCommandLine()));
   });
   PB.registerPipelineParsingCallback(
-      [](StringRef Name, ModulePassManager &MPM, ArrayRef<PassBuilder::PipelineElement>) {
+      [](StringRef Name, ModulePassManager& MPM, ArrayRef<PassBuilder::PipelineElement>) {
         if (Name != "shapetrace-instrument")
           return false;
         MPM.addPass(shapetrace::ShapeTracePass(optionsFromCommandLine()));

@@ -38,7 +38,7 @@ struct Options {
 class ShapeTracePass : public llvm::PassInfoMixin<ShapeTracePass> {
 public:
   explicit ShapeTracePass(Options Opts) : Opts(std::move(Opts)) {}
-  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &MAM);
+  llvm::PreservedAnalyses run(llvm::Module& M, llvm::ModuleAnalysisManager& MAM);
   /// Instrumentation must run even on optnone functions (-O0) and under opt-bisect.
   static bool isRequired() { return true; }
 

@@ -2,6 +2,7 @@
 # output) and end-to-end tests (e2e/, programs compiled with the wrappers, run, their recorded
 # events checked). Paths come from lit.site.cfg.py, which CMake writes into the build tree.
 import os
+import sys
 import lit.formats
 
 config.name = "shapetrace-pass"
@@ -30,10 +31,14 @@ config.substitutions.extend([
                                       "shapetrace-test-dump")),
     ("%plugin", plugin),
     ("%clang", f"{config.llvm_tools_dir}/clang"),
+    ("%shapetrace", os.path.join(bindir, "shapetrace")),
+    ("%python", sys.executable),
     ("%libdir", os.path.join(config.shapetrace_binary_dir, "lib")),
     ("%runtime_include", os.path.join(config.shapetrace_source_dir, "runtime", "include")),
 ])
 
 if config.shapetrace_have_runtime:
     config.available_features.add("shapetrace-runtime")
+if config.shapetrace_have_analyzer:
+    config.available_features.add("shapetrace-analyzer")
 config.substitutions.append(("%llc_x86", f"{config.llvm_tools_dir}/llc -mtriple=x86_64-pc-linux-gnu"))

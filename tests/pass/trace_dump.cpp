@@ -18,19 +18,18 @@
 //
 // Indentation follows the call depth the events imply. --balance prints only the per-thread
 // balance summary (every enter matched by an exit or unwind exit) and fails if a thread is not
-// balanced; both modes fail when events were dropped or the process end never arrived.
+// balanced; both modes fail when events were dropped, a batch is missing or out of order, or the
+// process end never arrived.
 #include "wire/codec.h"
 #include "wire/items.h"
 
 #include <CLI/CLI.hpp>
-#include <zmq.hpp>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -40,6 +39,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
+#include <zmq.hpp>
 
 namespace {
 
@@ -53,6 +53,8 @@ struct ThreadTrace {
   std::string name;
   std::vector<Event> events;
   uint64_t gaps = 0;
+  uint64_t next_sequence = 0;
+  std::vector<std::string> problems; // batches out of order or missing
 };
 
 struct Trace {
@@ -84,6 +86,10 @@ void record(Trace& trace, wire::StreamItem item) {
         } else if constexpr (std::is_same_v<T, wire::EventBatch>) {
           ThreadTrace& thread = trace.threads[body.thread];
           thread.tid = body.thread;
+          if (body.sequence != thread.next_sequence)
+            thread.problems.push_back("batch " + std::to_string(body.sequence) + " where " +
+                                      std::to_string(thread.next_sequence) + " was due");
+          thread.next_sequence = body.sequence + 1;
           thread.events.insert(thread.events.end(), body.events.begin(), body.events.end());
         } else if constexpr (std::is_same_v<T, wire::Gap>) {
           trace.threads[body.thread].gaps += body.dropped;
@@ -234,8 +240,8 @@ int main(int argc, char** argv) {
   socket.bind("ipc://" + socket_path);
 
   Trace trace;
-  const int status =
-      receive(socket, launch(command, "ipc://" + socket_path), trace, std::chrono::milliseconds(idle_ms));
+  const int status = receive(socket, launch(command, "ipc://" + socket_path), trace,
+                             std::chrono::milliseconds(idle_ms));
   socket.close();
   unlink(socket_path.c_str());
   rmdir(dir_template);
@@ -264,6 +270,10 @@ int main(int argc, char** argv) {
       ok = ok && balanced;
     } else if (!balance.open.empty()) {
       out << "  (" << balance.open.size() << " calls still open)\n";
+    }
+    for (const std::string& problem : thread->problems) {
+      out << "thread " << label << ": " << problem << '\n';
+      ok = false;
     }
     if (thread->gaps) {
       out << "thread " << label << ": " << thread->gaps << " events lost\n";

@@ -15,8 +15,22 @@ extern "C" {
 
 /* Keeps a function out of the trace: the plugin inserts no hooks into it. Use it on functions that
  * must not be traced (signal trampolines, code that runs before the runtime can, hot helpers you do
- * not care about). */
-#define SHAPETRACE_NO_INSTRUMENT __attribute__((annotate("shapetrace_no_instrument")))
+ * not care about).
+ *
+ * It is clang's xray_never_instrument attribute, which reaches the IR as the function attribute
+ * "function-instrument"="xray-never" and changes nothing else (XRay, if also used, skips the
+ * function too). An annotate("shapetrace_no_instrument") attribute is honoured as well, but it
+ * lists the function in @llvm.global.annotations, which keeps an out-of-line copy of a static
+ * function alive even where every call was inlined. Compilers without the attribute ignore the
+ * macro. */
+#if defined(__has_attribute)
+#if __has_attribute(xray_never_instrument)
+#define SHAPETRACE_NO_INSTRUMENT __attribute__((xray_never_instrument))
+#endif
+#endif
+#ifndef SHAPETRACE_NO_INSTRUMENT
+#define SHAPETRACE_NO_INSTRUMENT
+#endif
 
 typedef enum shapetrace_status {
   SHAPETRACE_OK = 0,

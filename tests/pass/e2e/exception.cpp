@@ -2,13 +2,16 @@
 // then the frame that catches it returns normally. The middle frame catches only int: the
 // exception passes it without a match, which the unwinder does silently unless the landing pad
 // is a cleanup (the pass makes it one). Destructors run during unwinding are traced inside the
-// frame they belong to. Same sequence at -O0 and -O2 (everything is noinline).
+// frame they belong to. Same sequence at -O0 and -O2, in both modes (everything is noinline).
 // RUN: %shapetrace_cxx -O0 %s -o %t.O0
 // RUN: %shapetrace_dump -o %t.O0.events -- %t.O0 | FileCheck %s --check-prefix=OUT
 // RUN: FileCheck %s --input-file %t.O0.events --match-full-lines --strict-whitespace
 // RUN: %shapetrace_cxx -O2 %s -o %t.O2
 // RUN: %shapetrace_dump -o %t.O2.events -- %t.O2 | FileCheck %s --check-prefix=OUT
 // RUN: FileCheck %s --input-file %t.O2.events --match-full-lines --strict-whitespace
+// RUN: env SHAPETRACE_PASS_MODE=before-inlining %shapetrace_cxx -O2 %s -o %t.source
+// RUN: %shapetrace_dump -o %t.source.events -- %t.source | FileCheck %s --check-prefix=OUT
+// RUN: FileCheck %s --input-file %t.source.events --match-full-lines --strict-whitespace
 
 // OUT: caught boom
 

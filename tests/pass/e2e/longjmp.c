@@ -6,6 +6,7 @@
 // RUN: %shapetrace_cc -O1 %s -o %t
 // RUN: %shapetrace_dump -o %t.events -- %t
 // RUN: FileCheck %s --input-file %t.events --match-full-lines --strict-whitespace
+// analyzer.test runs the analyzer on this program's recording.
 
 // CHECK:exit status 0
 // CHECK-NEXT:thread main

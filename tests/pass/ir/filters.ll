@@ -1,4 +1,4 @@
-; Functions left out: the opt-out annotation, disable_sanitizer_instrumentation, the runtime's
+; Functions left out: the opt-out attribute (and annotation), disable_sanitizer_instrumentation, the runtime's
 ; own names, naked functions, available_externally bodies, small loop-free leaves under
 ; -shapetrace-min-instructions, and the include/exclude rule file. Left-out functions get no
 ; hooks and no table entry; each gets a remark saying why.
@@ -26,7 +26,7 @@ define void @opted_out() {
   call void @work()
   ret void
 }
-; REMARK: remark: {{.*}}'opted_out' not instrumented: marked SHAPETRACE_NO_INSTRUMENT
+; REMARK: remark: {{.*}}'opted_out' not instrumented: marked SHAPETRACE_NO_INSTRUMENT (annotate)
 
 ; Another annotation does not opt out.
 ; ALL-LABEL: define void @other_annotation()
@@ -35,6 +35,16 @@ define void @other_annotation() {
   call void @work()
   ret void
 }
+
+; SHAPETRACE_NO_INSTRUMENT as <shapetrace/shapetrace.h> defines it: xray_never_instrument.
+; CHECK-LABEL: define void @xray_never()
+; CHECK-NOT:     __shapetrace
+; CHECK:         ret void
+define void @xray_never() "function-instrument"="xray-never" {
+  call void @work()
+  ret void
+}
+; REMARK: remark: {{.*}}'xray_never' not instrumented: marked SHAPETRACE_NO_INSTRUMENT (xray_never_instrument)
 
 ; CHECK-LABEL: define void @no_sanitize_instr()
 ; CHECK-NOT:     __shapetrace

@@ -1,0 +1,246 @@
+// Exact merge of per-thread analyses, then clustering, ribbons, Tables 1-2 and the timeline.
+#include "analysis.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+
+namespace shapetrace::analyzer {
+namespace {
+
+// Assigns analysis function indices by identity (mangled name, or fn#<id> when no module table
+// named the id), in order of first appearance over the merged threads.
+class FunctionIndex {
+public:
+  FunctionIndex(Analysis& analysis, const FunctionResolver& resolve)
+      : analysis_(analysis), resolve_(resolve) {}
+
+  uint32_t indexOf(uint64_t process, uint32_t id) {
+    const auto key = std::pair{process, id};
+    if (auto it = by_process_id_.find(key); it != by_process_id_.end()) return it->second;
+    const wire::FunctionInfo* info = resolve_ ? resolve_(process, id) : nullptr;
+    std::string identity;
+    if (info != nullptr)
+      identity = !info->mangled_name.empty() ? info->mangled_name : info->demangled_name;
+    if (identity.empty()) identity = "fn#" + std::to_string(id);
+    auto [it, added] =
+        by_identity_.try_emplace(identity, static_cast<uint32_t>(analysis_.functions.size()));
+    if (added) {
+      FunctionSummary summary;
+      summary.known = info != nullptr;
+      if (info != nullptr) {
+        summary.name = !info->demangled_name.empty() ? info->demangled_name : info->mangled_name;
+        summary.mangled = info->mangled_name;
+        summary.file = info->source_file;
+        summary.line = info->line;
+      }
+      if (summary.name.empty()) summary.name = identity;
+      if (!summary.known) analysis_.diagnostics.add(Stat::unknown_function_ids);
+      analysis_.functions.push_back(std::move(summary));
+    }
+    by_process_id_.emplace(key, it->second);
+    return it->second;
+  }
+
+private:
+  Analysis& analysis_;
+  const FunctionResolver& resolve_;
+  std::map<std::pair<uint64_t, uint32_t>, uint32_t> by_process_id_;
+  std::unordered_map<std::string, uint32_t> by_identity_;
+};
+
+// Interns every node of `local` into `global`, returning the local -> global id map.
+std::vector<ShapeId> mergeTable(const ShapeTable& local, ShapeTable& global, bool is_set,
+                                uint64_t process, FunctionIndex& functions) {
+  std::vector<ShapeId> to_global(local.size(), kNullShape);
+  std::vector<ShapeId> children;
+  for (ShapeId id = 1; id < local.size(); ++id) {
+    children.clear();
+    for (ShapeId child : local.children(id))
+      children.push_back(to_global[child]);
+    size_t size = children.size();
+    if (is_set) size = canonicalizeChildSet(children);
+    const uint32_t function = functions.indexOf(process, local.function(id));
+    to_global[id] = global.intern(function, std::span(children).first(size));
+  }
+  return to_global;
+}
+
+template <typename State> State& at(std::vector<State>& states, size_t index) {
+  if (index >= states.size()) states.resize(index + 1);
+  return states[index];
+}
+
+void mergeThread(Analysis& analysis, const ThreadInput& input, FunctionIndex& functions,
+                 std::vector<std::vector<ShapeId>>& shape_maps) {
+  const ThreadAnalyzer& thread = *input.analyzer;
+  const uint64_t process = input.key.process;
+  ThreadSummary summary;
+  summary.key = input.key;
+  summary.name = input.name;
+  summary.ended = input.ended;
+  summary.events = thread.events();
+  summary.calls = thread.calls();
+  summary.open_calls = thread.openCalls();
+  summary.diagnostics = thread.diagnostics();
+  analysis.diagnostics.merge(thread.diagnostics());
+  analysis.events += thread.events();
+  analysis.calls += thread.calls();
+
+  const auto& function_states = thread.functionStates();
+  for (uint32_t id = 0; id < function_states.size(); ++id) {
+    if (function_states[id].calls == 0) continue;
+    FunctionSummary& f = analysis.functions[functions.indexOf(process, id)];
+    f.stats.merge(function_states[id].stats);
+    f.calls += function_states[id].calls;
+    f.outliers += function_states[id].outliers;
+  }
+
+  std::vector<ShapeId> shape_map = mergeTable(thread.shapes(), analysis.shapes, true, process, functions);
+  for (ShapeId id = 1; id < shape_map.size(); ++id) {
+    ShapeState& global = at(analysis.shape_states, shape_map[id]);
+    const ShapeState& local = thread.shapeStates()[id];
+    global.stats.merge(local.stats);
+    global.calls += local.calls;
+    global.outliers += local.outliers;
+    summary.shapes.push_back(shape_map[id]);
+  }
+  std::sort(summary.shapes.begin(), summary.shapes.end());
+
+  const std::vector<ShapeId> dag_map = mergeTable(thread.dag(), analysis.dag, false, process, functions);
+  for (ShapeId id = 1; id < dag_map.size(); ++id) {
+    DagStats& global = at(analysis.dag_stats, dag_map[id]);
+    const DagStats& local = thread.dagStats()[id];
+    global.count += local.count;
+    global.sum += local.sum;
+    global.sum_squares += local.sum_squares;
+  }
+
+  for (Outlier outlier : thread.outliers()) {
+    outlier.process = process;
+    outlier.thread = input.key.thread;
+    outlier.function = functions.indexOf(process, outlier.function);
+    outlier.shape = shape_map[outlier.shape];
+    analysis.outliers.push_back(outlier);
+  }
+  analysis.threads.push_back(std::move(summary));
+  shape_maps.push_back(std::move(shape_map));
+}
+
+void countTables(Analysis& analysis) {
+  std::set<ShapeId> seen_shapes;
+  std::set<ClusterId> seen_clusters;
+  for (ThreadSummary& thread : analysis.threads) {
+    ThreadCounts& counts = thread.counts;
+    std::set<ClusterId> clusters;
+    for (ShapeId shape : thread.shapes) {
+      const ClusterId cluster = analysis.clustering.cluster_of_shape[shape];
+      if (!analysis.clustering.clusters[cluster].trivial) clusters.insert(cluster);
+      if (analysis.shapes.isLeaf(shape)) continue;
+      ++counts.shapes_in_thread;
+      if (seen_shapes.insert(shape).second) ++counts.additional_shapes;
+    }
+    counts.all_shapes = seen_shapes.size();
+    counts.clusters_in_thread = clusters.size();
+    for (ClusterId cluster : clusters)
+      if (seen_clusters.insert(cluster).second) ++counts.additional_clusters;
+    counts.all_clusters = seen_clusters.size();
+  }
+}
+
+std::vector<TimelineCell> sumCells(const std::vector<const std::vector<TimelineCell>*>& lists) {
+  std::map<uint64_t, TimelineCell> by_bin;
+  for (const auto* cells : lists)
+    for (const TimelineCell& cell : *cells) {
+      TimelineCell& sum = by_bin[cell.bin];
+      sum.bin = cell.bin;
+      sum.count += cell.count;
+      sum.busy_ns += cell.busy_ns;
+    }
+  std::vector<TimelineCell> out;
+  out.reserve(by_bin.size());
+  for (const auto& [bin, cell] : by_bin)
+    out.push_back(cell);
+  return out;
+}
+
+void buildRibbonsAndTimeline(Analysis& analysis, const std::vector<ThreadInput>& inputs,
+                             const std::vector<std::vector<ShapeId>>& shape_maps,
+                             const ShapeRelations& relations) {
+  const auto& clusters = analysis.clustering.clusters;
+  std::vector<ClusterId> all(clusters.size());
+  for (ClusterId id = 0; id < all.size(); ++id)
+    all[id] = id;
+  analysis.ribbons = createClusterGroups(clusters, all, relations);
+
+  unsigned shift = 0;
+  for (const ThreadInput& input : inputs)
+    shift = std::max(shift, input.analyzer->timeline().shift());
+  analysis.timeline_shift = shift;
+
+  for (size_t t = 0; t < inputs.size(); ++t) {
+    ThreadSummary& thread = analysis.threads[t];
+    std::set<ClusterId> present;
+    for (ShapeId shape : thread.shapes)
+      present.insert(analysis.clustering.cluster_of_shape[shape]);
+    thread.ribbons = createClusterGroups(clusters, {present.begin(), present.end()}, relations);
+
+    OccurrenceTimeline timeline = inputs[t].analyzer->timeline();
+    timeline.coarsenTo(shift);
+    // Local shapes of each cluster on this thread.
+    std::map<ClusterId, std::vector<const std::vector<TimelineCell>*>> cells_of;
+    const auto& shape_map = shape_maps[t];
+    for (ShapeId local = 1; local < shape_map.size(); ++local)
+      cells_of[analysis.clustering.cluster_of_shape[shape_map[local]]].push_back(
+          &timeline.cells(local));
+    for (const auto& ribbon : thread.ribbons) {
+      std::vector<ClusterCells> row;
+      for (ClusterId cluster : ribbon)
+        row.push_back({cluster, sumCells(cells_of[cluster])});
+      thread.timeline.push_back(std::move(row));
+    }
+  }
+}
+
+} // namespace
+
+Analysis analyze(std::vector<ThreadInput> threads, const FunctionResolver& resolve,
+                 const AnalysisSettings& settings) {
+  std::sort(threads.begin(), threads.end(),
+            [](const ThreadInput& a, const ThreadInput& b) { return a.key < b.key; });
+  Analysis analysis;
+  analysis.settings = settings;
+  analysis.shape_states.resize(1);
+  analysis.dag_stats.resize(1);
+  FunctionIndex functions(analysis, resolve);
+  std::vector<std::vector<ShapeId>> shape_maps;
+  for (const ThreadInput& input : threads)
+    mergeThread(analysis, input, functions, shape_maps);
+  analysis.shape_states.resize(analysis.shapes.size());
+  analysis.dag_stats.resize(analysis.dag.size());
+
+  std::sort(analysis.outliers.begin(), analysis.outliers.end(), outlierBefore);
+  if (analysis.outliers.size() > settings.options.max_outliers)
+    analysis.outliers.resize(settings.options.max_outliers);
+
+  std::vector<std::string> names;
+  for (const FunctionSummary& f : analysis.functions)
+    names.push_back(f.mangled.empty() ? f.name : f.mangled);
+  ShapeMetric metric(analysis.shapes);
+  const ShapeRelations relations(analysis.shapes);
+  analysis.clustering = createClusters(analysis.shapes, metric, relations,
+                                       settings.cluster_threshold, settings.method, names);
+  const auto& clusters = analysis.clustering.clusters;
+  analysis.cluster_stats.resize(clusters.size());
+  analysis.cluster_calls.resize(clusters.size());
+  for (ClusterId id = 0; id < clusters.size(); ++id)
+    for (ShapeId shape : clusters[id].shapes) {
+      analysis.cluster_stats[id].merge(analysis.shape_states[shape].stats);
+      analysis.cluster_calls[id] += analysis.shape_states[shape].calls;
+    }
+  countTables(analysis);
+  buildRibbonsAndTimeline(analysis, threads, shape_maps, relations);
+  return analysis;
+}
+
+} // namespace shapetrace::analyzer

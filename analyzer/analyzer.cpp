@@ -1,0 +1,195 @@
+// StreamItem dispatch to per-thread analyzers, optionally on worker threads.
+#include "analyzer.h"
+
+#include <malloc.h>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace shapetrace::analyzer {
+
+struct Analyzer::ThreadSlot {
+  explicit ThreadSlot(const AnalyzerOptions& options) : analyzer(options) {}
+  ThreadAnalyzer analyzer; // touched only by its worker (or the caller when jobs == 1)
+  std::string name;
+  bool ended = false;
+  size_t worker = 0;
+};
+
+struct Analyzer::Task {
+  enum class Kind : uint8_t { Batch, Gap, End } kind = Kind::Batch;
+  ThreadSlot* slot = nullptr;
+  uint64_t sequence = wire::kNoSequence;
+  uint64_t dropped = 0;
+  std::vector<Event> events;
+
+  void run() {
+    switch (kind) {
+    case Kind::Batch: slot->analyzer.onBatch(sequence, events); break;
+    case Kind::Gap: slot->analyzer.onGapMarker(dropped); break;
+    case Kind::End: slot->analyzer.onEnd(); break;
+    }
+  }
+};
+
+// A thread running the tasks of the threads pinned to it, in order. Tasks are handed over in
+// chunks to keep locking off the per-batch path; the queue is bounded so a fast reader cannot
+// buffer the whole recording in memory.
+class Analyzer::Worker {
+public:
+  Worker() : thread_([this] { loop(); }) {}
+  ~Worker() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    work_ready_.notify_all();
+    thread_.join();
+  }
+
+  void add(Task task) {
+    pending_.push_back(std::move(task));
+    if (pending_.size() >= kChunkTasks) flush();
+  }
+  void flush() {
+    if (pending_.empty()) return;
+    std::unique_lock lock(mutex_);
+    space_ready_.wait(lock, [this] { return chunks_.size() < kMaxChunks; });
+    chunks_.push_back(std::move(pending_));
+    pending_.clear();
+    lock.unlock();
+    work_ready_.notify_one();
+  }
+  // Returns when every task handed over has run.
+  void waitIdle() {
+    flush();
+    std::unique_lock lock(mutex_);
+    idle_.wait(lock, [this] { return chunks_.empty() && !running_; });
+  }
+
+private:
+  static constexpr size_t kChunkTasks = 16;
+  static constexpr size_t kMaxChunks = 64;
+
+  void loop() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      work_ready_.wait(lock, [this] { return stop_ || !chunks_.empty(); });
+      if (chunks_.empty()) return; // stopping and nothing left
+      std::vector<Task> chunk = std::move(chunks_.front());
+      chunks_.pop_front();
+      running_ = true;
+      lock.unlock();
+      space_ready_.notify_one();
+      for (Task& task : chunk)
+        task.run();
+      lock.lock();
+      running_ = false;
+      if (chunks_.empty()) idle_.notify_all();
+    }
+  }
+
+  std::vector<Task> pending_; // caller side only
+  std::mutex mutex_;
+  std::condition_variable work_ready_, space_ready_, idle_;
+  std::deque<std::vector<Task>> chunks_;
+  bool running_ = false;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+void keepFreedMemory() {
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  mallopt(M_TOP_PAD, 16 << 20);
+  mallopt(M_MMAP_THRESHOLD, 4 << 20);
+}
+
+Analyzer::Analyzer(const AnalysisSettings& settings, unsigned jobs) : settings_(settings) {
+  if (jobs > 1)
+    for (unsigned i = 0; i < jobs; ++i)
+      workers_.push_back(std::make_unique<Worker>());
+}
+
+Analyzer::~Analyzer() = default;
+
+Analyzer::ThreadSlot& Analyzer::slotFor(uint64_t process, uint32_t thread) {
+  auto& slot = threads_[ThreadKey{process, thread}];
+  if (!slot) {
+    slot = std::make_unique<ThreadSlot>(settings_.options);
+    // Round-robin in order of appearance spreads threads evenly over the workers.
+    if (!workers_.empty()) slot->worker = (threads_.size() - 1) % workers_.size();
+  }
+  return *slot;
+}
+
+void Analyzer::dispatch(ThreadSlot& slot, Task task) {
+  task.slot = &slot;
+  if (workers_.empty())
+    task.run();
+  else
+    workers_[slot.worker]->add(std::move(task));
+}
+
+void Analyzer::consume(wire::StreamItem item) {
+  ++items_;
+  const uint64_t process = item.process;
+  if (auto* batch = std::get_if<wire::EventBatch>(&item.body)) {
+    Task task;
+    task.sequence = batch->sequence;
+    task.events = std::move(batch->events);
+    dispatch(slotFor(process, batch->thread), std::move(task));
+  } else if (auto* gap = std::get_if<wire::Gap>(&item.body)) {
+    Task task;
+    task.kind = Task::Kind::Gap;
+    task.dropped = gap->dropped;
+    ThreadSlot& slot = slotFor(process, gap->thread);
+    dispatch(slot, std::move(task));
+  } else if (auto* table = std::get_if<wire::ModuleTable>(&item.body)) {
+    for (const wire::FunctionInfo& f : table->functions)
+      functions_[{process, f.id}] = f;
+  } else if (auto* start = std::get_if<wire::ThreadStart>(&item.body)) {
+    slotFor(process, start->thread).name = start->name;
+  } else if (auto* name = std::get_if<wire::ThreadName>(&item.body)) {
+    slotFor(process, name->thread).name = name->name;
+  } else if (auto* end = std::get_if<wire::ThreadEnd>(&item.body)) {
+    ThreadSlot& slot = slotFor(process, end->thread);
+    slot.ended = true;
+    Task task;
+    task.kind = Task::Kind::End;
+    dispatch(slot, std::move(task));
+  }
+  // ProcessStart, ProcessEnd and Annotation carry nothing the shape analysis uses yet.
+}
+
+void Analyzer::drain() {
+  for (auto& worker : workers_)
+    worker->waitIdle();
+}
+
+void Analyzer::finish() {
+  for (auto& [key, slot] : threads_) {
+    if (slot->ended) continue;
+    Task task;
+    task.kind = Task::Kind::End;
+    dispatch(*slot, std::move(task));
+  }
+  drain();
+}
+
+Analysis Analyzer::snapshot() {
+  drain();
+  std::vector<ThreadInput> inputs;
+  for (const auto& [key, slot] : threads_)
+    inputs.push_back(ThreadInput{key, slot->name, slot->ended, &slot->analyzer});
+  auto resolve = [this](uint64_t process, uint32_t id) -> const wire::FunctionInfo* {
+    auto it = functions_.find({process, id});
+    return it == functions_.end() ? nullptr : &it->second;
+  };
+  Analysis analysis = analyze(std::move(inputs), resolve, settings_);
+  analysis.diagnostics.merge(input_diagnostics_);
+  return analysis;
+}
+
+} // namespace shapetrace::analyzer

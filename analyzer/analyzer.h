@@ -1,0 +1,61 @@
+// The analyzer's one entry point for a recording and for a live stream: feed it StreamItems in
+// arrival order, take a snapshot (the merged Analysis) whenever wanted.
+//
+// Module tables name functions, thread items name and end threads, event batches and gaps go to
+// that thread's ThreadAnalyzer. With jobs > 1 every thread is pinned to one of `jobs` workers (so its
+// events stay in order) and the workers run in parallel; with jobs == 1 everything runs on the
+// caller's thread. The result does not depend on `jobs`: threads are merged in a fixed order.
+//
+// Not thread-safe: one caller feeds items and takes snapshots.
+#pragma once
+
+#include "analysis.h"
+#include "wire/items.h"
+
+#include <map>
+#include <memory>
+#include <vector>
+
+namespace shapetrace::analyzer {
+
+// Tunes glibc's allocator for the analyzer's pattern: every decoded batch is a 64 KiB vector
+// allocated by the reader and freed by a worker. By default glibc returns the freed top of the heap
+// to the kernel and takes it back for the next batch (page faults, zeroing); keeping it costs a
+// few megabytes. Call once, early, in a process that runs the analyzer.
+void keepFreedMemory();
+
+class Analyzer {
+public:
+  explicit Analyzer(const AnalysisSettings& settings = {}, unsigned jobs = 1);
+  ~Analyzer();
+  Analyzer(const Analyzer&) = delete;
+  Analyzer& operator=(const Analyzer&) = delete;
+
+  void consume(wire::StreamItem item);
+  // The input is over: calls still open on threads that did not end are closed as unfinished.
+  void finish();
+  // The merged analysis of everything consumed so far. Waits for the workers to catch up.
+  Analysis snapshot();
+
+  // Counts a problem met before items reach the analyzer (damaged recording, bad message).
+  void count(Stat stat, uint64_t n = 1) { input_diagnostics_.add(stat, n); }
+  uint64_t itemsConsumed() const { return items_; }
+
+private:
+  struct ThreadSlot;
+  struct Task;
+  class Worker;
+
+  ThreadSlot& slotFor(uint64_t process, uint32_t thread);
+  void dispatch(ThreadSlot& slot, Task task);
+  void drain();
+
+  AnalysisSettings settings_;
+  std::map<ThreadKey, std::unique_ptr<ThreadSlot>> threads_;
+  std::map<std::pair<uint64_t, uint32_t>, wire::FunctionInfo> functions_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  Diagnostics input_diagnostics_;
+  uint64_t items_ = 0;
+};
+
+} // namespace shapetrace::analyzer

@@ -1,0 +1,234 @@
+// `shapetrace analyze DIR | --live ENDPOINT`: shapes, clusters, ribbons, statistics and outliers of
+// a recording or of a live stream, as a terminal summary and as the JSON model (docs/analyzer.md).
+//
+// A recording is read with the collector's RecordingReader; a live stream is a ZeroMQ SUB socket on
+// the collector's publish endpoint, one StreamItem per message (the last frame of a multipart
+// message). Both feed the same Analyzer.
+#include "analyzer.h"
+#include "cli/command.h"
+#include "model_json.h"
+#include "recording/recording.h"
+#include "wire/codec.h"
+#include "wire/format_error.h"
+
+#include <zmq.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+namespace shapetrace::analyzer {
+namespace {
+
+struct AnalyzeOptions {
+  std::string dir;
+  std::string live;
+  std::string json;
+  double threshold = 1.5;
+  bool distances = false;
+  bool dag = false;
+  std::string clustering = "appendix-a";
+  unsigned jobs = 0;
+  uint32_t timeline_bins = 1024;
+  size_t max_outliers = 1000;
+  double outlier_sigma = 2.0;
+  uint64_t outlier_min_samples = 10;
+  double duration = 0;
+  double snapshot_every = 0;
+};
+
+std::atomic<bool> g_stop{false};
+void onSignal(int) { g_stop.store(true); }
+
+void writeModel(const Analysis& analysis, const AnalyzeOptions& options) {
+  const std::string text = toJson(analysis, ModelOptions{options.distances, options.dag}).dump(1) + "\n";
+  if (options.json == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return;
+  }
+  // Write a sibling file and rename it, so a reader (or a live snapshot) never sees half a model.
+  const std::string partial = options.json + ".partial";
+  {
+    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write " + partial);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    if (!out.flush()) throw std::runtime_error("cannot write " + partial);
+  }
+  if (std::rename(partial.c_str(), options.json.c_str()) != 0)
+    throw std::runtime_error("cannot rename " + partial + " to " + options.json);
+}
+
+void printSummary(const Analysis& a, FILE* out) {
+  std::fprintf(out, "%llu events, %llu calls, %zu threads, %zu functions, %zu shapes, %zu clusters, "
+               "%zu ribbons\n",
+               static_cast<unsigned long long>(a.events), static_cast<unsigned long long>(a.calls),
+               a.threads.size(), a.functions.size(), a.shapes.size() - 1,
+               a.clustering.clusters.size(), a.ribbons.size());
+  std::fprintf(out, "\n%-24s %8s %8s %8s | %8s %8s %8s\n", "thread", "shapes", "new", "all",
+               "clusters", "new", "all");
+  for (const ThreadSummary& t : a.threads) {
+    const std::string label = std::to_string(t.key.process) + ":" + std::to_string(t.key.thread) +
+                              (t.name.empty() ? "" : " " + t.name);
+    const ThreadCounts& c = t.counts;
+    std::fprintf(out, "%-24.24s %8zu %8zu %8zu | %8zu %8zu %8zu\n", label.c_str(),
+                 c.shapes_in_thread, c.additional_shapes, c.all_shapes, c.clusters_in_thread,
+                 c.additional_clusters, c.all_clusters);
+  }
+  bool header = false;
+  for (size_t i = 0; i < kStatCount; ++i) {
+    const auto stat = static_cast<Stat>(i);
+    if (a.diagnostics.count(stat) == 0) continue;
+    if (!header) std::fprintf(out, "\ndiagnostics:\n");
+    header = true;
+    std::fprintf(out, "  %-28s %12llu  (%s)\n", std::string(statName(stat)).c_str(),
+                 static_cast<unsigned long long>(a.diagnostics.count(stat)),
+                 std::string(severityName(statSeverity(stat))).c_str());
+  }
+  if (!a.outliers.empty()) std::fprintf(out, "\nmost extreme outliers:\n");
+  for (size_t i = 0; i < a.outliers.size() && i < 10; ++i) {
+    const Outlier& o = a.outliers[i];
+    std::fprintf(out, "  %s  thread %llu:%u at %llu ns: %llu ns (function mean %.0f sd %.0f; shape "
+                 "mean %.0f sd %.0f) %s\n",
+                 a.functions[o.function].name.c_str(), static_cast<unsigned long long>(o.process),
+                 o.thread, static_cast<unsigned long long>(o.start_ns),
+                 static_cast<unsigned long long>(o.duration_ns), o.function_mean, o.function_sd,
+                 o.shape_mean, o.shape_sd,
+                 o.shape_outlier ? "same work, slower" : "did more work (other shape)");
+  }
+}
+
+void analyzeRecording(Analyzer& analyzer, const std::string& dir) {
+  recording::RecordingReader reader(dir);
+  while (auto item = reader.nextItem())
+    analyzer.consume(std::move(*item));
+  analyzer.count(Stat::recording_damage, reader.damage().size());
+  analyzer.count(Stat::undecodable_messages, reader.undecodable());
+  for (const recording::Damage& d : reader.damage())
+    std::fprintf(stderr, "shapetrace analyze: warning: segment %u: %s at offset %llu (%llu bytes)\n",
+                 d.segment, recording::damageKindName(d.kind),
+                 static_cast<unsigned long long>(d.offset),
+                 static_cast<unsigned long long>(d.length));
+}
+
+void analyzeLive(Analyzer& analyzer, const AnalyzeOptions& options) {
+  zmq::context_t context;
+  zmq::socket_t socket(context, zmq::socket_type::sub);
+  socket.set(zmq::sockopt::subscribe, "");
+  socket.set(zmq::sockopt::rcvtimeo, 100);
+  socket.connect(options.live);
+  using Clock = std::chrono::steady_clock;
+  const auto started = Clock::now();
+  auto last_snapshot = started;
+  auto seconds = [](double s) {
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+  };
+  std::vector<std::byte> aligned;
+  while (!g_stop.load()) {
+    const auto now = Clock::now();
+    if (options.duration > 0 && now - started >= seconds(options.duration)) break;
+    if (options.snapshot_every > 0 && !options.json.empty() && options.json != "-" &&
+        now - last_snapshot >= seconds(options.snapshot_every)) {
+      writeModel(analyzer.snapshot(), options);
+      last_snapshot = now;
+    }
+    zmq::message_t message;
+    if (!socket.recv(message)) continue; // timeout: check the clock and the signal flag
+    while (message.more()) { // keep the last frame of a multipart message
+      if (!socket.recv(message)) break;
+    }
+    // Cap'n Proto reads words: copy into 8-byte aligned storage.
+    aligned.resize((message.size() + 7) / 8 * 8);
+    std::memcpy(aligned.data(), message.data(), message.size());
+    try {
+      analyzer.consume(wire::decodeItem(std::span(aligned).first(message.size())));
+    } catch (const wire::FormatError&) {
+      analyzer.count(Stat::undecodable_messages);
+    }
+  }
+}
+
+int runAnalyze(const AnalyzeOptions& options) {
+  if (options.dir.empty() == options.live.empty())
+    throw std::invalid_argument("give either a recording directory or --live ENDPOINT");
+  AnalysisSettings settings;
+  settings.cluster_threshold = options.threshold;
+  settings.method = options.clustering == "complete-linkage" ? ClusteringMethod::kCompleteLinkage
+                                                             : ClusteringMethod::kAppendixA;
+  settings.options.timeline_bins = options.timeline_bins;
+  settings.options.max_outliers = options.max_outliers;
+  settings.options.outlier_sigma = options.outlier_sigma;
+  settings.options.outlier_min_samples = options.outlier_min_samples;
+  const unsigned jobs =
+      options.jobs != 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  keepFreedMemory();
+  Analyzer analyzer(settings, jobs);
+  if (!options.dir.empty()) {
+    analyzeRecording(analyzer, options.dir);
+  } else {
+    std::signal(SIGINT, onSignal);
+    std::signal(SIGTERM, onSignal);
+    analyzeLive(analyzer, options);
+  }
+  analyzer.finish();
+  const Analysis analysis = analyzer.snapshot();
+  if (!options.json.empty()) writeModel(analysis, options);
+  if (options.json != "-") printSummary(analysis, stdout);
+  return 0;
+}
+
+cli::Runner setupAnalyze(CLI::App& command) {
+  auto options = std::make_shared<AnalyzeOptions>();
+  command.add_option("dir", options->dir, "Recording directory to analyze");
+  command.add_option("--live", options->live,
+                     "Analyze the live stream published at this ZeroMQ endpoint instead; stops on "
+                     "Ctrl-C, SIGTERM or after --duration");
+  command.add_option("--json", options->json,
+                     "Write the JSON model (docs/analyzer.md) to this file ('-' for stdout)");
+  command.add_option("--threshold", options->threshold,
+                     "cluster_threshold: largest Shape distance within a cluster")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command.add_flag("--distances", options->distances,
+                   "Add the distance matrix of the shapes of each base function to the JSON");
+  command.add_flag("--dag", options->dag,
+                   "Add the exact-sequence DAG nodes (count, sum, sum of squares) to the JSON");
+  command.add_option("--clustering", options->clustering,
+                     "appendix-a (the paper's, order-dependent) or complete-linkage "
+                     "(order-invariant)")
+      ->check(CLI::IsMember({"appendix-a", "complete-linkage"}))
+      ->capture_default_str();
+  command.add_option("--jobs,-j", options->jobs,
+                     "Worker threads (threads of the trace are spread over them); 0 = one per core")
+      ->capture_default_str();
+  command.add_option("--timeline-bins", options->timeline_bins,
+                     "Most time bins kept per thread for the occurrence timeline")
+      ->check(CLI::Range(2u, 1u << 20))
+      ->capture_default_str();
+  command.add_option("--max-outliers", options->max_outliers, "Most outliers kept (most extreme)")
+      ->capture_default_str();
+  command.add_option("--outlier-sigma", options->outlier_sigma,
+                     "A call is an outlier above mean + this many standard deviations")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command.add_option("--outlier-min-samples", options->outlier_min_samples,
+                     "Calls of a function (or shape) needed before its outliers are judged")
+      ->capture_default_str();
+  command.add_option("--duration", options->duration, "Live: stop after this many seconds")
+      ->check(CLI::NonNegativeNumber);
+  command.add_option("--snapshot-every", options->snapshot_every,
+                     "Live: rewrite the --json file with a snapshot this often (seconds)")
+      ->check(CLI::NonNegativeNumber);
+  return [options] { return runAnalyze(*options); };
+}
+
+const cli::Registration analyze{"analyze",
+                                "Shapes, clusters, ribbons and outliers of a recording or a live "
+                                "stream",
+                                setupAnalyze};
+
+} // namespace
+} // namespace shapetrace::analyzer

@@ -1,0 +1,21 @@
+// The analysis as JSON: the documented model (docs/analyzer.md) that `shapetrace analyze --json`
+// writes and the report renders. Deterministic: the same Analysis gives the same bytes (keys in a
+// fixed order, arrays in id order, doubles printed shortest-round-trip).
+#pragma once
+
+#include "analysis.h"
+
+#include <nlohmann/json.hpp>
+
+namespace shapetrace::analyzer {
+
+inline constexpr int kModelVersion = 1;
+
+struct ModelOptions {
+  bool distances = false; // add the distance matrix of the shapes of each base function
+  bool dag = false;       // add the exact-sequence DAG nodes (they can be many)
+};
+
+nlohmann::ordered_json toJson(const Analysis& analysis, const ModelOptions& options = {});
+
+} // namespace shapetrace::analyzer

@@ -1,0 +1,86 @@
+// Bounded-resolution occurrence timeline.
+#include "timeline.h"
+
+#include <algorithm>
+
+namespace shapetrace::analyzer {
+
+OccurrenceTimeline::OccurrenceTimeline(uint32_t max_bins) : max_bins_(std::max(max_bins, 2u)) {}
+
+void OccurrenceTimeline::start(uint64_t time_ns) {
+  started_ = true;
+  first_bin_ = time_ns >> shift_;
+}
+
+const std::vector<TimelineCell>& OccurrenceTimeline::cells(ShapeId shape) const {
+  static const std::vector<TimelineCell> kEmpty;
+  return shape < per_shape_.size() ? per_shape_[shape] : kEmpty;
+}
+
+void OccurrenceTimeline::addCell(std::vector<TimelineCell>& cells, uint64_t bin, uint64_t count,
+                                 uint64_t busy_ns) {
+  if (!cells.empty() && cells.back().bin == bin) {
+    cells.back().count += count;
+    cells.back().busy_ns += busy_ns;
+    return;
+  }
+  if (cells.empty() || cells.back().bin < bin) {
+    cells.push_back({bin, count, busy_ns});
+    return;
+  }
+  // Out of order only after a resynchronisation closed calls late; keep the cells sorted anyway.
+  auto it = std::lower_bound(cells.begin(), cells.end(), bin,
+                             [](const TimelineCell& c, uint64_t b) { return c.bin < b; });
+  if (it != cells.end() && it->bin == bin) {
+    it->count += count;
+    it->busy_ns += busy_ns;
+  } else {
+    cells.insert(it, {bin, count, busy_ns});
+  }
+}
+
+void OccurrenceTimeline::record(ShapeId shape, uint64_t start_ns, uint64_t end_ns) {
+  if (!started_) start(start_ns);
+  end_ns = std::max(end_ns, start_ns);
+  const uint64_t last_ns = end_ns > start_ns ? end_ns - 1 : start_ns;
+  while ((last_ns >> shift_) - first_bin_ >= max_bins_)
+    coarsenOnce();
+  if (shape >= per_shape_.size()) per_shape_.resize(shape + 1);
+  auto& cells = per_shape_[shape];
+  const uint64_t first = start_ns >> shift_;
+  const uint64_t last = last_ns >> shift_;
+  if (first == last) {
+    addCell(cells, first, 1, end_ns - start_ns);
+    return;
+  }
+  for (uint64_t bin = first; bin <= last; ++bin) {
+    const uint64_t from = std::max(start_ns, bin << shift_);
+    const uint64_t to = std::min(end_ns, (bin + 1) << shift_);
+    addCell(cells, bin, bin == first ? 1 : 0, to - from);
+  }
+}
+
+void OccurrenceTimeline::coarsenOnce() {
+  ++shift_;
+  first_bin_ >>= 1;
+  for (auto& cells : per_shape_) {
+    size_t out = 0;
+    for (size_t i = 0; i < cells.size(); ++i) {
+      const uint64_t bin = cells[i].bin >> 1;
+      if (out > 0 && cells[out - 1].bin == bin) {
+        cells[out - 1].count += cells[i].count;
+        cells[out - 1].busy_ns += cells[i].busy_ns;
+      } else {
+        cells[out++] = {bin, cells[i].count, cells[i].busy_ns};
+      }
+    }
+    cells.resize(out);
+  }
+}
+
+void OccurrenceTimeline::coarsenTo(unsigned shift) {
+  while (shift_ < shift)
+    coarsenOnce();
+}
+
+} // namespace shapetrace::analyzer

@@ -1,0 +1,189 @@
+// `shapetrace analyze` end to end: recordings written by the collector's RecordingWriter, a live
+// stream from a real ZeroMQ PUB socket, the JSON file, determinism, and every usage error.
+#include "recording/recording.h"
+#include "trace_builder.h"
+#include "wire/codec.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <zmq.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+#include <thread>
+
+namespace shapetrace::analyzer {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::batchItem;
+using testing::call;
+using testing::eventsOf;
+
+struct Result {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class AnalyzeCommandTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir = fs::temp_directory_path() /
+          ("shapetrace-analyze-" + std::to_string(::getpid()) + "-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+
+  Result shapetrace(const std::string& args) {
+    const std::string command = std::string(SHAPETRACE_BINARY) + " " + args + " >" +
+                                (dir / "stdout").string() + " 2>" + (dir / "stderr").string();
+    const int status = std::system(command.c_str());
+    return Result{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "stdout"),
+                  slurp(dir / "stderr")};
+  }
+
+  std::vector<wire::StreamItem> trace() {
+    wire::ModuleTable table{"m", 0, {}};
+    table.functions.push_back({1, "_Z4mainv", "main()", "main.cpp", 3});
+    table.functions.push_back({2, "_Z4workv", "work()", "main.cpp", 9});
+    std::vector<wire::StreamItem> items{{1, table}, {1, wire::ThreadStart{11, 0, "worker"}}};
+    for (uint32_t thread : {11u, 12u})
+      items.push_back(batchItem(1, thread, 0,
+                                eventsOf({call(1, {call(2), call(2, {call(2)})}), call(2)})));
+    items.push_back({1, wire::Gap{12, 4, 0, 0, 0}});
+    return items;
+  }
+
+  fs::path record(const std::vector<wire::StreamItem>& items) {
+    const fs::path rec = dir / "rec";
+    recording::RecordingWriter writer(rec.string());
+    for (const auto& item : items)
+      EXPECT_TRUE(writer.append(wire::encodeItem(item)));
+    EXPECT_TRUE(writer.close());
+    return rec;
+  }
+
+  fs::path dir;
+};
+
+TEST_F(AnalyzeCommandTest, AnalyzesARecordingIntoTheJsonModel) {
+  const fs::path rec = record(trace());
+  const Result r = shapetrace("analyze " + rec.string() + " --json " + (dir / "a.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("20 events, 10 calls, 2 threads, 2 functions"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gap_markers"), std::string::npos) << r.out;
+  const auto json = nlohmann::json::parse(slurp(dir / "a.json"));
+  EXPECT_EQ(json["summary"]["events"], 20);
+  EXPECT_EQ(json["functions"][0]["name"], "main()");
+  EXPECT_EQ(json["threads"][0]["name"], "worker");
+  EXPECT_EQ(json["threads"][1]["diagnostics"]["events_dropped"], 4);
+  EXPECT_FALSE(fs::exists(dir / "a.json.partial"));
+}
+
+TEST_F(AnalyzeCommandTest, SameInputSameBytesWhateverTheJobs) {
+  const fs::path rec = record(trace());
+  ASSERT_EQ(shapetrace("analyze " + rec.string() + " -j 1 --distances --json " +
+                       (dir / "one.json").string()).exit_code, 0);
+  ASSERT_EQ(shapetrace("analyze " + rec.string() + " -j 3 --distances --json " +
+                       (dir / "three.json").string()).exit_code, 0);
+  EXPECT_EQ(slurp(dir / "one.json"), slurp(dir / "three.json"));
+  EXPECT_TRUE(nlohmann::json::parse(slurp(dir / "one.json")).contains("distances"));
+}
+
+TEST_F(AnalyzeCommandTest, JsonToStdout) {
+  const fs::path rec = record(trace());
+  const Result r = shapetrace("analyze " + rec.string() + " --json -");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["format"], "shapetrace-analysis");
+}
+
+TEST_F(AnalyzeCommandTest, ThresholdAndClusteringOptionsReachTheModel) {
+  const fs::path rec = record(trace());
+  ASSERT_EQ(shapetrace("analyze " + rec.string() + " --threshold 0 --clustering complete-linkage "
+                       "--json " + (dir / "a.json").string()).exit_code, 0);
+  const auto json = nlohmann::json::parse(slurp(dir / "a.json"));
+  EXPECT_EQ(json["settings"]["cluster_threshold"], 0.0);
+  EXPECT_EQ(json["settings"]["clustering"], "complete-linkage");
+  EXPECT_EQ(json["clusters"].size(), json["shapes"].size());
+}
+
+TEST_F(AnalyzeCommandTest, UsageErrors) {
+  Result r = shapetrace("analyze");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("give either a recording directory or --live ENDPOINT"), std::string::npos);
+  r = shapetrace("analyze " + (dir / "missing").string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("shapetrace analyze: error:"), std::string::npos) << r.err;
+  r = shapetrace("analyze " + dir.string() + " --live tcp://127.0.0.1:1");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(shapetrace("analyze " + dir.string() + " --threshold -1").exit_code, 2);
+  EXPECT_EQ(shapetrace("analyze " + dir.string() + " --clustering kmeans").exit_code, 2);
+  EXPECT_EQ(shapetrace("analyze " + dir.string() + " --timeline-bins 1").exit_code, 2);
+  r = shapetrace("analyze " + dir.string()); // a directory without segments
+  EXPECT_EQ(r.exit_code, 1);
+}
+
+TEST_F(AnalyzeCommandTest, UnwritableJsonIsAnError) {
+  const fs::path rec = record(trace());
+  const Result r = shapetrace("analyze " + rec.string() + " --json " +
+                              (dir / "no" / "such" / "dir.json").string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("cannot write"), std::string::npos) << r.err;
+}
+
+TEST_F(AnalyzeCommandTest, LiveStreamFromAPublisher) {
+  zmq::context_t context;
+  zmq::socket_t publisher(context, zmq::socket_type::pub);
+  publisher.bind("tcp://127.0.0.1:*");
+  const std::string endpoint = publisher.get(zmq::sockopt::last_endpoint);
+  const fs::path out = dir / "live.json";
+  std::thread analyzer([&] {
+    shapetrace("analyze --live " + endpoint + " --duration 3 --snapshot-every 0.1 --json " +
+               out.string());
+  });
+  // A subscriber only receives what is published after it joined: publish one thread per round,
+  // each under a new thread id, until a snapshot shows one arrived.
+  uint32_t thread = 100;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  bool seen = false;
+  while (!seen && std::chrono::steady_clock::now() < deadline) {
+    const auto bytes = wire::encodeItem(batchItem(1, thread++, 0, eventsOf({call(1, {call(2)})})));
+    publisher.send(zmq::buffer(bytes.data(), bytes.size()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (fs::exists(out)) {
+      try {
+        seen = !nlohmann::json::parse(slurp(out))["threads"].empty();
+      } catch (const nlohmann::json::exception&) {
+      }
+    }
+  }
+  const std::vector<std::byte> garbage(16, std::byte{0x5a});
+  publisher.send(zmq::buffer(garbage.data(), garbage.size()));
+  analyzer.join();
+  ASSERT_TRUE(seen);
+  const auto json = nlohmann::json::parse(slurp(out));
+  ASSERT_FALSE(json["threads"].empty());
+  for (const auto& t : json["threads"]) {
+    EXPECT_EQ(t["calls"], 2);
+    EXPECT_EQ(t["events"], 4);
+  }
+  EXPECT_EQ(json["summary"]["shapes"], 2);
+  const auto& diagnostics = json["diagnostics"];
+  for (const auto& d : diagnostics)
+    if (d["name"] == "undecodable_messages") EXPECT_EQ(d["count"], 1);
+}
+
+} // namespace
+} // namespace shapetrace::analyzer

@@ -1,0 +1,224 @@
+// The Analyzer on StreamItems: names from module tables, Tables 1-2 per thread and cumulative,
+// clusters across threads, the JSON model, determinism, and parallel == sequential byte for byte.
+#include "analyzer.h"
+#include "model_json.h"
+#include "trace_builder.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace shapetrace::analyzer {
+namespace {
+
+using ::testing::ElementsAre;
+using testing::batchItem;
+using testing::call;
+using testing::Call;
+using testing::eventsOf;
+
+wire::StreamItem moduleTable(uint64_t process) {
+  wire::ModuleTable table;
+  table.module_id = "test";
+  for (uint32_t id : {1u, 2u, 3u, 4u})
+    table.functions.push_back(
+        wire::FunctionInfo{id, "_Z2f" + std::to_string(id), "f" + std::to_string(id) + "()",
+                           "test.cpp", 10 * id});
+  return wire::StreamItem{process, table};
+}
+
+// Thread 1: main(1){a(2), b(3){a}}; thread 2: main{a}, c(4){a}; thread 3: like thread 1.
+std::vector<wire::StreamItem> threeThreads() {
+  std::vector<wire::StreamItem> items{moduleTable(7)};
+  const Call t1 = call(1, {call(2), call(3, {call(2)})});
+  items.push_back(wire::StreamItem{7, wire::ThreadStart{1, 0, "first"}});
+  items.push_back(batchItem(7, 1, 0, eventsOf({t1})));
+  items.push_back(batchItem(7, 2, 0, eventsOf({call(1, {call(2)}), call(4, {call(2)})})));
+  items.push_back(batchItem(7, 3, 0, eventsOf({t1})));
+  items.push_back(wire::StreamItem{7, wire::ThreadEnd{1, 99, 0, 0, 1}});
+  return items;
+}
+
+Analysis run(const std::vector<wire::StreamItem>& items, unsigned jobs = 1,
+             AnalysisSettings settings = {}) {
+  Analyzer analyzer(settings, jobs);
+  for (const auto& item : items)
+    analyzer.consume(item);
+  analyzer.finish();
+  return analyzer.snapshot();
+}
+
+TEST(AnalyzerTest, TablesOneAndTwoPerThreadAndCumulative) {
+  const Analysis a = run(threeThreads());
+  ASSERT_EQ(a.threads.size(), 3u);
+  EXPECT_EQ(a.threads[0].name, "first");
+  EXPECT_TRUE(a.threads[0].ended);
+  EXPECT_FALSE(a.threads[1].ended);
+  // Shapes (leaves not counted): thread 1 has b{a} and main{a,b{a}}; thread 2 main{a}, c{a}.
+  auto t1 = [&](size_t i) { return a.threads[i].counts; };
+  EXPECT_EQ(t1(0).shapes_in_thread, 2u);
+  EXPECT_EQ(t1(0).additional_shapes, 2u);
+  EXPECT_EQ(t1(0).all_shapes, 2u);
+  EXPECT_EQ(t1(1).shapes_in_thread, 2u);
+  EXPECT_EQ(t1(1).additional_shapes, 2u);
+  EXPECT_EQ(t1(1).all_shapes, 4u);
+  EXPECT_EQ(t1(2).shapes_in_thread, 2u);
+  EXPECT_EQ(t1(2).additional_shapes, 0u);
+  EXPECT_EQ(t1(2).all_shapes, 4u);
+  // Clusters: {a} (trivial), {b{a}}, {main{a}, main{a,b{a}}} (distance 1.0), {c{a}}.
+  ASSERT_EQ(a.clustering.clusters.size(), 4u);
+  EXPECT_EQ(a.clustering.clusters[2].shapes.size(), 2u);
+  EXPECT_EQ(a.clustering.clusters[2].max_distance, 1.0);
+  EXPECT_EQ(t1(0).clusters_in_thread, 2u);
+  EXPECT_EQ(t1(0).all_clusters, 2u);
+  EXPECT_EQ(t1(1).clusters_in_thread, 2u);
+  EXPECT_EQ(t1(1).additional_clusters, 1u);
+  EXPECT_EQ(t1(1).all_clusters, 3u);
+  EXPECT_EQ(t1(2).additional_clusters, 0u);
+  EXPECT_EQ(t1(2).all_clusters, 3u);
+  // Names come from the module table.
+  ASSERT_EQ(a.functions.size(), 4u);
+  EXPECT_EQ(a.functions[0].name, "f1()");
+  EXPECT_EQ(a.functions[0].mangled, "_Z2f1");
+  EXPECT_EQ(a.functions[0].line, 10u);
+  EXPECT_EQ(a.functions[1].calls, 6u); // a: twice on each thread
+  EXPECT_EQ(a.calls, 4u + 4u + 4u);
+  EXPECT_EQ(a.diagnostics.count(Stat::unknown_function_ids), 0u);
+}
+
+TEST(AnalyzerTest, UnknownFunctionIdsAreNamedAndCounted) {
+  const Analysis a = run({batchItem(1, 1, 0, eventsOf({call(42)}))});
+  ASSERT_EQ(a.functions.size(), 1u);
+  EXPECT_EQ(a.functions[0].name, "fn#42");
+  EXPECT_FALSE(a.functions[0].known);
+  EXPECT_EQ(a.diagnostics.count(Stat::unknown_function_ids), 1u);
+}
+
+TEST(AnalyzerTest, GapItemsReachTheirThread) {
+  std::vector<wire::StreamItem> items{
+      batchItem(1, 5, 0, {{Event{10, 1, EventKind::Enter}}}),
+      wire::StreamItem{1, wire::Gap{5, 3, 0, 10, 20}},
+      batchItem(1, 5, 1, {{Event{30, 1, EventKind::Exit}}}),
+  };
+  const Analysis a = run(items);
+  EXPECT_EQ(a.diagnostics.count(Stat::gap_markers), 1u);
+  EXPECT_EQ(a.diagnostics.count(Stat::events_dropped), 3u);
+  EXPECT_EQ(a.diagnostics.count(Stat::exits_after_gap), 1u);
+  EXPECT_EQ(a.threads[0].diagnostics.count(Stat::frames_discarded_at_gap), 1u);
+}
+
+// A random multi-threaded trace with repetition, gaps and sequence jumps.
+std::vector<wire::StreamItem> randomTrace(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<wire::StreamItem> items{moduleTable(1)};
+  std::function<Call(int)> random_call = [&](int depth) {
+    Call c = call(static_cast<uint32_t>(rng() % 6 + 1), {}, 10 + rng() % 200);
+    const int n = depth > 0 ? static_cast<int>(rng() % 4) : 0;
+    for (int i = 0; i < n; ++i) {
+      const Call child = random_call(depth - 1);
+      for (uint64_t r = rng() % 3 + 1; r > 0; --r)
+        c.children.push_back(child);
+    }
+    return c;
+  };
+  std::vector<uint64_t> time(6, 1000), sequence(6, 0);
+  for (int round = 0; round < 60; ++round) {
+    const auto thread = static_cast<uint32_t>(rng() % 6);
+    std::vector<Call> calls;
+    for (int i = 0; i < 5; ++i)
+      calls.push_back(random_call(4));
+    auto events = eventsOf(calls, time[thread]);
+    time[thread] = events.back().timestamp + 100;
+    if (rng() % 10 == 0) items.push_back(wire::StreamItem{1, wire::Gap{thread, 2, 0, 0, 0}});
+    if (rng() % 15 == 0) ++sequence[thread];
+    items.push_back(batchItem(1, thread, sequence[thread]++, std::move(events)));
+  }
+  return items;
+}
+
+TEST(AnalyzerTest, ParallelEqualsSequentialByteForByte) {
+  const auto items = randomTrace(4);
+  const std::string sequential = toJson(run(items, 1), {true}).dump();
+  EXPECT_EQ(toJson(run(items, 1), {true}).dump(), sequential);
+  EXPECT_EQ(toJson(run(items, 3), {true}).dump(), sequential);
+  EXPECT_EQ(toJson(run(items, 2), {true}).dump(), sequential);
+}
+
+TEST(AnalyzerTest, SnapshotDoesNotDisturbTheAnalysis) {
+  const auto items = randomTrace(5);
+  Analyzer analyzer({}, 2);
+  for (size_t i = 0; i < items.size(); ++i) {
+    analyzer.consume(items[i]);
+    if (i == items.size() / 2) {
+      const Analysis half = analyzer.snapshot();
+      EXPECT_GT(half.calls, 0u);
+    }
+  }
+  analyzer.finish();
+  EXPECT_EQ(toJson(analyzer.snapshot()).dump(), toJson(run(items)).dump());
+}
+
+TEST(AnalyzerTest, MergedStatisticsEqualOneThreadsWorth) {
+  // The same calls split over two threads or on one thread give the same counts and sums.
+  const Call c = call(1, {call(2, {}, 30), call(3, {}, 70)}, 15);
+  std::vector<Event> both = eventsOf({c, c, c, c});
+  const Analysis one = run({batchItem(1, 1, 0, both)});
+  const Analysis two = run({batchItem(1, 1, 0, eventsOf({c, c})), batchItem(1, 2, 0, eventsOf({c, c}))});
+  ASSERT_EQ(one.shapes.size(), two.shapes.size());
+  for (ShapeId s = 1; s < one.shapes.size(); ++s) {
+    EXPECT_EQ(one.shape_states[s].stats.moments.count(), two.shape_states[s].stats.moments.count());
+    EXPECT_TRUE(one.shape_states[s].stats.moments.sum() == two.shape_states[s].stats.moments.sum());
+    EXPECT_DOUBLE_EQ(one.shape_states[s].stats.moments.mean(),
+                     two.shape_states[s].stats.moments.mean());
+  }
+  ASSERT_EQ(one.dag.size(), two.dag.size());
+  EXPECT_EQ(one.dag_stats.back().count, 4u);
+  EXPECT_EQ(two.dag_stats.back().count, 4u);
+}
+
+TEST(AnalyzerTest, JsonModelHasEveryPart) {
+  const Analysis a = run(threeThreads());
+  const auto json = toJson(a, {true});
+  EXPECT_EQ(json["format"], "shapetrace-analysis");
+  EXPECT_EQ(json["version"], kModelVersion);
+  EXPECT_EQ(json["settings"]["cluster_threshold"], 1.5);
+  EXPECT_EQ(json["summary"]["shapes"], 5);
+  EXPECT_EQ(json["functions"].size(), 4u);
+  EXPECT_EQ(json["functions"][0]["name"], "f1()");
+  const auto& shape = json["shapes"][2]; // main{a, b{a}}, id 3
+  EXPECT_EQ(shape["id"], 3);
+  EXPECT_EQ(shape["function"], 0);
+  EXPECT_EQ(shape["children"], nlohmann::ordered_json::array({1, 2}));
+  EXPECT_EQ(shape["depth"], 3);
+  EXPECT_EQ(shape["stats"]["count"], 2);
+  EXPECT_EQ(json["clusters"].size(), 4u);
+  EXPECT_EQ(json["clusters"][2]["max_distance"], 1.0);
+  EXPECT_EQ(json["threads"][1]["table1"]["all_shapes"], 4);
+  EXPECT_EQ(json["threads"][1]["table2"]["additional_clusters"], 1);
+  EXPECT_FALSE(json["threads"][0]["timeline"].empty());
+  EXPECT_EQ(json["diagnostics"].size(), kStatCount);
+  EXPECT_EQ(json["diagnostics"][0]["name"], "gap_markers");
+  EXPECT_EQ(json["diagnostics"][0]["severity"], "data_loss");
+  // Distances: per base function, a square matrix over its shapes.
+  const auto& main_distances = json["distances"][0];
+  EXPECT_EQ(main_distances["function"], 0);
+  EXPECT_EQ(main_distances["shapes"], nlohmann::ordered_json::array({3, 4}));
+  EXPECT_EQ(main_distances["matrix"], nlohmann::ordered_json::parse("[[0.0,1.0],[1.0,0.0]]"));
+  EXPECT_FALSE(toJson(a).contains("distances"));
+}
+
+TEST(AnalyzerTest, TimelineCellsAddUpToTheCalls) {
+  const Analysis a = run(randomTrace(6));
+  for (const ThreadSummary& thread : a.threads) {
+    uint64_t cells_count = 0;
+    for (const auto& ribbon : thread.timeline)
+      for (const ClusterCells& cluster : ribbon)
+        for (const TimelineCell& cell : cluster.cells)
+          cells_count += cell.count;
+    EXPECT_EQ(cells_count, thread.calls);
+  }
+}
+
+} // namespace
+} // namespace shapetrace::analyzer

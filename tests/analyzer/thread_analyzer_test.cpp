@@ -1,0 +1,229 @@
+// Per-thread reconstruction: shapes and DAG nodes of finished calls, statistics, outliers, the
+// occurrence timeline, and every resynchronisation case (gaps, missing batches, unmatched exits,
+// longjmp-like escapes, clock regressions, open calls at the end).
+#include "thread_analyzer.h"
+#include "trace_builder.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace shapetrace::analyzer {
+namespace {
+
+using testing::call;
+using testing::eventsOf;
+
+Event enter(uint64_t t, uint32_t f) { return Event{t, f, EventKind::Enter}; }
+Event leave(uint64_t t, uint32_t f) { return Event{t, f, EventKind::Exit}; }
+
+ShapeId leafOf(const ThreadAnalyzer& a, uint32_t function) {
+  for (ShapeId id = 1; id < a.shapes().size(); ++id)
+    if (a.shapes().function(id) == function && a.shapes().isLeaf(id)) return id;
+  return kNullShape;
+}
+
+TEST(ThreadAnalyzerTest, ShapesOfFinishedCalls) {
+  ThreadAnalyzer a;
+  // main(1) calls a(2) three times and b(3) once, then once more the same with one a.
+  a.onEvents(eventsOf({call(1, {call(2), call(2), call(3), call(2)}), call(1, {call(2), call(3)})}));
+  a.onEnd();
+  EXPECT_EQ(a.calls(), 8u);
+  EXPECT_EQ(a.events(), 16u);
+  ASSERT_EQ(a.shapes().size(), 4u); // null, [2], [3], [1,{[2],[3]}]
+  const ShapeId main_shape = 3;
+  EXPECT_EQ(a.shapes().function(main_shape), 1u);
+  EXPECT_THAT(a.shapes().children(main_shape), ::testing::ElementsAre(leafOf(a, 2), leafOf(a, 3)));
+  EXPECT_EQ(a.shapeStates()[main_shape].stats.moments.count(), 2u);
+  EXPECT_EQ(a.functionStates()[2].stats.moments.count(), 4u);
+  // Each call spends 10 ns besides its children: main's calls last 50 and 30 ns.
+  EXPECT_EQ(a.functionStates()[1].stats.moments.min(), 30u);
+  EXPECT_EQ(a.functionStates()[1].stats.moments.max(), 50u);
+  EXPECT_EQ(a.diagnostics(), Diagnostics{});
+}
+
+TEST(ThreadAnalyzerTest, DagKeepsExactSequencesWithCountSumAndSquares) {
+  ThreadAnalyzer a;
+  a.onEvents(eventsOf({call(1, {call(2), call(3)}), call(1, {call(3), call(2)}),
+                       call(1, {call(2), call(3)}, 20)}));
+  // One shape for main, two exact sequences.
+  EXPECT_EQ(a.shapes().size(), 4u);
+  ASSERT_EQ(a.dag().size(), 5u); // null, [2], [3], [1:(2,3)], [1:(3,2)]
+  const ShapeId two_three = 3;
+  EXPECT_EQ(a.dag().function(two_three), 1u);
+  EXPECT_EQ(a.dag().children(two_three).size(), 2u);
+  const DagStats& s = a.dagStats()[two_three];
+  EXPECT_EQ(s.count, 2u);
+  EXPECT_TRUE(s.sum == 30u + 40u);
+  EXPECT_TRUE(s.sum_squares == 30u * 30u + 40u * 40u);
+}
+
+TEST(ThreadAnalyzerTest, UnmatchedExitIsCountedAndIgnored) {
+  ThreadAnalyzer a;
+  a.onEvents({{enter(10, 1), leave(20, 9), leave(30, 1)}});
+  EXPECT_EQ(a.diagnostics().count(Stat::unmatched_exits), 1u);
+  EXPECT_EQ(a.calls(), 1u);
+  EXPECT_EQ(a.functionStates()[1].stats.moments.max(), 20u);
+}
+
+TEST(ThreadAnalyzerTest, LongjmpLikeEscapeClosesInnerCallsUnmeasured) {
+  ThreadAnalyzer a;
+  a.onEvents({{enter(10, 1), enter(20, 2), enter(30, 3), leave(100, 1)}});
+  EXPECT_EQ(a.diagnostics().count(Stat::frames_closed_by_outer_exit), 2u);
+  EXPECT_EQ(a.openCalls(), 0u);
+  EXPECT_EQ(a.calls(), 3u);
+  // Shapes are kept: [1,{[2,{[3]}]}] has depth 3.
+  ASSERT_EQ(a.shapes().size(), 4u);
+  EXPECT_EQ(a.shapes().depth(3), 3u);
+  // Only the call that saw its exit is measured.
+  EXPECT_EQ(a.functionStates()[1].stats.moments.count(), 1u);
+  EXPECT_EQ(a.functionStates()[2].stats.moments.count(), 0u);
+  EXPECT_EQ(a.functionStates()[2].calls, 1u);
+}
+
+TEST(ThreadAnalyzerTest, GapDiscardsOpenCallsAndExpectsTheirExits) {
+  ThreadAnalyzer a;
+  a.onEvents({{enter(10, 1), enter(20, 2), enter(21, 5), leave(22, 5)}});
+  a.onGapMarker(7);
+  a.onEvents({{leave(40, 2), leave(50, 1), enter(60, 4), leave(70, 4)}});
+  const Diagnostics& d = a.diagnostics();
+  EXPECT_EQ(d.count(Stat::gap_markers), 1u);
+  EXPECT_EQ(d.count(Stat::events_dropped), 7u);
+  EXPECT_EQ(d.count(Stat::frames_discarded_at_gap), 2u);
+  EXPECT_EQ(d.count(Stat::exits_after_gap), 2u);
+  EXPECT_EQ(d.count(Stat::unmatched_exits), 0u);
+  // Calls finished before the gap and after it are analysed; the cut ones are not.
+  EXPECT_NE(leafOf(a, 5), kNullShape);
+  EXPECT_NE(leafOf(a, 4), kNullShape);
+  EXPECT_EQ(a.shapes().size(), 3u);
+  EXPECT_EQ(a.calls(), 2u);
+}
+
+TEST(ThreadAnalyzerTest, MissingBatchIsAGap) {
+  ThreadAnalyzer a;
+  const std::vector<Event> first{enter(10, 1), enter(20, 2)};
+  const std::vector<Event> third{leave(50, 1)};
+  a.onBatch(0, first);
+  a.onBatch(2, third);
+  EXPECT_EQ(a.diagnostics().count(Stat::batch_sequence_gaps), 1u);
+  EXPECT_EQ(a.diagnostics().count(Stat::frames_discarded_at_gap), 2u);
+  EXPECT_EQ(a.diagnostics().count(Stat::exits_after_gap), 1u);
+  a.onBatch(2, {});
+  EXPECT_EQ(a.diagnostics().count(Stat::batch_sequence_regressions), 1u);
+}
+
+TEST(ThreadAnalyzerTest, ClockRegressionIsClamped) {
+  ThreadAnalyzer a;
+  a.onEvents({{enter(100, 1), leave(90, 1)}});
+  EXPECT_EQ(a.diagnostics().count(Stat::timestamp_regressions), 1u);
+  EXPECT_EQ(a.functionStates()[1].stats.moments.max(), 0u);
+}
+
+TEST(ThreadAnalyzerTest, UnwindExitFinishesTheCall) {
+  ThreadAnalyzer a;
+  a.onEvents({{enter(10, 1), enter(20, 2), Event{30, 2, EventKind::UnwindExit},
+               Event{40, 1, EventKind::UnwindExit}}});
+  EXPECT_EQ(a.diagnostics().count(Stat::unwind_exits), 2u);
+  EXPECT_EQ(a.calls(), 2u);
+  EXPECT_EQ(a.diagnostics().count(Stat::unmatched_exits), 0u);
+}
+
+TEST(ThreadAnalyzerTest, OpenCallsAtTheEndAreCounted) {
+  ThreadAnalyzer a;
+  a.onEvents({{enter(10, 1), enter(20, 2)}});
+  a.onEnd();
+  EXPECT_EQ(a.diagnostics().count(Stat::frames_open_at_thread_end), 2u);
+  EXPECT_EQ(a.calls(), 0u);
+}
+
+TEST(ThreadAnalyzerTest, HugeFunctionIdIsAGap) {
+  ThreadAnalyzer a;
+  a.onEvents({{enter(10, 1), enter(20, ThreadAnalyzer::kMaxFunctionId), leave(30, 1)}});
+  EXPECT_EQ(a.diagnostics().count(Stat::function_ids_out_of_range), 1u);
+  EXPECT_EQ(a.diagnostics().count(Stat::frames_discarded_at_gap), 1u);
+  EXPECT_EQ(a.calls(), 0u);
+}
+
+TEST(ThreadAnalyzerTest, LongLoopKeepsOneChildEntryPerDistinctShape) {
+  ThreadAnalyzer a;
+  std::vector<testing::Call> children;
+  for (int i = 0; i < 10000; ++i)
+    children.push_back(call(static_cast<uint32_t>(2 + i % 3)));
+  a.onEvents(eventsOf({call(1, children)}));
+  ASSERT_EQ(a.shapes().size(), 5u);
+  EXPECT_EQ(a.shapes().children(4).size(), 3u);
+}
+
+// 20 calls of 100 or 110 ns (mean 105, sd 5), then one of 1000 ns: an outlier against both its
+// function and its shape ("same work, slower"). Then a call of the same function with a child
+// that takes long: an outlier for the function only ("did more work": a new shape).
+TEST(ThreadAnalyzerTest, OutliersAgainstFunctionAndShape) {
+  ThreadAnalyzer a;
+  std::vector<testing::Call> calls;
+  for (int i = 0; i < 20; ++i)
+    calls.push_back(call(1, {}, i % 2 == 0 ? 100 : 110));
+  calls.push_back(call(1, {}, 1000));
+  calls.push_back(call(1, {call(2, {}, 2000)}, 100));
+  a.onEvents(eventsOf(calls));
+  const auto outliers = a.outliers();
+  ASSERT_EQ(outliers.size(), 2u);
+  // Most extreme first: 1000 ns is 179 sd above 105 +- 5; 2100 ns only about 10 sd above the
+  // statistics that now include the 1000 ns call.
+  const Outlier& more_work = outliers[1];
+  EXPECT_TRUE(more_work.function_outlier);
+  EXPECT_FALSE(more_work.shape_outlier);
+  EXPECT_EQ(more_work.duration_ns, 2100u);
+  EXPECT_EQ(more_work.function_count, 21u);
+  const Outlier& slower = outliers[0];
+  EXPECT_TRUE(slower.function_outlier);
+  EXPECT_TRUE(slower.shape_outlier);
+  EXPECT_EQ(slower.duration_ns, 1000u);
+  EXPECT_DOUBLE_EQ(slower.function_mean, 105.0);
+  EXPECT_DOUBLE_EQ(slower.function_sd, 5.0);
+  EXPECT_EQ(slower.function_count, 20u);
+  EXPECT_DOUBLE_EQ(slower.score, (1000.0 - 105.0) / 5.0);
+  EXPECT_EQ(slower.start_ns, 1000u + 20u * 105u);
+  EXPECT_EQ(a.functionStates()[1].outliers, 2u);
+}
+
+TEST(ThreadAnalyzerTest, OutlierListIsBounded) {
+  AnalyzerOptions options;
+  options.max_outliers = 3;
+  options.outlier_min_samples = 2;
+  ThreadAnalyzer a(options);
+  std::vector<testing::Call> calls;
+  for (int i = 0; i < 200; ++i)
+    calls.push_back(call(1, {}, i % 10 == 9 ? 1000u + static_cast<uint64_t>(i) : 100u + i % 2));
+  a.onEvents(eventsOf(calls));
+  const auto outliers = a.outliers();
+  ASSERT_EQ(outliers.size(), 3u);
+  EXPECT_GE(outliers[0].score, outliers[1].score);
+  EXPECT_GE(outliers[1].score, outliers[2].score);
+}
+
+TEST(OccurrenceTimelineTest, CoarsensAndConservesCountsAndTime) {
+  OccurrenceTimeline t(4);
+  t.start(0);
+  t.record(1, 0, 10);  // bin 0 at shift 0... coarsens as needed
+  t.record(1, 10, 20);
+  t.record(2, 0, 100);
+  uint64_t count = 0, busy = 0;
+  for (const auto& cell : t.cells(1)) {
+    count += cell.count;
+    busy += cell.busy_ns;
+  }
+  EXPECT_EQ(count, 2u);
+  EXPECT_EQ(busy, 20u);
+  // 100 ns over at most 4 bins: bins of 32 ns (shift 5) from bin 0.
+  EXPECT_EQ(t.shift(), 5u);
+  ASSERT_EQ(t.cells(2).size(), 4u);
+  EXPECT_EQ(t.cells(2)[0], (TimelineCell{0, 1, 32}));
+  EXPECT_EQ(t.cells(2)[3], (TimelineCell{3, 0, 4}));
+  EXPECT_EQ(t.cells(1).size(), 1u);
+  EXPECT_EQ(t.cells(1)[0], (TimelineCell{0, 2, 20}));
+  t.coarsenTo(7);
+  ASSERT_EQ(t.cells(2).size(), 1u);
+  EXPECT_EQ(t.cells(2)[0], (TimelineCell{0, 1, 100}));
+}
+
+} // namespace
+} // namespace shapetrace::analyzer

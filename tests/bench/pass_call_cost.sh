@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# What one instrumented call costs, in instructions executed on the calling thread (entry and
+# exit together), for shapetrace and its peers, counted by valgrind's callgrind inside
+# bench_loop() of call_cost_target.c (inclusive of everything it calls: the hooks, the runtime's
+# fast path). Instructions, not time: exact and repeatable on a shared 2-core machine.
+#
+#   tests/bench/pass_call_cost.sh [build dir] [calls]      (defaults: build, 200000)
+#
+# Variants, all clang-19 -O2:
+#   plain                 no instrumentation (the baseline)
+#   shapetrace            shapetrace-cc, recording (SHAPETRACE_ENABLED=1, the default)
+#   shapetrace-disabled   shapetrace-cc, SHAPETRACE_ENABLED=0 (hooks return after one check)
+#   xray-unpatched        -fxray-instrument, sleds not patched (XRay's idle cost)
+#   xray-basic            -fxray-instrument, patched, basic (in-memory + file) logging
+#   uftrace               -pg, recorded by `uftrace record` (libmcount)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build="$(cd "${1:-build}" && pwd)"
+calls="${2:-200000}"
+src="$PWD/tests/bench/call_cost_target.c"
+work="$(mktemp -d /tmp/shapetrace-call-cost-XXXXXX)"
+trap 'rm -rf "$work"' EXIT
+command -v valgrind > /dev/null || { echo "valgrind is required (apt-get install valgrind)" >&2; exit 2; }
+
+# valgrind 3.19 cannot read the DWARF 5 of a clang-19 RelWithDebInfo build ("Possibly corrupted
+# debuginfo file"): the traced program loads a copy of the runtime without debug information
+# (LD_LIBRARY_PATH is searched before the wrapper's RUNPATH).
+mkdir -p "$work/lib"
+objcopy --strip-debug "$build/lib/libshapetrace-rt.so" "$work/lib/libshapetrace-rt.so"
+export LD_LIBRARY_PATH="$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+clang-19 -O2 "$src" -o "$work/plain"
+"$build/bin/shapetrace-cc" -O2 "$src" -o "$work/shapetrace"
+clang-19 -O2 -fxray-instrument -fxray-instruction-threshold=1 "$src" -o "$work/xray"
+clang-19 -O2 -pg "$src" -o "$work/pg"
+
+# Instructions executed inside bench_loop (inclusive), on whichever thread ran it.
+count() { # <label> <command...>
+  local label="$1"; shift
+  local out="$work/callgrind.$label"
+  (cd "$work" && valgrind --tool=callgrind --toggle-collect=bench_loop --trace-children=yes \
+     --callgrind-out-file="$out.%p" "$@" "$calls" > "$work/$label.log" 2>&1)
+  # With --trace-children (uftrace), only the traced program's file has collected anything.
+  local total=0
+  for file in "$out".*; do
+    local n
+    n=$(sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$file")
+    [ -n "$n" ] && [ "$n" -gt "$total" ] && total=$n
+  done
+  echo "$total"
+}
+
+plain=$(count plain ./plain)
+printf '%-22s %14s %18s\n' variant instructions "per call vs plain"
+printf '%-22s %14d %18s\n' plain "$plain" "-"
+row() { # <label> <total>
+  printf '%-22s %14d %18.1f\n' "$1" "$2" "$(echo "($2 - $plain) / $calls" | bc -l)"
+}
+row shapetrace "$(SHAPETRACE_ENDPOINT=ipc://$work/none count shapetrace ./shapetrace)"
+row shapetrace-disabled "$(SHAPETRACE_ENABLED=0 SHAPETRACE_ENDPOINT=ipc://$work/none count shapetrace-disabled ./shapetrace)"
+row xray-unpatched "$(XRAY_OPTIONS='patch_premain=false' count xray-unpatched ./xray)"
+row xray-basic "$(XRAY_OPTIONS="patch_premain=true xray_mode=xray-basic xray_logfile_base=$work/xray-log. verbosity=0" count xray-basic ./xray)"
+if command -v uftrace > /dev/null; then
+  row uftrace "$(count uftrace uftrace record --no-libcall -d "$work/uftrace.data" ./pg)"
+fi
