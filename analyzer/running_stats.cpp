@@ -56,6 +56,7 @@ uint64_t LogHistogram::bucketHigh(uint32_t index) {
   return bucketLow(index) + (uint64_t{1} << (msb - kSub)) - 1;
 }
 
+// Makes `index` part of the stored range (never shrinks it).
 void LogHistogram::grow(uint32_t index) {
   if (counts_.empty()) {
     first_ = index;
@@ -65,7 +66,7 @@ void LogHistogram::grow(uint32_t index) {
   if (index < first_) {
     counts_.insert(counts_.begin(), first_ - index, 0);
     first_ = index;
-  } else {
+  } else if (index >= first_ + counts_.size()) {
     counts_.resize(index - first_ + 1, 0);
   }
 }

@@ -1,11 +1,12 @@
 // `shapetrace analyze DIR | --live ENDPOINT`: shapes, clusters, ribbons, statistics and outliers of
 // a recording or of a live stream, as a terminal summary and as the JSON model (docs/analyzer.md).
 //
-// A recording is read with the collector's RecordingReader; a live stream is a ZeroMQ SUB socket on
-// the collector's publish endpoint, one StreamItem per message (the last frame of a multipart
-// message). Both feed the same Analyzer.
+// A recording is read with the collector's RecordingReader; a live stream with the collector's
+// Subscriber on its --publish endpoint (sequence-numbered items, heartbeats, end marker; items the
+// subscriber missed are counted). Both feed the same Analyzer.
 #include "analyzer.h"
 #include "cli/command.h"
+#include "fanout.h"
 #include "model_json.h"
 #include "recording/recording.h"
 #include "wire/codec.h"
@@ -16,6 +17,8 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
+#include <cstring>
 #include <cstdio>
 #include <fstream>
 #include <stdexcept>
@@ -116,10 +119,8 @@ void analyzeRecording(Analyzer& analyzer, const std::string& dir) {
 
 void analyzeLive(Analyzer& analyzer, const AnalyzeOptions& options) {
   zmq::context_t context;
-  zmq::socket_t socket(context, zmq::socket_type::sub);
-  socket.set(zmq::sockopt::subscribe, "");
-  socket.set(zmq::sockopt::rcvtimeo, 100);
-  socket.connect(options.live);
+  const char* server_key = std::getenv("SHAPETRACE_CURVE_SERVER_KEY");
+  collector::Subscriber subscriber(context, options.live, server_key ? server_key : "");
   using Clock = std::chrono::steady_clock;
   const auto started = Clock::now();
   auto last_snapshot = started;
@@ -127,28 +128,36 @@ void analyzeLive(Analyzer& analyzer, const AnalyzeOptions& options) {
     return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
   };
   std::vector<std::byte> aligned;
-  while (!g_stop.load()) {
+  uint64_t missed = 0, malformed = 0;
+  // The subscriber's loss counters, reported as the analyzer's own diagnostics.
+  auto countLoss = [&] {
+    analyzer.count(Stat::live_items_missed, subscriber.missed() - missed);
+    analyzer.count(Stat::undecodable_messages, subscriber.malformed() - malformed);
+    missed = subscriber.missed();
+    malformed = subscriber.malformed();
+  };
+  while (!g_stop.load() && !subscriber.ended()) {
     const auto now = Clock::now();
     if (options.duration > 0 && now - started >= seconds(options.duration)) break;
     if (options.snapshot_every > 0 && !options.json.empty() && options.json != "-" &&
         now - last_snapshot >= seconds(options.snapshot_every)) {
+      countLoss();
       writeModel(analyzer.snapshot(), options);
       last_snapshot = now;
     }
-    zmq::message_t message;
-    if (!socket.recv(message)) continue; // timeout: check the clock and the signal flag
-    while (message.more()) { // keep the last frame of a multipart message
-      if (!socket.recv(message)) break;
-    }
+    auto item = subscriber.receive(std::chrono::milliseconds(100));
+    if (!item) continue; // timeout or end: check the clock, the signal flag and ended()
     // Cap'n Proto reads words: copy into 8-byte aligned storage.
-    aligned.resize((message.size() + 7) / 8 * 8);
-    std::memcpy(aligned.data(), message.data(), message.size());
+    const size_t size = item->message.size();
+    aligned.resize((size + 7) / 8 * 8);
+    std::memcpy(aligned.data(), item->message.data(), size);
     try {
-      analyzer.consume(wire::decodeItem(std::span(aligned).first(message.size())));
+      analyzer.consume(wire::decodeItem(std::span(aligned).first(size)));
     } catch (const wire::FormatError&) {
       analyzer.count(Stat::undecodable_messages);
     }
   }
+  countLoss();
 }
 
 int runAnalyze(const AnalyzeOptions& options) {
@@ -184,8 +193,9 @@ cli::Runner setupAnalyze(CLI::App& command) {
   auto options = std::make_shared<AnalyzeOptions>();
   command.add_option("dir", options->dir, "Recording directory to analyze");
   command.add_option("--live", options->live,
-                     "Analyze the live stream published at this ZeroMQ endpoint instead; stops on "
-                     "Ctrl-C, SIGTERM or after --duration");
+                     "Analyze the live stream the collector publishes at this ZeroMQ endpoint "
+                     "(collect --publish); stops at the collector's end marker, on Ctrl-C, SIGTERM "
+                     "or after --duration");
   command.add_option("--json", options->json,
                      "Write the JSON model (docs/analyzer.md) to this file ('-' for stdout)");
   command.add_option("--threshold", options->threshold,

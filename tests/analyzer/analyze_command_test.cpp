@@ -1,5 +1,6 @@
 // `shapetrace analyze` end to end: recordings written by the collector's RecordingWriter, a live
 // stream from a real ZeroMQ PUB socket, the JSON file, determinism, and every usage error.
+#include "fanout.h"
 #include "recording/recording.h"
 #include "trace_builder.h"
 #include "wire/codec.h"
@@ -143,24 +144,27 @@ TEST_F(AnalyzeCommandTest, UnwritableJsonIsAnError) {
   EXPECT_NE(r.err.find("cannot write"), std::string::npos) << r.err;
 }
 
-TEST_F(AnalyzeCommandTest, LiveStreamFromAPublisher) {
+TEST_F(AnalyzeCommandTest, LiveStreamFromTheCollectorsPublisher) {
   zmq::context_t context;
-  zmq::socket_t publisher(context, zmq::socket_type::pub);
-  publisher.bind("tcp://127.0.0.1:*");
-  const std::string endpoint = publisher.get(zmq::sockopt::last_endpoint);
+  collector::Publisher publisher(context, "tcp://127.0.0.1:*", 10000, "");
+  const std::string endpoint = publisher.endpoint();
   const fs::path out = dir / "live.json";
+  Result result;
   std::thread analyzer([&] {
-    shapetrace("analyze --live " + endpoint + " --duration 3 --snapshot-every 0.1 --json " +
-               out.string());
+    result = shapetrace("analyze --live " + endpoint + " --duration 20 --snapshot-every 0.1 --json " +
+                        out.string());
   });
+  auto publish = [&](const std::vector<std::byte>& bytes) {
+    zmq::message_t message(bytes.data(), bytes.size());
+    publisher.publish(message);
+  };
   // A subscriber only receives what is published after it joined: publish one thread per round,
   // each under a new thread id, until a snapshot shows one arrived.
   uint32_t thread = 100;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   bool seen = false;
   while (!seen && std::chrono::steady_clock::now() < deadline) {
-    const auto bytes = wire::encodeItem(batchItem(1, thread++, 0, eventsOf({call(1, {call(2)})})));
-    publisher.send(zmq::buffer(bytes.data(), bytes.size()));
+    publish(wire::encodeItem(batchItem(1, thread++, 0, eventsOf({call(1, {call(2)})}))));
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     if (fs::exists(out)) {
       try {
@@ -169,10 +173,12 @@ TEST_F(AnalyzeCommandTest, LiveStreamFromAPublisher) {
       }
     }
   }
-  const std::vector<std::byte> garbage(16, std::byte{0x5a});
-  publisher.send(zmq::buffer(garbage.data(), garbage.size()));
+  publish(std::vector<std::byte>(16, std::byte{0x5a})); // not a stream message
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  publisher.end(); // the analyzer stops at the end marker, long before --duration
   analyzer.join();
   ASSERT_TRUE(seen);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
   const auto json = nlohmann::json::parse(slurp(out));
   ASSERT_FALSE(json["threads"].empty());
   for (const auto& t : json["threads"]) {
@@ -180,9 +186,10 @@ TEST_F(AnalyzeCommandTest, LiveStreamFromAPublisher) {
     EXPECT_EQ(t["events"], 4);
   }
   EXPECT_EQ(json["summary"]["shapes"], 2);
-  const auto& diagnostics = json["diagnostics"];
-  for (const auto& d : diagnostics)
+  for (const auto& d : json["diagnostics"]) {
     if (d["name"] == "undecodable_messages") EXPECT_EQ(d["count"], 1);
+    if (d["name"] == "live_items_missed") EXPECT_EQ(d["count"], 0);
+  }
 }
 
 } // namespace

@@ -119,6 +119,23 @@ TEST(LogHistogramTest, MergeIsExact) {
     EXPECT_EQ(a.quantile(q), all.quantile(q)) << q;
 }
 
+TEST(LogHistogramTest, MergingANarrowerRangeKeepsTheWiderOne) {
+  LogHistogram wide, narrow;
+  for (uint64_t v = 10; v <= 5000; v += 10)
+    wide.add(v);
+  narrow.add(300);
+  LogHistogram expected = wide;
+  expected.add(300);
+  wide.merge(narrow);
+  EXPECT_EQ(wide.total(), 501u);
+  for (double q = 0; q <= 1.0; q += 0.05)
+    EXPECT_EQ(wide.quantile(q), expected.quantile(q)) << q;
+  // And the other way round.
+  narrow.merge(expected);
+  EXPECT_EQ(narrow.total(), 502u);
+  EXPECT_LT(narrow.quantile(0.5), 3000u);
+}
+
 TEST(DurationStatsTest, QuantileStaysInObservedRange) {
   DurationStats stats;
   stats.add(1000);
