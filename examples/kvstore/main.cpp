@@ -27,7 +27,7 @@ void addFlags(CLI::App& app, Flags& flags) {
       ->check(CLI::Range(1u, 256u));
   app.add_option("--keys", s.keys, "Size of the key space the workload draws from")
       ->capture_default_str()
-      ->check(CLI::Range(std::uint64_t{2}, std::uint64_t{1} << 32));
+      ->check(CLI::Range(std::uint64_t{2}, std::uint64_t{100000000}));
   app.add_option("--seed", s.seed, "Seed of the request stream (same seed, same requests)")
       ->capture_default_str();
   app.add_option("--data-dir", s.data_dir,

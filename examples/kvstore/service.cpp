@@ -162,8 +162,6 @@ std::filesystem::path prepareDataDir(const std::filesystem::path& dir) {
   if (error)
     throw std::runtime_error("cannot create the data directory '" + dir.string() +
                              "': " + error.message());
-  if (!std::filesystem::is_directory(dir))
-    throw std::runtime_error("'" + dir.string() + "' is not a directory");
   // Each run starts from an empty store, so its checkpoint starts empty too.
   std::filesystem::path log = dir / "checkpoint.log";
   std::filesystem::remove(log, error);
