@@ -11,53 +11,31 @@
 
 namespace kv {
 
-const char* putPathName(PutPath path) {
-  switch (path) {
-  case PutPath::kPlain:
-    return "plain";
-  case PutPath::kSplit:
-    return "page split";
-  case PutPath::kInlineEviction:
-    return "inline eviction";
-  case PutPath::kFlushWait:
-    return "flush wait";
-  }
-  return "?";
-}
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
 using Queue = RequestQueue<Request>;
 
-// The slowest thing a put went through decides its path: a flush wait (milliseconds) outweighs
-// an eviction sweep, which outweighs a split (microseconds).
-PutPath classify(const PutOutcome& outcome) {
-  if (outcome.waited_for_flush)
-    return PutPath::kFlushWait;
-  if (outcome.evicted_inline)
-    return PutPath::kInlineEviction;
-  if (outcome.split)
-    return PutPath::kSplit;
-  return PutPath::kPlain;
-}
-
+// A worker thread: takes requests off its queue, has its handler serve them, and records each
+// request's service time by operation (and, for puts, by slow path).
 class Worker {
 public:
   Worker(unsigned index, Store& store, Queue& queue)
-      : index_(index), store_(store), queue_(queue) {}
+      : index_(index), handler_(store, index), queue_(queue) {}
 
   void run() {
     std::string name = "worker-" + std::to_string(index_);
     nameThread(name.c_str());
     while (std::optional<Request> request = queue_.pop()) {
       Clock::time_point start = Clock::now();
-      std::optional<PutPath> put_path = serve(*request);
+      Response response = handler_.serve(*request);
       auto nanoseconds = static_cast<std::uint64_t>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
       by_op_[static_cast<std::size_t>(request->op)].record(nanoseconds);
-      if (put_path)
-        by_put_path_[static_cast<std::size_t>(*put_path)].record(nanoseconds);
+      if (response.put_path)
+        by_put_path_[static_cast<std::size_t>(*response.put_path)].record(nanoseconds);
+      if (request->op == Op::kGet && response.hit)
+        ++get_hits_;
     }
   }
 
@@ -72,54 +50,12 @@ public:
   }
 
 private:
-  // Returns the put's path for puts, nothing for the other requests.
-  std::optional<PutPath> serve(const Request& request) {
-    switch (request.op) {
-    case Op::kGet:
-      handleGet(request);
-      return std::nullopt;
-    case Op::kPut:
-      return handlePut(request);
-    case Op::kDelete:
-      handleDelete(request);
-      return std::nullopt;
-    case Op::kScan:
-      handleScan(request);
-      return std::nullopt;
-    }
-    return std::nullopt;
-  }
-
-  void handleGet(const Request& request) {
-    std::optional<std::string> value = store_.get(request.key);
-    if (value) {
-      ++get_hits_;
-      checksum_ += value->size();
-    }
-  }
-
-  PutPath handlePut(const Request& request) {
-    // Versions are unique per worker so that a rewritten value differs from the one it replaces.
-    std::uint64_t version = (++puts_ << 8) | index_;
-    std::string value = RequestGenerator::makeValue(request.key, request.value_size, version);
-    return classify(store_.put(request.key, std::move(value)));
-  }
-
-  void handleDelete(const Request& request) { store_.erase(request.key); }
-
-  void handleScan(const Request& request) {
-    ScanOutcome outcome = store_.scan(request.key, request.scan_length);
-    checksum_ += outcome.value_bytes;
-  }
-
   unsigned index_;
-  Store& store_;
+  RequestHandler handler_;
   Queue& queue_;
   std::array<LatencyHistogram, 4> by_op_;
   std::array<LatencyHistogram, kPutPaths> by_put_path_;
   std::uint64_t get_hits_ = 0;
-  std::uint64_t puts_ = 0;
-  std::uint64_t checksum_ = 0; // what a client would have received; keeps reads from being elided
 };
 
 // Warms the cache with the most popular keys first, until it reaches the high watermark.

@@ -17,6 +17,7 @@
 #include <filesystem>
 
 #include "background.h"
+#include "handler.h"
 #include "latency.h"
 #include "store.h"
 #include "workload.h"
@@ -36,11 +37,6 @@ struct ServiceOptions {
   double zipf_theta = 0.99;
   std::size_t queue_depth = 128;
 };
-
-// Why a put took the time it took: the slow paths it went through (the first that applies).
-enum class PutPath : std::uint8_t { kPlain, kSplit, kInlineEviction, kFlushWait };
-inline constexpr std::size_t kPutPaths = 4;
-const char* putPathName(PutPath path);
 
 struct RunReport {
   double seconds = 0;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "background.h"
+#include "handler.h"
 #include "store.h"
 
 namespace kv {
@@ -102,6 +103,54 @@ TEST(Store, StoppingTheFlusherReleasesWaitingWriters) {
   Store store(options);
   store.flushSignal().close(); // no flusher will ever run
   EXPECT_TRUE(store.put(1, "v").waited_for_flush); // returns instead of hanging
+}
+
+} // namespace
+} // namespace kv
+
+namespace kv {
+namespace {
+
+TEST(RequestHandler, ServesEachOperationAgainstTheStore) {
+  StoreOptions options;
+  options.leaf_capacity = 4;
+  options.fanout = 4;
+  Store store(options);
+  RequestHandler handler(store, 0);
+  auto request = [](Op op, Key key, std::uint32_t size = 0, std::uint32_t length = 0) {
+    Request r;
+    r.op = op;
+    r.key = key;
+    r.value_size = size;
+    r.scan_length = length;
+    return r;
+  };
+  EXPECT_FALSE(handler.serve(request(Op::kGet, 10)).hit);
+  std::optional<PutPath> last_path;
+  for (Key key = 1; key <= 5; ++key)
+    last_path = handler.serve(request(Op::kPut, key * 10, 32)).put_path;
+  EXPECT_EQ(last_path, PutPath::kSplit); // the fifth entry overflows a 4-entry leaf
+  Response hit = handler.serve(request(Op::kGet, 30));
+  EXPECT_TRUE(hit.hit);
+  EXPECT_EQ(hit.value_bytes, 32u);
+  Response scan = handler.serve(request(Op::kScan, 15, 0, 3));
+  EXPECT_EQ(scan.entries, 3u); // 20, 30, 40
+  EXPECT_EQ(scan.value_bytes, 96u);
+  EXPECT_TRUE(handler.serve(request(Op::kDelete, 30)).hit);
+  EXPECT_FALSE(handler.serve(request(Op::kDelete, 30)).hit);
+  EXPECT_FALSE(handler.serve(request(Op::kGet, 30)).hit);
+  EXPECT_FALSE(handler.serve(request(Op::kGet, 10)).put_path.has_value());
+}
+
+TEST(RequestHandler, ClassifiesAPutByItsSlowestPath) {
+  PutOutcome outcome;
+  EXPECT_EQ(classifyPut(outcome), PutPath::kPlain);
+  outcome.split = true;
+  EXPECT_EQ(classifyPut(outcome), PutPath::kSplit);
+  outcome.evicted_inline = true;
+  EXPECT_EQ(classifyPut(outcome), PutPath::kInlineEviction);
+  outcome.waited_for_flush = true;
+  EXPECT_EQ(classifyPut(outcome), PutPath::kFlushWait);
 }
 
 } // namespace
