@@ -63,9 +63,24 @@ void Flusher::stop() {
 
 void Flusher::run() {
   nameThread("flusher");
-  while (store_.flushSignal().waitForWork(interval_))
-    flushOnce();
-  flushOnce(); // the final checkpoint
+  try {
+    while (store_.flushSignal().waitForWork(interval_))
+      flushOnce();
+    flushOnce(); // the final checkpoint
+  } catch (const std::exception& failure) {
+    // A checkpoint that cannot be written (disk full, I/O error) stops flushing; writers waiting
+    // for a flush must not wait forever, and the driver reports the error when it stops.
+    {
+      std::lock_guard lock(counters_mutex_);
+      error_ = failure.what();
+    }
+    store_.flushSignal().close();
+  }
+}
+
+std::string Flusher::error() const {
+  std::lock_guard lock(counters_mutex_);
+  return error_;
 }
 
 void Flusher::flushOnce() {

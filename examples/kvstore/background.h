@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "checkpoint.h"
@@ -62,6 +63,8 @@ public:
   // One flush, on the calling thread (the thread uses it; tests call it directly).
   void flushOnce();
   FlusherCounters counters() const;
+  // Why the thread stopped flushing (a checkpoint write failed), or empty.
+  std::string error() const;
 
 private:
   void run();
@@ -74,6 +77,7 @@ private:
   std::uint64_t rewrite_min_bytes_;
   mutable std::mutex counters_mutex_;
   FlusherCounters counters_;
+  std::string error_;
   std::thread thread_;
 };
 

@@ -33,7 +33,8 @@ void addFlags(CLI::App& app, Flags& flags) {
   app.add_option("--data-dir", s.data_dir,
                  "Directory for the checkpoint log (created if missing; DIR/checkpoint.log is "
                  "replaced)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check([](const std::string& dir) { return dir.empty() ? "must not be empty" : ""; });
   app.add_option("--memory-mib", flags.memory_mib, "Memory budget of the store, in MiB")
       ->capture_default_str()
       ->check(CLI::Range(0.0625, 65536.0));

@@ -145,6 +145,8 @@ RunReport runService(const ServiceOptions& options) {
 
   evictor.stop();
   flusher.stop();
+  if (std::string error = flusher.error(); !error.empty())
+    throw std::runtime_error("the checkpoint failed: " + error);
 
   for (auto& worker : workers)
     worker->addTo(&report);

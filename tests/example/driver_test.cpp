@@ -19,8 +19,10 @@ struct ProgramRun {
   std::string output; // stdout and stderr
 };
 
-ProgramRun runKvstore(const std::string& arguments) {
-  std::string command = std::string(KVSTORE_BINARY) + " " + arguments + " 2>&1";
+// Runs kvstore through sh; shell_prefix can set up the process first (limits, signals).
+ProgramRun runKvstore(const std::string& arguments, const std::string& shell_prefix = "") {
+  std::string command =
+      shell_prefix + "exec " + std::string(KVSTORE_BINARY) + " " + arguments + " 2>&1";
   ProgramRun run;
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe)
@@ -94,6 +96,7 @@ TEST_F(Driver, BadFlagsGiveAClearErrorAndExitCode2) {
            Case{"--zipf 1.5", "--zipf"},
            Case{"--frobnicate", "The following argument was not expected: --frobnicate"},
            Case{"--seed", "--seed: 1 required UINT missing"},
+           Case{"--data-dir ''", "--data-dir: must not be empty"},
        }) {
     ProgramRun run = runKvstore(c.arguments);
     EXPECT_EQ(run.exit_code, 2) << c.arguments << "\n" << run.output;
@@ -111,6 +114,29 @@ TEST_F(Driver, AnUnusableDataDirectoryIsAnError) {
   EXPECT_EQ(run.exit_code, 1) << run.output;
   EXPECT_NE(run.output.find("kvstore: cannot create the data directory '" + file.string() +
                             "': Not a directory"),
+            std::string::npos)
+      << run.output;
+}
+
+TEST_F(Driver, AnOldCheckpointThatCannotBeReplacedIsAnError) {
+  std::filesystem::create_directories(dir_ / "checkpoint.log" / "not-empty");
+  ProgramRun run = runKvstore("--seconds 0.1 --data-dir " + dir_.string());
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_NE(run.output.find("kvstore: cannot remove the old checkpoint '" +
+                            (dir_ / "checkpoint.log").string() + "'"),
+            std::string::npos)
+      << run.output;
+}
+
+TEST_F(Driver, AFailedCheckpointWriteIsReportedAndTheRunStillEnds) {
+  // A file size limit makes the first flush fail with EFBIG (SIGXFSZ ignored, so the write returns
+  // an error instead of killing the process): the writers waiting for flushes must be released and
+  // the failure reported.
+  ProgramRun run = runKvstore("--seconds 0.5 --threads 2 --keys 20000 --data-dir " + dir_.string(),
+                              "trap '' XFSZ; ulimit -f 64; ");
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_NE(run.output.find("kvstore: the checkpoint failed: " + (dir_ / "checkpoint.log").string() +
+                            ": write failed: File too large"),
             std::string::npos)
       << run.output;
 }
