@@ -24,13 +24,17 @@ struct Response {
   std::size_t value_bytes = 0;   // get, scan: bytes a client would receive
   std::size_t entries = 0;       // scan: entries returned
   std::optional<PutPath> put_path; // put: its slow path
+  bool failed = false;           // the request failed (e.g. out of memory) and was answered so
 };
 
 class RequestHandler {
 public:
   // worker_index makes the values a worker writes distinct from other workers'.
   RequestHandler(Store& store, unsigned worker_index) : store_(store), index_(worker_index) {}
+  // Serves one request. A request that fails (an exception from the store) fails alone: it is
+  // answered as failed and counted, and the worker goes on with the next one.
   Response serve(const Request& request);
+  std::uint64_t failures() const { return failures_; }
 
 private:
   Response handleGet(const Request& request);
@@ -41,6 +45,7 @@ private:
   Store& store_;
   unsigned index_;
   std::uint64_t puts_ = 0;
+  std::uint64_t failures_ = 0;
 };
 
 } // namespace kv

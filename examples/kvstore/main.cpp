@@ -63,8 +63,9 @@ void printReport(const kv::ServiceOptions& options, const kv::RunReport& r) {
   auto count = [](std::uint64_t n) { return static_cast<unsigned long long>(n); };
   std::printf("kvstore: %u workers, %llu keys, seed %llu, %.2f s\n", options.workers,
               count(options.keys), count(options.seed), r.seconds);
-  std::printf("requests: %llu (%.0f per second), get hit rate %.1f%%\n", count(r.requests),
-              static_cast<double>(r.requests) / r.seconds,
+  std::printf("requests: %llu (%.0f per second), %llu failed, get hit rate %.1f%%\n",
+              count(r.requests), static_cast<double>(r.requests) / r.seconds,
+              count(r.failed_requests),
               r.by_op[0].count() ? 100.0 * static_cast<double>(r.get_hits) /
                                        static_cast<double>(r.by_op[0].count())
                                  : 0.0);

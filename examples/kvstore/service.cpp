@@ -47,6 +47,7 @@ public:
     for (std::size_t i = 0; i < by_put_path_.size(); ++i)
       report->by_put_path[i].merge(by_put_path_[i]);
     report->get_hits += get_hits_;
+    report->failed_requests += handler_.failures();
   }
 
 private:

@@ -45,6 +45,7 @@ struct RunReport {
   std::array<LatencyHistogram, kPutPaths> by_put_path; // indexed by PutPath
   LatencyHistogram all;
   std::uint64_t get_hits = 0;
+  std::uint64_t failed_requests = 0;
   std::uint64_t preloaded = 0;
   std::size_t entries = 0;
   std::size_t memory_bytes = 0;

@@ -61,6 +61,7 @@ TEST_F(Driver, RunsForOneSecondAndReportsWhatHappened) {
       << run.output;
   std::uint64_t requests = number(run.output, R"(requests: (\d+) \()");
   EXPECT_GT(requests, 1000u) << run.output;
+  EXPECT_NE(run.output.find(" per second), 0 failed, get hit rate "), std::string::npos) << run.output;
   // Every request is accounted for in exactly one per-operation row.
   std::uint64_t rows = 0;
   for (const char* op : {"get", "put", "delete", "scan"})
