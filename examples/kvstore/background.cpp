@@ -1,9 +1,9 @@
 // The evictor and flusher threads (see background.h).
 #include "background.h"
 
-#include <pthread.h>
-
 #include "shapetrace/shapetrace.h"
+
+#include <pthread.h>
 
 // Weak: the program links and runs without the shapetrace runtime, and names its threads in the
 // trace when the runtime is linked in.
@@ -17,12 +17,15 @@ void nameThread(const char* name) {
     shapetrace_set_thread_name(name);
 }
 
-Evictor::Evictor(Store& store, std::chrono::milliseconds period)
-    : store_(store), period_(period) {}
+Evictor::Evictor(Store& store, std::chrono::milliseconds period) : store_(store), period_(period) {}
 
-Evictor::~Evictor() { stop(); }
+Evictor::~Evictor() {
+  stop();
+}
 
-void Evictor::start() { thread_ = std::thread([this] { run(); }); }
+void Evictor::start() {
+  thread_ = std::thread([this] { run(); });
+}
 
 void Evictor::stop() {
   {
@@ -51,9 +54,13 @@ Flusher::Flusher(Store& store, CheckpointLog& log, std::chrono::milliseconds int
     : store_(store), log_(log), interval_(interval), rewrite_factor_(rewrite_factor),
       rewrite_min_bytes_(rewrite_min_bytes) {}
 
-Flusher::~Flusher() { stop(); }
+Flusher::~Flusher() {
+  stop();
+}
 
-void Flusher::start() { thread_ = std::thread([this] { run(); }); }
+void Flusher::start() {
+  thread_ = std::thread([this] { run(); });
+}
 
 void Flusher::stop() {
   store_.flushSignal().close();

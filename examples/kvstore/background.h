@@ -6,6 +6,9 @@
 //     several times the live data; writes a last checkpoint when stopped.
 #pragma once
 
+#include "checkpoint.h"
+#include "store.h"
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -13,9 +16,6 @@
 #include <mutex>
 #include <string>
 #include <thread>
-
-#include "checkpoint.h"
-#include "store.h"
 
 namespace kv {
 

@@ -23,8 +23,8 @@ struct BTree::Node {
   Node(bool leaf, PageId id) : is_leaf(leaf), page_id(id) {}
 
   std::size_t childIndex(Key key) const {
-    return static_cast<std::size_t>(
-        std::upper_bound(separators.begin(), separators.end(), key) - separators.begin());
+    return static_cast<std::size_t>(std::upper_bound(separators.begin(), separators.end(), key) -
+                                    separators.begin());
   }
   std::vector<Entry>::iterator lowerBound(Key key) {
     return std::lower_bound(entries.begin(), entries.end(), key,
@@ -144,8 +144,9 @@ BTree::Split BTree::splitLeaf(Node* leaf) {
   ++counters_.leaf_splits;
   std::unique_ptr<Node> right = newNode(true);
   std::size_t half = leaf->entries.size() / 2;
-  right->entries.assign(std::make_move_iterator(leaf->entries.begin() + static_cast<std::ptrdiff_t>(half)),
-                        std::make_move_iterator(leaf->entries.end()));
+  right->entries.assign(
+      std::make_move_iterator(leaf->entries.begin() + static_cast<std::ptrdiff_t>(half)),
+      std::make_move_iterator(leaf->entries.end()));
   leaf->entries.resize(half);
   right->next = leaf->next;
   leaf->next = right.get();
@@ -312,8 +313,7 @@ std::string BTree::checkInvariants() const {
   std::size_t leaf_depth = 0;
   std::size_t entries = 0;
   std::size_t bytes = 0;
-  std::string error =
-      checkNode(root_.get(), 0, 0, false, 1, &leaf_depth, &entries, &bytes);
+  std::string error = checkNode(root_.get(), 0, 0, false, 1, &leaf_depth, &entries, &bytes);
   if (!error.empty())
     return error;
   if (entries != size_)

@@ -12,14 +12,14 @@
 // u64 high key (both inclusive), u32 entry count, then per entry u64 key, u32 value length, bytes.
 #pragma once
 
+#include "btree.h"
+
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include "btree.h"
 
 namespace kv {
 

@@ -4,12 +4,12 @@
 // call shape says which operation it was and which slow path (split, eviction, flush wait) it took.
 #pragma once
 
+#include "store.h"
+#include "workload.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-
-#include "store.h"
-#include "workload.h"
 
 namespace kv {
 
@@ -20,11 +20,11 @@ const char* putPathName(PutPath path);
 PutPath classifyPut(const PutOutcome& outcome);
 
 struct Response {
-  bool hit = false;              // get: the key was present; delete: it was removed
-  std::size_t value_bytes = 0;   // get, scan: bytes a client would receive
-  std::size_t entries = 0;       // scan: entries returned
+  bool hit = false;                // get: the key was present; delete: it was removed
+  std::size_t value_bytes = 0;     // get, scan: bytes a client would receive
+  std::size_t entries = 0;         // scan: entries returned
   std::optional<PutPath> put_path; // put: its slow path
-  bool failed = false;           // the request failed (e.g. out of memory) and was answered so
+  bool failed = false;             // the request failed (e.g. out of memory) and was answered so
 };
 
 class RequestHandler {

@@ -47,7 +47,8 @@ void LatencyHistogram::merge(const LatencyHistogram& other) {
 std::uint64_t LatencyHistogram::quantile(double q) const {
   if (count_ == 0)
     return 0;
-  auto rank = static_cast<std::uint64_t>(std::ceil(std::clamp(q, 0.0, 1.0) * static_cast<double>(count_)));
+  auto rank =
+      static_cast<std::uint64_t>(std::ceil(std::clamp(q, 0.0, 1.0) * static_cast<double>(count_)));
   rank = std::max<std::uint64_t>(rank, 1);
   std::uint64_t seen = 0;
   for (std::size_t i = 0; i < kBuckets; ++i) {

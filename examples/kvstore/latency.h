@@ -14,8 +14,11 @@ public:
   void merge(const LatencyHistogram& other);
   std::uint64_t count() const { return count_; }
   std::uint64_t max() const { return max_; }
-  double mean() const { return count_ ? static_cast<double>(sum_) / static_cast<double>(count_) : 0; }
-  // The smallest bucket bound at or above which lies the q-quantile (q in [0, 1]); never above max().
+  double mean() const {
+    return count_ ? static_cast<double>(sum_) / static_cast<double>(count_) : 0;
+  }
+  // The smallest bucket bound at or above which lies the q-quantile (q in [0, 1]); never above
+  // max().
   std::uint64_t quantile(double q) const;
 
   static std::size_t bucketOf(std::uint64_t value);
@@ -23,7 +26,8 @@ public:
 
 private:
   static constexpr unsigned kSubBits = 5;
-  static constexpr std::size_t kBuckets = 2 * (1u << kSubBits) + (64 - kSubBits - 1) * (1u << kSubBits);
+  static constexpr std::size_t kBuckets =
+      2 * (1u << kSubBits) + (64 - kSubBits - 1) * (1u << kSubBits);
   std::array<std::uint64_t, kBuckets> buckets_{};
   std::uint64_t count_ = 0;
   std::uint64_t sum_ = 0;

@@ -1,12 +1,12 @@
 // kvstore: runs the example key-value service under a Zipfian workload for a given time and prints
 // its throughput, latency percentiles (per operation, and for puts per slow path) and what the
 // store did (splits, evictions, flushes). See docs/example.md.
+#include "service.h"
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
 #include <string>
-
-#include "service.h"
 
 namespace {
 
@@ -50,7 +50,9 @@ void addFlags(CLI::App& app, Flags& flags) {
       ->check(CLI::Range(0.01, 0.999));
 }
 
-double micros(std::uint64_t nanoseconds) { return static_cast<double>(nanoseconds) / 1000.0; }
+double micros(std::uint64_t nanoseconds) {
+  return static_cast<double>(nanoseconds) / 1000.0;
+}
 
 void printRow(const char* name, const kv::LatencyHistogram& h) {
   std::printf("  %-16s %10llu %9.2f %9.2f %9.2f %9.2f %10.2f\n", name,
@@ -69,7 +71,8 @@ void printReport(const kv::ServiceOptions& options, const kv::RunReport& r) {
               r.by_op[0].count() ? 100.0 * static_cast<double>(r.get_hits) /
                                        static_cast<double>(r.by_op[0].count())
                                  : 0.0);
-  std::printf("latency (microseconds)   count       p50       p90       p99     p99.9        max\n");
+  std::printf(
+      "latency (microseconds)   count       p50       p90       p99     p99.9        max\n");
   for (kv::Op op : {kv::Op::kGet, kv::Op::kPut, kv::Op::kDelete, kv::Op::kScan})
     printRow(kv::opName(op), r.by_op[static_cast<std::size_t>(op)]);
   printRow("all", r.all);
@@ -85,10 +88,11 @@ void printReport(const kv::ServiceOptions& options, const kv::RunReport& r) {
   std::printf("eviction: %llu entries in the background, %llu inline in %llu puts\n",
               count(r.store.background_evicted_entries), count(r.store.inline_evicted_entries),
               count(r.store.inline_evictions));
-  std::printf("flush: %llu flushes, %llu pages, %.1f MiB written, %llu rewrites, %llu puts waited\n",
-              count(r.flusher.flushes), count(r.flusher.pages_written),
-              static_cast<double>(r.flusher.bytes_written) / (1 << 20), count(r.flusher.rewrites),
-              count(r.store.flush_waits));
+  std::printf(
+      "flush: %llu flushes, %llu pages, %.1f MiB written, %llu rewrites, %llu puts waited\n",
+      count(r.flusher.flushes), count(r.flusher.pages_written),
+      static_cast<double>(r.flusher.bytes_written) / (1 << 20), count(r.flusher.rewrites),
+      count(r.store.flush_waits));
   std::printf("checkpoint: %s (%llu bytes)\n", r.checkpoint_path.c_str(),
               count(r.checkpoint_bytes));
 }
@@ -108,8 +112,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kvstore: %s\nRun 'kvstore --help' for the options.\n", error.what());
     return 2;
   }
-  flags.service.memory_budget_bytes =
-      static_cast<std::size_t>(flags.memory_mib * 1024.0 * 1024.0);
+  flags.service.memory_budget_bytes = static_cast<std::size_t>(flags.memory_mib * 1024.0 * 1024.0);
   flags.service.flush_interval = std::chrono::milliseconds(flags.flush_ms);
   flags.service.max_unflushed_bytes =
       static_cast<std::size_t>(flags.max_unflushed_mib * 1024.0 * 1024.0);

@@ -1,13 +1,13 @@
 // The service's threads and the driver that runs them for a given time (see service.h).
 #include "service.h"
 
+#include "request_queue.h"
+
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include "request_queue.h"
 
 namespace kv {
 
@@ -67,7 +67,8 @@ std::uint64_t preload(Store& store, const ServiceOptions& options) {
   for (std::uint64_t rank = 0; rank < options.keys; ++rank) {
     if (store.memoryBytes() >= store.highWatermarkBytes())
       break;
-    auto size = mix.min_value + static_cast<std::uint32_t>(rng() % (mix.max_value - mix.min_value + 1));
+    auto size =
+        mix.min_value + static_cast<std::uint32_t>(rng() % (mix.max_value - mix.min_value + 1));
     Key key = scrambleKey(rank);
     store.put(key, RequestGenerator::makeValue(key, size, 0));
     ++loaded;

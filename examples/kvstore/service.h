@@ -11,16 +11,16 @@
 //   flusher    appends dirty pages to the checkpoint log, on a timer or when a put is throttled.
 #pragma once
 
-#include <array>
-#include <chrono>
-#include <cstdint>
-#include <filesystem>
-
 #include "background.h"
 #include "handler.h"
 #include "latency.h"
 #include "store.h"
 #include "workload.h"
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
 
 namespace kv {
 
@@ -41,7 +41,7 @@ struct ServiceOptions {
 struct RunReport {
   double seconds = 0;
   std::uint64_t requests = 0;
-  std::array<LatencyHistogram, 4> by_op;             // indexed by Op
+  std::array<LatencyHistogram, 4> by_op;               // indexed by Op
   std::array<LatencyHistogram, kPutPaths> by_put_path; // indexed by PutPath
   LatencyHistogram all;
   std::uint64_t get_hits = 0;

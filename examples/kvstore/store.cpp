@@ -107,9 +107,8 @@ bool Store::erase(Key key) {
 ScanOutcome Store::scan(Key start, std::size_t limit) const {
   std::shared_lock lock(mutex_);
   ScanOutcome outcome;
-  outcome.entries = tree_.scan(start, limit, [&](Key, std::string_view value) {
-    outcome.value_bytes += value.size();
-  });
+  outcome.entries = tree_.scan(
+      start, limit, [&](Key, std::string_view value) { outcome.value_bytes += value.size(); });
   return outcome;
 }
 
@@ -159,7 +158,9 @@ std::size_t Store::size() const {
   return tree_.size();
 }
 
-std::size_t Store::memoryBytes() const { return memory_bytes_.load(std::memory_order_relaxed); }
+std::size_t Store::memoryBytes() const {
+  return memory_bytes_.load(std::memory_order_relaxed);
+}
 
 std::size_t Store::leafCount() const {
   std::shared_lock lock(mutex_);
@@ -181,8 +182,7 @@ StoreCounters Store::counters() const {
   counters.inline_evictions = inline_evictions_.load(std::memory_order_relaxed);
   counters.inline_evicted_entries = inline_evicted_entries_.load(std::memory_order_relaxed);
   counters.background_sweeps = background_sweeps_.load(std::memory_order_relaxed);
-  counters.background_evicted_entries =
-      background_evicted_entries_.load(std::memory_order_relaxed);
+  counters.background_evicted_entries = background_evicted_entries_.load(std::memory_order_relaxed);
   counters.flush_waits = flush_waits_.load(std::memory_order_relaxed);
   return counters;
 }

@@ -12,6 +12,8 @@
 //     flusher has made it durable (a write stall, as RocksDB's when its memtables are full).
 #pragma once
 
+#include "btree.h"
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -22,8 +24,6 @@
 #include <shared_mutex>
 #include <string>
 #include <vector>
-
-#include "btree.h"
 
 namespace kv {
 
@@ -39,8 +39,8 @@ struct StoreOptions {
 
 // What a put did besides inserting, for the driver's latency breakdown.
 struct PutOutcome {
-  bool inserted = false;      // the key was new
-  bool split = false;         // a leaf split
+  bool inserted = false;       // the key was new
+  bool split = false;          // a leaf split
   bool evicted_inline = false; // the put had to evict to stay within budget
   bool waited_for_flush = false;
 };
@@ -51,11 +51,11 @@ struct ScanOutcome {
 };
 
 struct StoreCounters {
-  std::uint64_t inline_evictions = 0;       // puts that evicted
+  std::uint64_t inline_evictions = 0; // puts that evicted
   std::uint64_t inline_evicted_entries = 0;
   std::uint64_t background_sweeps = 0;
   std::uint64_t background_evicted_entries = 0;
-  std::uint64_t flush_waits = 0;            // puts that waited for the flusher
+  std::uint64_t flush_waits = 0; // puts that waited for the flusher
 };
 
 // How puts that exceed the dirty-page bound wait for the flusher, and how the flusher learns that
@@ -119,8 +119,8 @@ private:
   StoreOptions options_;
   mutable std::shared_mutex mutex_;
   BTree tree_;
-  Key clock_hand_ = 0;                // guarded by mutex_ (exclusive)
-  std::size_t unflushed_bytes_ = 0;   // written under mutex_ (exclusive), reset by the flusher
+  Key clock_hand_ = 0;              // guarded by mutex_ (exclusive)
+  std::size_t unflushed_bytes_ = 0; // written under mutex_ (exclusive), reset by the flusher
   FlushSignal flush_signal_;
   std::atomic<std::size_t> memory_bytes_{0}; // mirrors tree_.memoryBytes() for lock-free reads
   std::atomic<std::uint64_t> inline_evictions_{0};

@@ -28,8 +28,7 @@ ZipfGenerator::ZipfGenerator(std::uint64_t items, double theta) : items_(items) 
   zeta_n_ = zeta(items, theta);
   double zeta_2 = zeta(2, theta);
   alpha_ = 1.0 / (1.0 - theta);
-  eta_ = (1.0 - std::pow(2.0 / static_cast<double>(items), 1.0 - theta)) /
-         (1.0 - zeta_2 / zeta_n_);
+  eta_ = (1.0 - std::pow(2.0 / static_cast<double>(items), 1.0 - theta)) / (1.0 - zeta_2 / zeta_n_);
   half_pow_theta_ = 1.0 + std::pow(0.5, theta);
 }
 
@@ -45,7 +44,9 @@ std::uint64_t ZipfGenerator::rank(std::mt19937_64& rng) const {
   return drawn < items_ ? drawn : items_ - 1;
 }
 
-double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+double uniform01(std::mt19937_64& rng) {
+  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
+}
 
 Key scrambleKey(std::uint64_t rank) {
   std::uint64_t z = rank + 0x9E3779B97F4A7C15ull;

@@ -7,12 +7,12 @@
 // leaves) instead of being keys 0, 1, 2...
 #pragma once
 
+#include "btree.h"
+
 #include <chrono>
 #include <cstdint>
 #include <random>
 #include <string>
-
-#include "btree.h"
 
 namespace kv {
 

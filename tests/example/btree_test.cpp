@@ -1,21 +1,19 @@
 // The example's B+tree: a property test against std::map over random operations, split order,
 // CLOCK eviction and page images.
-#include <gtest/gtest.h>
+#include "btree.h"
 
+#include <gtest/gtest.h>
 #include <map>
 #include <random>
 #include <string>
-
-#include "btree.h"
 
 namespace kv {
 namespace {
 
 std::map<Key, std::string> contents(const BTree& tree) {
   std::map<Key, std::string> out;
-  tree.scan(0, tree.size() + 1, [&](Key key, std::string_view value) {
-    out.emplace(key, std::string(value));
-  });
+  tree.scan(0, tree.size() + 1,
+            [&](Key key, std::string_view value) { out.emplace(key, std::string(value)); });
   return out;
 }
 

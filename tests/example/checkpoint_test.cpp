@@ -1,15 +1,14 @@
 // The checkpoint log: what a flusher writes reads back as the store's content, and damaged files
 // are reported precisely.
-#include <gtest/gtest.h>
-
-#include <filesystem>
-#include <fstream>
-#include <random>
-#include <unistd.h>
-
 #include "background.h"
 #include "checkpoint.h"
 #include "store.h"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <random>
+#include <unistd.h>
 
 namespace kv {
 namespace {
@@ -134,7 +133,7 @@ TEST_F(CheckpointTest, AFileThatIsNotACheckpointIsRejected) {
 TEST(ReplayPages, ALaterImageOfARangeReplacesEverythingInIt) {
   std::vector<PageImage> pages = {
       {1, 0, 1000, {{1, "a"}, {500, "b"}, {900, "c"}}},
-      {1, 0, 499, {{2, "d"}}},   // the leaf after a split: 1 was deleted since
+      {1, 0, 499, {{2, "d"}}},      // the leaf after a split: 1 was deleted since
       {2, 500, 1000, {{900, "e"}}}, // its new right sibling: 500 was evicted
   };
   std::map<Key, std::string> expected = {{2, "d"}, {900, "e"}};

@@ -1,16 +1,15 @@
 // The kvstore program end to end: it runs for a second and reports sane figures, writes a
 // checkpoint that reads back, and rejects bad flags with a clear error and exit code 2.
-#include <gtest/gtest.h>
+#include "checkpoint.h"
 
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <gtest/gtest.h>
 #include <regex>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include "checkpoint.h"
 
 namespace {
 
@@ -55,13 +54,15 @@ protected:
 
 TEST_F(Driver, RunsForOneSecondAndReportsWhatHappened) {
   ProgramRun run = runKvstore("--seconds 1 --threads 2 --keys 20000 --seed 3 --memory-mib 2 "
-                       "--flush-ms 200 --data-dir " + dir_.string());
+                              "--flush-ms 200 --data-dir " +
+                              dir_.string());
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("kvstore: 2 workers, 20000 keys, seed 3"), std::string::npos)
       << run.output;
   std::uint64_t requests = number(run.output, R"(requests: (\d+) \()");
   EXPECT_GT(requests, 1000u) << run.output;
-  EXPECT_NE(run.output.find(" per second), 0 failed, get hit rate "), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find(" per second), 0 failed, get hit rate "), std::string::npos)
+      << run.output;
   // Every request is accounted for in exactly one per-operation row.
   std::uint64_t rows = 0;
   for (const char* op : {"get", "put", "delete", "scan"})
@@ -102,7 +103,8 @@ TEST_F(Driver, BadFlagsGiveAClearErrorAndExitCode2) {
     ProgramRun run = runKvstore(c.arguments);
     EXPECT_EQ(run.exit_code, 2) << c.arguments << "\n" << run.output;
     EXPECT_NE(run.output.find(std::string("kvstore: ") + c.error), std::string::npos)
-        << c.arguments << "\n" << run.output;
+        << c.arguments << "\n"
+        << run.output;
     EXPECT_NE(run.output.find("Run 'kvstore --help'"), std::string::npos) << run.output;
   }
 }
@@ -110,7 +112,10 @@ TEST_F(Driver, BadFlagsGiveAClearErrorAndExitCode2) {
 TEST_F(Driver, AnUnusableDataDirectoryIsAnError) {
   std::filesystem::create_directories(dir_);
   std::filesystem::path file = dir_ / "a-file";
-  { std::FILE* f = std::fopen(file.c_str(), "w"); std::fclose(f); }
+  {
+    std::FILE* f = std::fopen(file.c_str(), "w");
+    std::fclose(f);
+  }
   ProgramRun run = runKvstore("--seconds 0.1 --data-dir " + file.string());
   EXPECT_EQ(run.exit_code, 1) << run.output;
   EXPECT_NE(run.output.find("kvstore: cannot create the data directory '" + file.string() +
@@ -136,8 +141,8 @@ TEST_F(Driver, AFailedCheckpointWriteIsReportedAndTheRunStillEnds) {
   ProgramRun run = runKvstore("--seconds 0.5 --threads 2 --keys 20000 --data-dir " + dir_.string(),
                               "trap '' XFSZ; ulimit -f 64; ");
   EXPECT_EQ(run.exit_code, 1) << run.output;
-  EXPECT_NE(run.output.find("kvstore: the checkpoint failed: " + (dir_ / "checkpoint.log").string() +
-                            ": write failed: File too large"),
+  EXPECT_NE(run.output.find("kvstore: the checkpoint failed: " +
+                            (dir_ / "checkpoint.log").string() + ": write failed: File too large"),
             std::string::npos)
       << run.output;
 }

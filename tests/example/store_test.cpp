@@ -1,14 +1,13 @@
 // The thread-safe store: the memory budget holds under concurrent puts (inline and background
 // eviction), and throttled writers are released by the flusher.
-#include <gtest/gtest.h>
-
-#include <atomic>
-#include <thread>
-#include <unistd.h>
-
 #include "background.h"
 #include "handler.h"
 #include "store.h"
+
+#include <atomic>
+#include <gtest/gtest.h>
+#include <thread>
+#include <unistd.h>
 
 namespace kv {
 namespace {
@@ -101,7 +100,7 @@ TEST(Store, StoppingTheFlusherReleasesWaitingWriters) {
   StoreOptions options;
   options.max_unflushed_bytes = 1;
   Store store(options);
-  store.flushSignal().close(); // no flusher will ever run
+  store.flushSignal().close();                     // no flusher will ever run
   EXPECT_TRUE(store.put(1, "v").waited_for_flush); // returns instead of hanging
 }
 

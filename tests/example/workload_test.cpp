@@ -1,12 +1,11 @@
 // The workload generator (Zipfian skew, determinism, the request mix and bursts) and the latency
 // histogram's arithmetic.
-#include <gtest/gtest.h>
-
-#include <map>
-#include <set>
-
 #include "latency.h"
 #include "workload.h"
+
+#include <gtest/gtest.h>
+#include <map>
+#include <set>
 
 namespace kv {
 namespace {
@@ -90,8 +89,8 @@ TEST(RequestGenerator, ValuesDependOnKeyAndVersion) {
 }
 
 TEST(LatencyHistogram, BucketsCoverEveryValueWithinThreePercent) {
-  for (std::uint64_t value : {0ull, 1ull, 63ull, 64ull, 65ull, 1000ull, 123456789ull,
-                              ~0ull >> 1, ~0ull}) {
+  for (std::uint64_t value :
+       {0ull, 1ull, 63ull, 64ull, 65ull, 1000ull, 123456789ull, ~0ull >> 1, ~0ull}) {
     std::size_t bucket = LatencyHistogram::bucketOf(value);
     std::uint64_t high = LatencyHistogram::bucketHigh(bucket);
     EXPECT_GE(high, value);
@@ -110,7 +109,7 @@ TEST(LatencyHistogram, QuantilesAndMerge) {
   a.merge(b);
   EXPECT_EQ(a.count(), 100u);
   EXPECT_EQ(a.max(), 100000u);
-  EXPECT_EQ(a.quantile(0.5), 50u);   // exact below 64
+  EXPECT_EQ(a.quantile(0.5), 50u); // exact below 64
   EXPECT_EQ(a.quantile(0.01), 1u);
   EXPECT_EQ(a.quantile(1.0), 100000u);
   EXPECT_NEAR(static_cast<double>(a.quantile(0.9)), 90000.0, 90000.0 / 32);
