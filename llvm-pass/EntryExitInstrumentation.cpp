@@ -1,0 +1,309 @@
+//===- EntryExitInstrumentation.cpp - hooks on every way in and out -------===//
+//
+// The instrumentation itself. Every function that passes the skip rules gets:
+//   - __shapetrace_enter(id) at its entry;
+//   - __shapetrace_exit(id) before each `ret`, or, when the `ret` returns the result of a
+//     `musttail`/`tail` call, before that call: the callee then runs after the caller's exit, which
+//     is what happens once the backend turns the call into a jump, and it keeps the call in tail
+//     position so that the jump (and the bounded stack it buys) survives instrumentation;
+//   - __shapetrace_unwind_exit(id) on the way out of an exception: calls that may throw and would
+//     unwind straight to the caller become invokes of one cleanup landing pad that calls the hook
+//     and resumes; existing `resume`s get the hook before them; and existing landing pads are
+//     marked `cleanup`, because the unwinder only lands in a catch-only pad whose clause matches
+//     and would otherwise leave the frame silently (the no-match path of every frontend ends in
+//     the `resume` that now carries the hook).
+// The id is load(@__shapetrace_base_id) + the function's local index: one RIP-relative load, one
+// add and the call. The hooks are declared nounwind and nonlazybind (called through the GOT, not
+// a PLT stub); see docs/BENCHMARKS.md for what a call costs.
+//
+// Not covered, and documented in docs/pass.md: longjmp and exit() leave frames without an exit
+// event (the analyzer resynchronises on the next exit it sees), and functions using funclet-based
+// (Windows) exception handling are not instrumented.
+//
+//===----------------------------------------------------------------------===//
+#include "FunctionFilter.h"
+#include "FunctionTable.h"
+#include "ShapeTracePass.h"
+
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Analysis/OptimizationRemarkEmitter.h"
+#include "llvm/IR/DebugInfoMetadata.h"
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/EHPersonalities.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/Utils/Local.h"
+
+using namespace llvm;
+
+namespace shapetrace {
+namespace {
+
+constexpr char PassName[] = "shapetrace";
+constexpr char EnterHookName[] = "__shapetrace_enter";
+constexpr char ExitHookName[] = "__shapetrace_exit";
+constexpr char UnwindExitHookName[] = "__shapetrace_unwind_exit";
+constexpr char RuntimePrefix[] = "__shapetrace_";
+// Marks a module as instrumented, so that running the pass twice (an explicit -passes plus a
+// default pipeline, or re-optimising instrumented IR) does not add a second set of hooks.
+constexpr char InstrumentedMarker[] = "shapetrace.instrumented";
+
+/// Where the hooks go in one function, collected before the function is changed.
+struct ExitPoints {
+  SmallVector<Instruction *, 4> Exits;       // insert __shapetrace_exit before these
+  SmallVector<ResumeInst *, 2> Resumes;      // insert __shapetrace_unwind_exit before these
+  SmallVector<LandingPadInst *, 2> Pads;     // to be entered on every unwind
+  SmallVector<CallInst *, 8> UnwindToCaller; // calls that may throw straight to the caller
+};
+
+/// The call whose result `Ret` returns, when that call is marked tail or musttail and nothing
+/// but debug records separates them: a tail call the backend can turn into a jump.
+CallInst *tailCallReturnedBy(ReturnInst &Ret) {
+  if (CallInst *MustTail = Ret.getParent()->getTerminatingMustTailCall())
+    return MustTail;
+  auto *Call = dyn_cast_or_null<CallInst>(Ret.getPrevNonDebugInstruction());
+  if (!Call || !Call->isTailCall() || isa<IntrinsicInst>(Call) || Call->isInlineAsm())
+    return nullptr;
+  Value *Returned = Ret.getReturnValue();
+  return !Returned || Returned == Call ? Call : nullptr;
+}
+
+/// Whether an exception thrown by this call would leave the function without passing a
+/// landing pad.
+bool mayUnwindToCaller(const CallInst &Call) {
+  if (Call.doesNotThrow() || Call.isMustTailCall())
+    return false;
+  // Intrinsics that may throw (statepoints, deoptimize, ...) cannot all be invoked.
+  if (const Function *Callee = Call.getCalledFunction(); Callee && Callee->isIntrinsic())
+    return false;
+  return !Call.getOperandBundle(LLVMContext::OB_funclet);
+}
+
+class ModuleEntryExit {
+public:
+  ModuleEntryExit(Module &M, const FunctionFilter &Filter)
+      : M(M), Ctx(M.getContext()), Filter(Filter), Int32Ty(Type::getInt32Ty(Ctx)) {}
+
+  /// Instruments every eligible function and emits the function table. Returns whether the
+  /// module changed.
+  bool instrumentModule();
+
+private:
+  bool declareHooks();
+  std::optional<std::string> structuralSkipReason(const Function &F) const;
+  void instrumentFunction(Function &F, uint32_t Index, GlobalVariable *BaseId);
+  ExitPoints findExitPoints(Function &F, bool HandleUnwinding) const;
+  void callHook(FunctionCallee Hook, Instruction *Before, uint32_t Index, GlobalVariable *BaseId,
+                DebugLoc Loc);
+  void addUnwindCleanup(Function &F, ArrayRef<CallInst *> Calls, uint32_t Index,
+                        GlobalVariable *BaseId);
+  Constant *personalityFor(const Function &F);
+
+  Module &M;
+  LLVMContext &Ctx;
+  const FunctionFilter &Filter;
+  Type *Int32Ty;
+  FunctionCallee EnterHook, ExitHook, UnwindExitHook;
+  SmallPtrSet<const Function *, 4> IFuncResolvers;
+};
+
+bool ModuleEntryExit::declareHooks() {
+  FunctionType *HookTy = FunctionType::get(Type::getVoidTy(Ctx), {Int32Ty}, /*isVarArg=*/false);
+  AttributeList Attrs = AttributeList()
+                            .addFnAttribute(Ctx, Attribute::NoUnwind)
+                            .addFnAttribute(Ctx, Attribute::NonLazyBind);
+  for (const char *Name : {EnterHookName, ExitHookName, UnwindExitHookName}) {
+    if (const Function *Existing = M.getFunction(Name);
+        Existing && Existing->getFunctionType() != HookTy) {
+      Ctx.emitError(Twine("shapetrace: '") + Name +
+                    "' is declared in this module with a type other than void(uint32_t); "
+                    "the name is reserved for the shapetrace runtime");
+      return false;
+    }
+  }
+  EnterHook = M.getOrInsertFunction(EnterHookName, HookTy, Attrs);
+  ExitHook = M.getOrInsertFunction(ExitHookName, HookTy, Attrs);
+  UnwindExitHook = M.getOrInsertFunction(UnwindExitHookName, HookTy, Attrs);
+  return true;
+}
+
+/// Functions that cannot or must not carry hooks, whatever the user asked for.
+std::optional<std::string> ModuleEntryExit::structuralSkipReason(const Function &F) const {
+  // Another module's definition runs; this body only feeds the optimiser.
+  if (F.hasAvailableExternallyLinkage())
+    return "available_externally";
+  // A naked function has no prologue to put a call in.
+  if (F.hasFnAttribute(Attribute::Naked))
+    return "naked";
+  // The runtime is never instrumented, even when compiled into the module.
+  if (F.getName().starts_with(RuntimePrefix))
+    return "part of the shapetrace runtime";
+  // An ifunc resolver runs while the dynamic loader relocates, before any constructor.
+  if (IFuncResolvers.contains(&F))
+    return "an ifunc resolver";
+  // CoroSplit turns the coroutine into ramp/resume/destroy functions later; in after-inlining
+  // mode those are instrumented, each call of them being one enter/exit pair.
+  if (F.isPresplitCoroutine())
+    return "a coroutine not yet split";
+  if (F.getFnAttribute("function-instrument").getValueAsString() == "xray-never")
+    return "marked xray_never_instrument";
+  if (F.hasPersonalityFn() && isScopedEHPersonality(classifyEHPersonality(F.getPersonalityFn())))
+    return "uses funclet-based exception handling, which shapetrace does not support";
+  return std::nullopt;
+}
+
+bool ModuleEntryExit::instrumentModule() {
+  if (M.getNamedMetadata(InstrumentedMarker))
+    return false;
+  if (!declareHooks())
+    return false;
+  for (const GlobalIFunc &IFunc : M.ifuncs())
+    if (const Function *Resolver = IFunc.getResolverFunction())
+      IFuncResolvers.insert(Resolver);
+
+  FunctionTable Table(M);
+  SmallVector<Function *, 64> Functions;
+  for (Function &F : M)
+    if (!F.isDeclaration())
+      Functions.push_back(&F);
+  for (Function *F : Functions) {
+    OptimizationRemarkEmitter ORE(F);
+    FunctionInfo Info = describeFunction(*F);
+    std::optional<std::string> Skip = structuralSkipReason(*F);
+    if (!Skip)
+      Skip = Filter.exclusionReason(*F, Info);
+    if (Skip) {
+      ORE.emit([&] {
+        return OptimizationRemarkMissed(PassName, "NotInstrumented", F)
+               << "'" << Info.Demangled << "' not instrumented: " << *Skip;
+      });
+      continue;
+    }
+    ORE.emit([&] {
+      return OptimizationRemark(PassName, "Instrumented", F)
+             << "'" << Info.Demangled << "' instrumented with local id "
+             << ore::NV("LocalId", static_cast<unsigned>(Table.size()));
+    });
+    uint32_t Index = Table.add(std::move(Info));
+    instrumentFunction(*F, Index, Table.baseId());
+  }
+
+  if (Table.empty()) {
+    Table.baseId()->eraseFromParent();
+    for (const char *Name : {EnterHookName, ExitHookName, UnwindExitHookName})
+      if (Function *Hook = M.getFunction(Name); Hook && Hook->use_empty())
+        Hook->eraseFromParent();
+    return false;
+  }
+  Table.emit();
+  M.getOrInsertNamedMetadata(InstrumentedMarker);
+  return true;
+}
+
+ExitPoints ModuleEntryExit::findExitPoints(Function &F, bool HandleUnwinding) const {
+  ExitPoints Points;
+  SmallPtrSet<const CallInst *, 4> TailCalls;
+  for (BasicBlock &BB : F) {
+    Instruction *Terminator = BB.getTerminator();
+    if (auto *Ret = dyn_cast<ReturnInst>(Terminator)) {
+      CallInst *TailCall = tailCallReturnedBy(*Ret);
+      Points.Exits.push_back(TailCall ? static_cast<Instruction *>(TailCall) : Ret);
+      if (TailCall)
+        TailCalls.insert(TailCall);
+    } else if (auto *Resume = dyn_cast<ResumeInst>(Terminator); Resume && HandleUnwinding) {
+      Points.Resumes.push_back(Resume);
+    }
+  }
+  if (!HandleUnwinding)
+    return Points;
+  for (BasicBlock &BB : F) {
+    if (BB.isLandingPad())
+      Points.Pads.push_back(BB.getLandingPadInst());
+    for (Instruction &I : BB)
+      // A tail call already follows the caller's exit: if it throws, the caller has left.
+      if (auto *Call = dyn_cast<CallInst>(&I);
+          Call && mayUnwindToCaller(*Call) && !TailCalls.contains(Call))
+        Points.UnwindToCaller.push_back(Call);
+  }
+  return Points;
+}
+
+void ModuleEntryExit::callHook(FunctionCallee Hook, Instruction *Before, uint32_t Index,
+                               GlobalVariable *BaseId, DebugLoc Loc) {
+  IRBuilder<> IRB(Before);
+  // A call in a function with debug information should have a location; line 0 says "compiler
+  // generated" where no better one exists.
+  if (!Loc)
+    if (DISubprogram *SP = Before->getFunction()->getSubprogram())
+      Loc = DILocation::get(Ctx, 0, 0, SP);
+  IRB.SetCurrentDebugLocation(Loc);
+  Value *Id = IRB.CreateLoad(Int32Ty, BaseId, "shapetrace.base");
+  if (Index != 0)
+    Id = IRB.CreateAdd(Id, ConstantInt::get(Int32Ty, Index), "shapetrace.id");
+  IRB.CreateCall(Hook, {Id});
+}
+
+void ModuleEntryExit::instrumentFunction(Function &F, uint32_t Index, GlobalVariable *BaseId) {
+  // A nounwind function cannot be left by an exception (a throw inside it ends in
+  // std::terminate), so it needs no unwind path.
+  ExitPoints Points = findExitPoints(F, /*HandleUnwinding=*/!F.doesNotThrow());
+
+  DebugLoc EntryLoc;
+  if (DISubprogram *SP = F.getSubprogram())
+    EntryLoc = DILocation::get(Ctx, SP->getScopeLine(), 0, SP);
+  callHook(EnterHook, &*F.getEntryBlock().getFirstInsertionPt(), Index, BaseId, EntryLoc);
+  for (Instruction *Exit : Points.Exits)
+    callHook(ExitHook, Exit, Index, BaseId, Exit->getDebugLoc());
+  for (ResumeInst *Resume : Points.Resumes)
+    callHook(UnwindExitHook, Resume, Index, BaseId, Resume->getDebugLoc());
+  for (LandingPadInst *Pad : Points.Pads)
+    Pad->setCleanup(true);
+  if (!Points.UnwindToCaller.empty())
+    addUnwindCleanup(F, Points.UnwindToCaller, Index, BaseId);
+}
+
+/// Routes the given calls' exceptions through one cleanup landing pad that records the unwind
+/// exit and resumes unwinding: `landingpad cleanup; __shapetrace_unwind_exit(id); resume`.
+void ModuleEntryExit::addUnwindCleanup(Function &F, ArrayRef<CallInst *> Calls, uint32_t Index,
+                                       GlobalVariable *BaseId) {
+  if (!F.hasPersonalityFn())
+    F.setPersonalityFn(personalityFor(F));
+  BasicBlock *Cleanup = BasicBlock::Create(Ctx, "shapetrace.unwind", &F);
+  Type *PadTy = StructType::get(PointerType::getUnqual(Ctx), Int32Ty);
+  LandingPadInst *Pad = LandingPadInst::Create(PadTy, 0, "shapetrace.lpad", Cleanup);
+  Pad->setCleanup(true);
+  ResumeInst *Resume = ResumeInst::Create(Pad, Cleanup);
+  callHook(UnwindExitHook, Resume, Index, BaseId, DebugLoc());
+  for (CallInst *Call : Calls)
+    changeToInvokeAndSplitBasicBlock(Call, Cleanup);
+}
+
+/// The personality for a function that had no landing pad: the one the module already uses or
+/// declares (__gxx_personality_v0 in C++), otherwise the platform's default for C
+/// (__gcc_personality_v0), which handles cleanup-only landing pads like ours.
+Constant *ModuleEntryExit::personalityFor(const Function &F) {
+  for (const Function &Other : M)
+    if (&Other != &F && Other.hasPersonalityFn())
+      return Other.getPersonalityFn();
+  if (Function *CxxPersonality = M.getFunction(getEHPersonalityName(EHPersonality::GNU_CXX)))
+    return CxxPersonality;
+  StringRef Name = getEHPersonalityName(getDefaultEHPersonality(Triple(M.getTargetTriple())));
+  FunctionType *PersonalityTy = FunctionType::get(Int32Ty, /*isVarArg=*/true);
+  return cast<Constant>(M.getOrInsertFunction(Name, PersonalityTy).getCallee());
+}
+
+} // namespace
+
+PreservedAnalyses ShapeTracePass::run(Module &M, ModuleAnalysisManager &) {
+  Expected<FunctionFilter> Filter = FunctionFilter::create(Opts, M);
+  if (!Filter) {
+    M.getContext().emitError("shapetrace: " + toString(Filter.takeError()));
+    return PreservedAnalyses::all();
+  }
+  ModuleEntryExit Instrumenter(M, *Filter);
+  return Instrumenter.instrumentModule() ? PreservedAnalyses::none() : PreservedAnalyses::all();
+}
+
+} // namespace shapetrace

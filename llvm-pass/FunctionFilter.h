@@ -1,0 +1,64 @@
+//===- FunctionFilter.h - which functions the user wants instrumented -----===//
+//
+// The user's choices of what to leave out of the trace, decided per function:
+//   - the opt-out attribute, SHAPETRACE_NO_INSTRUMENT from <shapetrace/shapetrace.h>, which is
+//     __attribute__((annotate("shapetrace_no_instrument"))) and reaches the IR as an entry of
+//     @llvm.global.annotations (clang's disable_sanitizer_instrumentation attribute also opts out);
+//   - a minimum size: loop-free leaf functions with fewer IR instructions than
+//     Options::MinInstructions are left out, as XRay's instruction threshold does, because their
+//     hooks would cost more than their body and their time is visible in their caller;
+//   - a rule file of include/exclude glob patterns on function names and source files
+//     (format in docs/pass.md), where the last matching rule decides.
+// Structural rules (declarations, naked functions, the runtime's own functions) are not user
+// choices and live in EntryExitInstrumentation.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SHAPETRACE_LLVM_PASS_FUNCTIONFILTER_H
+#define SHAPETRACE_LLVM_PASS_FUNCTIONFILTER_H
+
+#include "FunctionTable.h"
+#include "ShapeTracePass.h"
+
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/GlobPattern.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shapetrace {
+
+class FunctionFilter {
+public:
+  /// Reads the rule file named in Opts (if any) and M's opt-out annotations. Fails with a message
+  /// naming the file and line of the first bad rule, or why the file cannot be read.
+  static llvm::Expected<FunctionFilter> create(const Options &Opts, const llvm::Module &M);
+
+  /// Why F is left out of the trace, or nothing if it is to be instrumented.
+  std::optional<std::string> exclusionReason(const llvm::Function &F,
+                                             const FunctionInfo &Info) const;
+
+private:
+  struct Rule {
+    bool Include;
+    bool OnSourceFile; // matches the source file instead of the function's names
+    llvm::GlobPattern Pattern;
+    std::string Text; // as written, for remarks
+    unsigned Line;
+  };
+
+  llvm::Error readRules(llvm::StringRef Path);
+  const Rule *lastMatchingRule(const FunctionInfo &Info, llvm::StringRef File) const;
+
+  unsigned MinInstructions = 0;
+  std::string RuleFile;
+  std::vector<Rule> Rules;
+  bool HasIncludeRule = false;
+  llvm::SmallPtrSet<const llvm::Function *, 8> OptedOut;
+};
+
+} // namespace shapetrace
+
+#endif // SHAPETRACE_LLVM_PASS_FUNCTIONFILTER_H

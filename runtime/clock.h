@@ -1,0 +1,82 @@
+// Timestamps for the hot path and their conversion to CLOCK_MONOTONIC nanoseconds.
+//
+// The hooks read raw ticks: `rdtsc` (no fence: ordering against neighbouring instructions is not
+// worth ~20 cycles per event, an event's time is only as precise as the call it marks) when the CPU
+// has an invariant TSC (constant_tsc and nonstop_tsc in /proc/cpuinfo), else clock_gettime
+// (CLOCK_MONOTONIC) in nanoseconds. Only the drain thread converts ticks to nanoseconds, with a
+// Calibration that the runtime measures itself against CLOCK_MONOTONIC (sysfs has no TSC frequency
+// on the machines we target): a first estimate over the first drain interval, then re-measured over
+// ever longer baselines (doubling up to every second). Each re-measurement starts a new linear
+// segment that is continuous with the previous one (converted times never jump backwards) and steers
+// its slope so that the residual offset against CLOCK_MONOTONIC decays over the next segment.
+#pragma once
+
+#include "wire/items.h"
+
+#include <cstdint>
+#include <ctime>
+#include <x86intrin.h>
+
+namespace shapetrace::rt {
+
+enum class TickSource : uint8_t { Tsc, Monotonic };
+
+inline uint64_t monotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+// The process's tick source, chosen once at start-up (see selectTickSource); read on every event.
+extern TickSource g_tick_source;
+
+[[gnu::always_inline]] inline uint64_t readTicks() {
+  if (g_tick_source == TickSource::Tsc) [[likely]]
+    return __rdtsc();
+  return monotonicNs();
+}
+
+// Whether /proc/cpuinfo-style flags text declares an invariant TSC.
+bool cpuFlagsHaveInvariantTsc(const char* cpuinfo_text);
+// Reads /proc/cpuinfo once. `requested` is SHAPETRACE_CLOCK: "auto", "tsc" or "monotonic"; "tsc"
+// on a CPU without an invariant TSC falls back to monotonic (and says so in `why`).
+TickSource selectTickSource(const char* requested, const char** why);
+
+// One simultaneous reading of the tick source and of CLOCK_MONOTONIC.
+struct ClockPair {
+  uint64_t ticks = 0;
+  uint64_t ns = 0;
+};
+
+// Ticks -> CLOCK_MONOTONIC ns, piecewise linear. Not thread-safe: owned by the drain thread.
+class Calibration {
+public:
+  // `start` anchors the first segment; until the first update, ticks convert at `nominal_ticks_per_ns`.
+  Calibration(ClockPair start, double nominal_ticks_per_ns);
+
+  // Starts a new segment at `now` (a fresh pair): slope from the whole baseline since start, and
+  // the offset of the old mapping at now.ticks against now.ns corrected over `next_interval_ns`.
+  void update(ClockPair now, uint64_t next_interval_ns);
+
+  uint64_t toNs(uint64_t ticks) const {
+    const int64_t delta = int64_t(ticks - ref_ticks_);
+    const double ns = double(ref_ns_) + double(delta) * ns_per_tick_;
+    return ns <= 0 ? 0 : uint64_t(ns);
+  }
+
+  double ticksPerNs() const { return measured_ticks_per_ns_; }
+  // The current segment in wire form (ns = refNs + (ticks - refTicks) / ticksPerNs).
+  wire::ClockCalibration describe(wire::ClockSource source) const;
+
+private:
+  ClockPair start_;
+  uint64_t ref_ticks_;
+  uint64_t ref_ns_;
+  double ns_per_tick_;
+  double measured_ticks_per_ns_;
+};
+
+// A tight reading: the tick/monotonic pair whose two surrounding tick reads are closest, of a few.
+ClockPair readClockPair(TickSource source);
+
+} // namespace shapetrace::rt

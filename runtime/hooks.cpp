@@ -1,0 +1,155 @@
+// The hot path: __shapetrace_enter / __shapetrace_exit / __shapetrace_unwind_exit.
+//
+// Enabled, on a thread that already has its ring, an event costs: one TLS block access, the
+// enabled flag, the re-entry guard, rdtsc, a 16-byte store and a release store of the ring's head.
+// No lock, syscall, allocation or atomic read-modify-write; errno is untouched (rdtsc and plain
+// stores cannot set it; the rare paths save and restore it). Everything else is out of line.
+//
+// Balance rules (documented in docs/runtime.md): an exit is recorded exactly when its enter was
+// recorded, whatever happened to the enabled flag in between. `depth` counts recorded calls still
+// open; `skipped` counts calls entered while disabled inside a recorded call. Calls entered while
+// disabled outside any recorded call are not counted at all: their exits see depth 0 and are
+// skipped, which is right because their enters were not recorded either.
+#include "runtime.h"
+#include "shapetrace/abi.h"
+
+#include <cerrno>
+#include <sched.h>
+#include <time.h>
+
+namespace shapetrace::rt {
+namespace {
+
+[[gnu::always_inline]] inline void enterGuard(ThreadLocal& local) {
+  local.busy = true;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+}
+[[gnu::always_inline]] inline void leaveGuard(ThreadLocal& local) {
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  local.busy = false;
+}
+
+// A hook that interrupted a hook of the same thread (a signal handler), or ran on the drain thread.
+[[gnu::noinline, gnu::cold]] void nestedEvent(ThreadLocal& local) {
+  if (local.runtime_thread || !g_hot.enabled.load(std::memory_order_relaxed))
+    return;
+  if (ThreadState* state = local.state)
+    state->nested_drops.fetch_add(1, std::memory_order_relaxed);
+  else
+    g_hot.late_events.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Waits for ring space in blocking mode, while the drain can still make room. True when space
+// for `needed` slots appeared.
+bool waitForSpace(ThreadState& state, uint64_t needed) {
+  const int saved_errno = errno;
+  bool ok = false;
+  while (g_hot.blocking_wait.load(std::memory_order_relaxed)) {
+    if (state.ring.freeSlots() >= needed) {
+      ok = true;
+      break;
+    }
+    const timespec pause{0, 20000};
+    nanosleep(&pause, nullptr);
+  }
+  errno = saved_errno;
+  return ok;
+}
+
+// The ring was full, or earlier drops must be announced first: write the lost marker(s) and the
+// event, or count the event as dropped.
+[[gnu::noinline]] void pushSlow(ThreadState& state, const Event& event) {
+  for (;;) {
+    uint64_t pending = state.ring.pending_drops.load(std::memory_order_relaxed);
+    while (pending > UINT32_MAX) { // announce in pieces the marker can carry
+      const Event marker{state.ring.first_drop_ticks.load(std::memory_order_relaxed), UINT32_MAX,
+                         EventKind(kLostMarker)};
+      if (!state.ring.tryPush(marker))
+        break;
+      pending -= UINT32_MAX;
+      state.ring.pending_drops.store(pending, std::memory_order_relaxed);
+    }
+    if (pending == 0) {
+      if (state.ring.tryPush(event))
+        return;
+    } else if (pending <= UINT32_MAX) {
+      const Event marker{state.ring.first_drop_ticks.load(std::memory_order_relaxed),
+                         uint32_t(pending), EventKind(kLostMarker)};
+      if (state.ring.tryPushPair(marker, event)) {
+        state.ring.pending_drops.store(0, std::memory_order_relaxed);
+        return;
+      }
+    }
+    if (!g_hot.blocking || !waitForSpace(state, pending ? 2 : 1))
+      break;
+  }
+  const uint64_t pending = state.ring.pending_drops.load(std::memory_order_relaxed);
+  if (pending == 0)
+    state.ring.first_drop_ticks.store(event.timestamp, std::memory_order_relaxed);
+  state.ring.pending_drops.store(pending + 1, std::memory_order_relaxed);
+}
+
+[[gnu::always_inline]] inline void push(ThreadState& state, const Event& event) {
+  if (state.ring.pending_drops.load(std::memory_order_relaxed) == 0 && state.ring.tryPush(event))
+    [[likely]]
+    return;
+  pushSlow(state, event);
+}
+
+[[gnu::noinline]] ThreadState* attachSlow(ThreadLocal& local) {
+  const int saved_errno = errno;
+  ThreadState* state = attachThread(local);
+  errno = saved_errno;
+  return state;
+}
+
+[[gnu::always_inline]] inline void onEnter(uint32_t function_id) {
+  ThreadLocal& local = t_local;
+  if (local.busy) [[unlikely]]
+    return nestedEvent(local);
+  if (!g_hot.enabled.load(std::memory_order_relaxed)) [[unlikely]] {
+    if (local.depth)
+      ++local.skipped;
+    return;
+  }
+  enterGuard(local);
+  ThreadState* state = local.state;
+  if (!state) [[unlikely]]
+    state = attachSlow(local);
+  if (state) [[likely]] {
+    push(*state, Event{readTicks(), function_id, EventKind::Enter});
+    ++local.depth;
+  }
+  leaveGuard(local);
+}
+
+[[gnu::always_inline]] inline void onExit(uint32_t function_id, EventKind kind) {
+  ThreadLocal& local = t_local;
+  if (local.busy) [[unlikely]]
+    return nestedEvent(local);
+  if (local.skipped) [[unlikely]] {
+    --local.skipped;
+    return;
+  }
+  if (!local.depth) [[unlikely]]
+    return;
+  enterGuard(local);
+  --local.depth;
+  push(*local.state, Event{readTicks(), function_id, kind});
+  leaveGuard(local);
+}
+
+} // namespace
+} // namespace shapetrace::rt
+
+using shapetrace::EventKind;
+
+SHAPETRACE_EXPORT void __shapetrace_enter(uint32_t function_id) {
+  shapetrace::rt::onEnter(function_id);
+}
+SHAPETRACE_EXPORT void __shapetrace_exit(uint32_t function_id) {
+  shapetrace::rt::onExit(function_id, EventKind::Exit);
+}
+SHAPETRACE_EXPORT void __shapetrace_unwind_exit(uint32_t function_id) {
+  shapetrace::rt::onExit(function_id, EventKind::UnwindExit);
+}

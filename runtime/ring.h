@@ -1,0 +1,105 @@
+// The per-thread event ring: a bounded single-producer/single-consumer queue of 16-byte Events.
+//
+// The producer is the traced thread (the hooks), the consumer the drain thread. Shaped like
+// folly::ProducerConsumerQueue, with two changes that the hot path needs: the producer keeps its own
+// copy of the write index and a cached copy of the read index, so a push touches only the
+// producer's cache line plus one release store (no atomic read-modify-write, no load of the
+// consumer's line unless the ring looks full); and the consumer reads in bulk, in place
+// (`readable()` + `at()` + `release()`), so it never copies events twice. Capacity is a power of two
+// and every slot is usable (indices are free-running 64-bit counters, never wrapped).
+//
+// Who may call what: tryPush/tryPushPair/freeSlots only from the one producer thread; readable/at/
+// release only from the one consumer thread. Construction and destruction while neither runs.
+#pragma once
+
+#include "wire/event.h"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace shapetrace::rt {
+
+class EventRing {
+public:
+  // `slots` must hold `capacity` events, capacity a power of two >= 2. The ring does not own them.
+  EventRing(Event* slots, uint64_t capacity) : slots_(slots), mask_(capacity - 1) {}
+  EventRing(const EventRing&) = delete;
+  EventRing& operator=(const EventRing&) = delete;
+
+  uint64_t capacity() const { return mask_ + 1; }
+
+  // --- producer side ------------------------------------------------------------------------
+  // Appends one event; false (and nothing written) when the ring is full.
+  bool tryPush(const Event& event) {
+    const uint64_t head = head_local_;
+    if (head - cached_tail_ > mask_ && !refreshFree(1)) [[unlikely]]
+      return false;
+    slots_[head & mask_] = event;
+    head_local_ = head + 1;
+    head_.store(head + 1, std::memory_order_release);
+    return true;
+  }
+
+  // Appends two events that the consumer must see together (a marker and its payload or the
+  // event that follows it), or neither.
+  bool tryPushPair(const Event& first, const Event& second) {
+    const uint64_t head = head_local_;
+    if (head - cached_tail_ + 1 > mask_ && !refreshFree(2))
+      return false;
+    slots_[head & mask_] = first;
+    slots_[(head + 1) & mask_] = second;
+    head_local_ = head + 2;
+    head_.store(head + 2, std::memory_order_release);
+    return true;
+  }
+
+  // Free slots as the producer can prove them now (reads the consumer's index).
+  uint64_t freeSlots() {
+    cached_tail_ = tail_.load(std::memory_order_acquire);
+    return capacity() - (head_local_ - cached_tail_);
+  }
+
+  // Forgets everything, producer and consumer state alike. Only when no other thread uses the ring
+  // (in a forked child, where the consumer thread no longer exists).
+  void resetUnsynchronized() {
+    head_local_ = cached_tail_ = 0;
+    head_.store(0, std::memory_order_relaxed);
+    tail_.store(0, std::memory_order_relaxed);
+  }
+
+  // --- consumer side ------------------------------------------------------------------------
+  // The index one past the last event published so far, and the first one not yet released:
+  // events [released(), readable()) may be read with at().
+  uint64_t readable() const { return head_.load(std::memory_order_acquire); }
+  uint64_t released() const { return tail_.load(std::memory_order_relaxed); }
+  const Event& at(uint64_t index) const { return slots_[index & mask_]; }
+  // Gives slots up to `index` (exclusive) back to the producer.
+  void release(uint64_t index) { tail_.store(index, std::memory_order_release); }
+
+private:
+  bool refreshFree(uint64_t needed) {
+    cached_tail_ = tail_.load(std::memory_order_acquire);
+    return capacity() - (head_local_ - cached_tail_) >= needed;
+  }
+
+public:
+  // Producer-owned drop accounting, kept here so the hot path touches one producer cache line
+  // (see ThreadState). Atomic only so that the drain may read it at thread or process end:
+  // relaxed loads and stores, never a read-modify-write.
+  std::atomic<uint64_t> pending_drops{0};
+  std::atomic<uint64_t> first_drop_ticks{0};
+
+private:
+  // Producer's line: read-mostly fields and the producer's private indices.
+  Event* const slots_;
+  const uint64_t mask_;
+  uint64_t head_local_ = 0;
+  uint64_t cached_tail_ = 0;
+  // Written by the producer, read by the consumer.
+  alignas(64) std::atomic<uint64_t> head_{0};
+  // Written by the consumer, read by the producer only when the ring looks full.
+  alignas(64) std::atomic<uint64_t> tail_{0};
+};
+
+} // namespace shapetrace::rt

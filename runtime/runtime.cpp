@@ -1,0 +1,369 @@
+// Lifecycle of the runtime (start, thread attach and exit, fork, process exit), module
+// registration and the public C API of shapetrace.h.
+#include "runtime.h"
+
+#include "drain.h"
+#include "flags.h"
+#include "shapetrace/abi.h"
+#include "shapetrace/shapetrace.h"
+#include "wire/endpoint.h"
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <pthread.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+namespace shapetrace::rt {
+
+constinit HotState g_hot;
+
+Runtime& runtime() {
+  static Runtime* instance = new Runtime; // never destroyed: hooks may run during exit
+  return *instance;
+}
+
+uint32_t StringTable::intern(const char* text) {
+  std::lock_guard lock(mutex_);
+  if (auto found = ids_.find(text); found != ids_.end())
+    return found->second;
+  if (strings_.size() >= kMaxStrings)
+    return kFull;
+  const uint32_t id = uint32_t(strings_.size());
+  strings_.emplace_back(text);
+  ids_.emplace(text, id);
+  return id;
+}
+
+std::string StringTable::lookup(uint32_t id) {
+  std::lock_guard lock(mutex_);
+  return id < strings_.size() ? strings_[id] : std::string();
+}
+
+namespace {
+
+pthread_once_t g_start_once = PTHREAD_ONCE_INIT;
+pthread_key_t g_thread_key;
+Drain* g_drain = nullptr; // leaked on purpose in a forked child (its thread is gone)
+std::mutex g_lifecycle_mutex;
+
+void warn(const std::string& message) { std::fprintf(stderr, "shapetrace: %s\n", message.c_str()); }
+
+uint64_t randomKey() {
+  uint64_t key = 0;
+  while (key == 0)
+    if (getrandom(&key, sizeof key, 0) != sizeof key)
+      key = monotonicNs() * 0x9E3779B97F4A7C15ull ^ uint64_t(getpid());
+  return key;
+}
+
+std::string readFile(const char* path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+wire::ProcessStart describeProcess(uint64_t start_ns) {
+  wire::ProcessStart start;
+  start.pid = uint32_t(getpid());
+  start.parent_pid = uint32_t(getppid());
+  start.parent_process = runtime().parent_process_key;
+  char exe[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  start.executable = n > 0 ? std::string(exe, size_t(n)) : std::string();
+  const std::string cmdline = readFile("/proc/self/cmdline");
+  for (size_t at = 0; at < cmdline.size();) {
+    const size_t end = cmdline.find('\0', at);
+    start.arguments.push_back(cmdline.substr(at, end - at));
+    at = end == std::string::npos ? cmdline.size() : end + 1;
+  }
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  start.hostname = host;
+  start.start_ns = start_ns;
+  timespec real;
+  clock_gettime(CLOCK_REALTIME, &real);
+  start.start_realtime_ns = int64_t(real.tv_sec) * 1000000000 + real.tv_nsec;
+  for (auto& [name, value] : describeFlags(flags()))
+    start.config.push_back({name, value});
+  return start;
+}
+
+std::unique_ptr<Sink> makeSink() {
+  const Flags& config = flags();
+  std::string error;
+  std::unique_ptr<Sink> sink;
+  if (!config.output.empty()) {
+    warn("SHAPETRACE_OUTPUT is not supported by this build yet; sending to the collector instead");
+  }
+  const std::string endpoint = config.endpoint.empty() ? wire::defaultEndpoint() : config.endpoint;
+  sink = makeZmqSink(endpoint, int(config.send_hwm), error);
+  if (!sink)
+    warn(error + "; tracing is off");
+  return sink;
+}
+
+// Creates the drain for this process (at start and in a forked child). False: tracing stays off.
+bool startDrain() {
+  Runtime& rt = runtime();
+  std::unique_ptr<Sink> sink = makeSink();
+  if (!sink)
+    return false;
+  const ClockPair start = readClockPair(rt.tick_source);
+  // Until the first measurement, assume the TSC of this machine class (never used for a sent
+  // timestamp: the first ProcessStart waits for a measured calibration).
+  const double nominal = rt.tick_source == TickSource::Tsc ? 2.0 : 1.0;
+  g_drain = new Drain(rt, std::move(sink), Calibration(start, nominal), describeProcess(start.ns));
+  if (!g_drain->start()) {
+    warn("cannot start the drain thread; tracing is off");
+    return false;
+  }
+  return true;
+}
+
+void onThreadExit(void* value) {
+  auto* state = static_cast<ThreadState*>(value);
+  ThreadLocal& local = t_local;
+  local.busy = true;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  local.state = nullptr;
+  local.exited = true;
+  local.depth = local.skipped = 0;
+  state->finished.store(true, std::memory_order_release);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  local.busy = false;
+}
+
+void lockAllForFork() {
+  Runtime& rt = runtime();
+  g_lifecycle_mutex.lock();
+  rt.modules_mutex.lock();
+  rt.strings.mutex().lock();
+}
+
+void unlockAllAfterFork() {
+  Runtime& rt = runtime();
+  rt.strings.mutex().unlock();
+  rt.modules_mutex.unlock();
+  g_lifecycle_mutex.unlock();
+}
+
+// Fork child: a new process in the stream (fresh key, parent recorded), with only the forking
+// thread's ring, emptied, and a fresh drain and connection.
+void onForkChild() {
+  unlockAllAfterFork();
+  Runtime& rt = runtime();
+  if (rt.phase.load() != Phase::Running)
+    return;
+  ThreadLocal& local = t_local;
+  ThreadState* mine = local.state;
+  rt.registry.resetToOnly(mine);
+  if (mine) {
+    mine->ring.resetUnsynchronized();
+    mine->ring.pending_drops.store(0);
+    mine->nested_drops.store(0);
+    mine->drain = DrainCursor{};
+    mine->tid = uint32_t(gettid());
+    mine->start_ticks = readTicks();
+  }
+  // Calls open in the parent are not this process's: their exits are not recorded here.
+  local.depth = local.skipped = 0;
+  g_hot.late_events.store(0);
+  if (g_drain)
+    g_drain->abandonAfterFork();
+  g_drain = nullptr;
+  rt.parent_process_key = rt.process_key;
+  rt.process_key = randomKey();
+  rt.control_queue.clear();
+  for (const wire::ModuleTable& module : rt.modules)
+    rt.control_queue.push_back({0, module});
+  if (!startDrain()) {
+    g_hot.enabled.store(false);
+    rt.phase.store(Phase::ShutDown);
+  }
+}
+
+void startOnce() {
+  Runtime& rt = runtime();
+  const Flags& config = flags();
+  const char* why = "";
+  rt.tick_source = selectTickSource(config.clock.c_str(), &why);
+  if (config.clock == "tsc" && rt.tick_source != TickSource::Tsc)
+    warn(std::string("SHAPETRACE_CLOCK=tsc: ") + why + "; using CLOCK_MONOTONIC");
+  g_tick_source = rt.tick_source;
+  rt.ring_bytes = config.ring_bytes;
+  rt.enabled_at_start = config.enabled;
+  g_hot.blocking = config.blocking;
+  g_hot.blocking_wait.store(config.blocking);
+  rt.process_key = randomKey();
+  pthread_key_create(&g_thread_key, onThreadExit);
+  pthread_atfork(lockAllForFork, unlockAllAfterFork, onForkChild);
+  if (!startDrain()) {
+    rt.phase.store(Phase::ShutDown);
+    return;
+  }
+  rt.phase.store(Phase::Running, std::memory_order_release);
+  g_hot.enabled.store(config.enabled, std::memory_order_release);
+}
+
+} // namespace
+
+void ensureStarted() {
+  // The drain thread and the fork handlers must not see their own hooks.
+  const int saved_errno = errno;
+  pthread_once(&g_start_once, startOnce);
+  errno = saved_errno;
+}
+
+ThreadState* attachThread(ThreadLocal& local) {
+  Runtime& rt = runtime();
+  if (local.exited || local.runtime_thread || rt.phase.load(std::memory_order_acquire) != Phase::Running) {
+    g_hot.late_events.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  ThreadState* state = createThreadState(rt.ring_bytes);
+  if (!state) {
+    g_hot.late_events.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  state->tid = uint32_t(gettid());
+  state->start_ticks = readTicks();
+  prctl(PR_GET_NAME, state->name);
+  pthread_setspecific(g_thread_key, state);
+  local.state = state;
+  rt.registry.push(state);
+  return state;
+}
+
+bool flushFor(uint32_t timeout_ms) {
+  std::lock_guard lock(g_lifecycle_mutex);
+  return g_drain && runtime().phase.load() == Phase::Running && g_drain->flush(timeout_ms);
+}
+
+namespace {
+
+// Process exit. A destructor of the runtime library runs after the program's own exit-time code
+// (atexit handlers, static destructors, and the .fini of every library that depends on us), so
+// events up to that point are recorded.
+__attribute__((destructor)) void onProcessExit() {
+  Runtime& rt = runtime();
+  if (rt.phase.load() != Phase::Running)
+    return;
+  ThreadLocal& local = t_local;
+  local.busy = true; // this thread plays the drain from here on
+  rt.phase.store(Phase::ShutDown);
+  std::lock_guard lock(g_lifecycle_mutex);
+  if (g_drain)
+    g_drain->stop();
+  g_hot.enabled.store(false);
+  local.busy = false;
+}
+
+__attribute__((constructor)) void onLoad() { ensureStarted(); }
+
+// Appends a thread-scoped marker (annotation, thread name) to the calling thread's ring.
+shapetrace_status pushMarker(const Event& first, const Event* second) {
+  ThreadLocal& local = t_local;
+  if (local.busy)
+    return SHAPETRACE_DROPPED;
+  local.busy = true;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  ThreadState* state = local.state ? local.state : attachThread(local);
+  shapetrace_status status = SHAPETRACE_NOT_RUNNING;
+  if (state) {
+    const bool pushed = second ? state->ring.tryPushPair(first, *second) : state->ring.tryPush(first);
+    status = pushed ? SHAPETRACE_OK : SHAPETRACE_DROPPED;
+  }
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  local.busy = false;
+  return status;
+}
+
+bool running() { return runtime().phase.load(std::memory_order_acquire) == Phase::Running; }
+
+} // namespace
+} // namespace shapetrace::rt
+
+using namespace shapetrace;
+using namespace shapetrace::rt;
+
+SHAPETRACE_EXPORT void __shapetrace_register_module(struct __shapetrace_module* module) {
+  if (!module || !module->base_id)
+    return;
+  ensureStarted();
+  Runtime& rt = runtime();
+  if (module->abi_version != SHAPETRACE_ABI_VERSION) {
+    std::fprintf(stderr,
+                 "shapetrace: module '%s' was instrumented for ABI version %u, this runtime "
+                 "implements %u; its functions are recorded with unregistered ids\n",
+                 module->module_id ? module->module_id : "?", module->abi_version,
+                 SHAPETRACE_ABI_VERSION);
+    return;
+  }
+  std::lock_guard lock(rt.modules_mutex);
+  if (uint64_t(rt.next_function_id) + module->function_count > SHAPETRACE_UNREGISTERED_BASE) {
+    std::fprintf(stderr, "shapetrace: too many instrumented functions; module '%s' not registered\n",
+                 module->module_id ? module->module_id : "?");
+    return;
+  }
+  wire::ModuleTable table;
+  table.module_id = module->module_id ? module->module_id : "";
+  table.base_id = rt.next_function_id;
+  table.functions.reserve(module->function_count);
+  for (uint32_t i = 0; i < module->function_count; ++i) {
+    const __shapetrace_function& function = module->functions[i];
+    auto text = [](const char* s) { return s ? std::string(s) : std::string(); };
+    table.functions.push_back({table.base_id + i, text(function.mangled_name),
+                               text(function.demangled_name), text(function.source_file),
+                               function.line});
+  }
+  rt.next_function_id += module->function_count;
+  *module->base_id = table.base_id;
+  rt.control_queue.push_back({0, table});
+  rt.modules.push_back(std::move(table));
+}
+
+SHAPETRACE_EXPORT shapetrace_status shapetrace_annotate(const char* key, int64_t value) {
+  if (!key || !*key)
+    return SHAPETRACE_INVALID_ARGUMENT;
+  if (!running())
+    return SHAPETRACE_NOT_RUNNING;
+  const uint32_t id = runtime().strings.intern(key);
+  if (id == StringTable::kFull)
+    return SHAPETRACE_DROPPED;
+  const Event marker{readTicks(), id, EventKind(kAnnotationMarker)};
+  const Event payload{uint64_t(value), 0, EventKind(kAnnotationValue)};
+  return pushMarker(marker, &payload);
+}
+
+SHAPETRACE_EXPORT shapetrace_status shapetrace_set_thread_name(const char* name) {
+  if (!name || !*name)
+    return SHAPETRACE_INVALID_ARGUMENT;
+  if (!running())
+    return SHAPETRACE_NOT_RUNNING;
+  const uint32_t id = runtime().strings.intern(name);
+  if (id == StringTable::kFull)
+    return SHAPETRACE_DROPPED;
+  return pushMarker(Event{readTicks(), id, EventKind(kThreadNameMarker)}, nullptr);
+}
+
+SHAPETRACE_EXPORT void shapetrace_set_enabled(int enabled) {
+  if (running())
+    g_hot.enabled.store(enabled != 0, std::memory_order_relaxed);
+}
+
+SHAPETRACE_EXPORT int shapetrace_is_enabled(void) {
+  return g_hot.enabled.load(std::memory_order_relaxed) ? 1 : 0;
+}
+
+SHAPETRACE_EXPORT shapetrace_status shapetrace_flush(uint32_t timeout_ms) {
+  if (!running())
+    return SHAPETRACE_NOT_RUNNING;
+  if (t_local.runtime_thread)
+    return SHAPETRACE_INVALID_ARGUMENT;
+  return flushFor(timeout_ms) ? SHAPETRACE_OK : SHAPETRACE_TIMEOUT;
+}

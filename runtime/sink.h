@@ -1,0 +1,33 @@
+// Where the drain thread's encoded stream items go: a collector over ZeroMQ, or (SHAPETRACE_OUTPUT)
+// a recording on disk.
+//
+// send() never blocks: false means "not accepted now, try again later" and the caller keeps the
+// data (events stay in their ring, so loss is only ever decided and counted at the ring).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace shapetrace::rt {
+
+class Sink {
+public:
+  virtual ~Sink() = default;
+  virtual bool send(std::span<const std::byte> message) = 0;
+  // Whether waiting at exit can help: false when the destination certainly does not exist (an
+  // ipc:// socket file that is not there), so exit does not wait for a collector that is absent.
+  virtual bool mayAccept() const = 0;
+  // Lets queued messages leave for at most `linger_ms`, then releases everything.
+  virtual void close(unsigned linger_ms) = 0;
+  // Fork child: forget the parent's resources without touching them (they belong to the parent).
+  virtual void abandon() = 0;
+  virtual std::string describe() const = 0;
+};
+
+// Connects a PUSH socket to `endpoint` (ZMQ_IMMEDIATE, so nothing queues towards a collector that
+// is not there). Returns nullptr and sets `error` when the endpoint is malformed.
+std::unique_ptr<Sink> makeZmqSink(const std::string& endpoint, int send_hwm, std::string& error);
+
+} // namespace shapetrace::rt

@@ -1,0 +1,93 @@
+// Per-thread tracing state: the thread-local block the hooks touch, the ring each thread owns, and
+// the registry through which the drain thread finds every ring.
+//
+// Ownership: a ThreadState is created by its thread's first event (mmap, so it is safe in a signal
+// handler too and its ring pages are only committed as they are used), published in the registry
+// with one compare-and-swap, and destroyed by the drain thread once the thread has exited and
+// everything it recorded has left the process.
+#pragma once
+
+#include "ring.h"
+
+#include <atomic>
+#include <cstdint>
+#include <span>
+
+namespace shapetrace::rt {
+
+// Ring entries that are not events. Their `kind` never collides with EventKind; the drain turns
+// them into stream items in ring order, so each lands exactly between the right two batches.
+enum MarkerKind : uint32_t {
+  // function_id = number of events dropped (<= UINT32_MAX), timestamp = ticks of the first one.
+  kLostMarker = 0x100,
+  // function_id = interned key, timestamp = ticks; the next slot is kAnnotationValue.
+  kAnnotationMarker = 0x101,
+  // timestamp = the int64 value's bits.
+  kAnnotationValue = 0x102,
+  // function_id = interned name, timestamp = ticks.
+  kThreadNameMarker = 0x103,
+};
+
+// What only the drain thread reads and writes.
+struct DrainCursor {
+  bool start_sent = false;
+  uint64_t next_sequence = 0;   // batches sent so far
+  uint64_t events_sent = 0;
+  uint64_t drops_reported = 0;  // events announced in Gap items
+  uint64_t unreported_drops = 0;
+};
+
+struct ThreadState {
+  EventRing ring;
+  // Events dropped since the last lost marker, and the ticks of the first: ring.pending_drops and
+  // ring.first_drop_ticks (on the producer's cache line).
+  // Hooks that ran while this thread was inside a hook (a signal handler interrupting one): they
+  // cannot touch the ring, so they are counted here (a rare path; the one atomic RMW of a producer).
+  std::atomic<uint64_t> nested_drops{0};
+  // Set by the thread-exit destructor after the thread's last event.
+  std::atomic<bool> finished{false};
+
+  uint32_t tid = 0;
+  uint64_t start_ticks = 0;
+  char name[16] = {};
+  size_t mapping_bytes = 0;
+  ThreadState* next = nullptr; // registry link, see Registry
+  DrainCursor drain;
+
+  ThreadState(Event* slots, uint64_t capacity) : ring(slots, capacity) {}
+};
+
+// The thread-local block of the hot path, in one initial-exec TLS slot.
+struct ThreadLocal {
+  ThreadState* state;
+  uint32_t depth;          // recorded calls still open (enter seen, exit not yet)
+  uint32_t skipped;        // calls entered while disabled inside recorded ones, still open
+  bool busy;               // inside a hook or runtime API call on this thread (re-entry guard)
+  bool runtime_thread;     // the drain thread: its hooks are ignored, never counted
+  bool exited;             // the thread-exit destructor ran: no new state
+};
+extern constinit thread_local ThreadLocal t_local __attribute__((tls_model("initial-exec")));
+
+// Ring capacity in events for a requested size in bytes: next power of two, at least 16.
+uint64_t ringCapacityFor(uint64_t ring_bytes);
+// Maps a new state and ring; nullptr when memory is exhausted. Async-signal-safe.
+ThreadState* createThreadState(uint64_t ring_bytes);
+void destroyThreadState(ThreadState* state);
+
+// The list of live states. Producers only ever push at the head (lock-free); only the drain
+// thread walks the list and unlinks from it, so a node's `next` is written by one thread only.
+class Registry {
+public:
+  void push(ThreadState* state);
+  ThreadState* head() const { return head_.load(std::memory_order_acquire); }
+  // Drain thread only. `previous` is the node before `state` in the last walk (nullptr: head).
+  void unlink(ThreadState* state, ThreadState* previous);
+  // Fork child only: drops every node except `keep` (the forking thread's, may be nullptr) without
+  // freeing their memory's contents beyond an munmap.
+  void resetToOnly(ThreadState* keep);
+
+private:
+  std::atomic<ThreadState*> head_{nullptr};
+};
+
+} // namespace shapetrace::rt

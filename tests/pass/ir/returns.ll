@@ -1,0 +1,94 @@
+; Entry hook first, exit hook before every return, ids = base + local index, and the function
+; table, module record and constructor of runtime/include/shapetrace/abi.h.
+; RUN: %opt_shapetrace -passes=shapetrace-instrument -S %s | FileCheck %s
+
+source_filename = "src/returns.c"
+target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
+target triple = "x86_64-pc-linux-gnu"
+
+; The table: one record per instrumented function in order, strings shared, the base id
+; initialised to SHAPETRACE_UNREGISTERED_BASE, the constructor registered at priority 2.
+; CHECK: @__shapetrace_base_id = internal global i32 -2147483648
+; CHECK-DAG: @[[VOID_M:__shapetrace_str[.0-9]*]] = private unnamed_addr constant [9 x i8] c"void_ret\00", align 1
+; CHECK-DAG: @[[EMPTY:__shapetrace_str[.0-9]*]] = private unnamed_addr constant [1 x i8] zeroinitializer, align 1
+; CHECK-DAG: @[[SEV_M:__shapetrace_str[.0-9]*]] = private unnamed_addr constant [17 x i8] c"_Z11severalRetsi\00"
+; CHECK-DAG: @[[SEV_D:__shapetrace_str[.0-9]*]] = private unnamed_addr constant [17 x i8] c"severalRets(int)\00"
+; CHECK: @__shapetrace_functions = private constant [3 x { ptr, ptr, ptr, i32, i32 }]
+; CHECK-SAME: [{ ptr, ptr, ptr, i32, i32 } { ptr @[[VOID_M]], ptr @[[VOID_M]], ptr @[[EMPTY]], i32 0, i32 0 },
+; CHECK-SAME: { ptr, ptr, ptr, i32, i32 } { ptr @[[VAL_M:__shapetrace_str[.0-9]*]], ptr @[[VAL_M]], ptr @[[EMPTY]], i32 0, i32 0 },
+; CHECK-SAME: { ptr, ptr, ptr, i32, i32 } { ptr @[[SEV_M]], ptr @[[SEV_D]], ptr @[[EMPTY]], i32 0, i32 0 }]
+; CHECK: @[[MODID:__shapetrace_str[.0-9]*]] = private unnamed_addr constant [14 x i8] c"src/returns.c\00"
+; CHECK: @__shapetrace_module = private constant { i32, i32, ptr, ptr, ptr } { i32 1, i32 3, ptr @__shapetrace_functions, ptr @[[MODID]], ptr @__shapetrace_base_id }
+; CHECK: @llvm.global_ctors = appending global [1 x { i32, ptr, ptr }] [{ i32, ptr, ptr } { i32 2, ptr @shapetrace.module_ctor, ptr null }]
+
+; CHECK-LABEL: define void @void_ret()
+; CHECK-NEXT:    [[B:%.*]] = load i32, ptr @__shapetrace_base_id, align 4
+; CHECK-NEXT:    call void @__shapetrace_enter(i32 [[B]])
+; CHECK-NEXT:    store i32 1, ptr @g
+; CHECK-NEXT:    [[B2:%.*]] = load i32, ptr @__shapetrace_base_id, align 4
+; CHECK-NEXT:    call void @__shapetrace_exit(i32 [[B2]])
+; CHECK-NEXT:    ret void
+@g = global i32 0
+define void @void_ret() {
+  store i32 1, ptr @g
+  ret void
+}
+
+; CHECK-LABEL: define i32 @value_ret(i32 %x)
+; CHECK-NEXT:    [[B:%.*]] = load i32, ptr @__shapetrace_base_id, align 4
+; CHECK-NEXT:    [[ID:%.*]] = add i32 [[B]], 1
+; CHECK-NEXT:    call void @__shapetrace_enter(i32 [[ID]])
+; CHECK-NEXT:    [[R:%.*]] = mul i32 %x, %x
+; CHECK-NEXT:    [[B2:%.*]] = load i32, ptr @__shapetrace_base_id, align 4
+; CHECK-NEXT:    [[ID2:%.*]] = add i32 [[B2]], 1
+; CHECK-NEXT:    call void @__shapetrace_exit(i32 [[ID2]])
+; CHECK-NEXT:    ret i32 [[R]]
+define i32 @value_ret(i32 %x) {
+  %r = mul i32 %x, %x
+  ret i32 %r
+}
+
+; Three returns, three exits, one entry.
+; CHECK-LABEL: define i32 @_Z11severalRetsi(i32 %x)
+; CHECK:       entry:
+; CHECK-NEXT:    [[B:%.*]] = load i32, ptr @__shapetrace_base_id
+; CHECK-NEXT:    [[ID:%.*]] = add i32 [[B]], 2
+; CHECK-NEXT:    call void @__shapetrace_enter(i32 [[ID]])
+; CHECK-NOT:     call void @__shapetrace_enter
+; CHECK:       one:
+; CHECK:         call void @__shapetrace_exit(i32 %{{.*}})
+; CHECK-NEXT:    ret i32 1
+; CHECK:       two:
+; CHECK:         call void @__shapetrace_exit(i32 %{{.*}})
+; CHECK-NEXT:    ret i32 2
+; CHECK:       other:
+; CHECK:         call void @__shapetrace_exit(i32 %{{.*}})
+; CHECK-NEXT:    ret i32 %x
+; CHECK-NOT:     call void @__shapetrace_
+; CHECK:       }
+define i32 @_Z11severalRetsi(i32 %x) {
+entry:
+  switch i32 %x, label %other [ i32 1, label %one
+                                i32 2, label %two ]
+one:
+  ret i32 1
+two:
+  ret i32 2
+other:
+  ret i32 %x
+}
+
+; Declarations are not instrumented, nor given a table entry.
+declare i32 @external(i32)
+
+; The hooks are nounwind and called through the GOT (nonlazybind); the constructor registers
+; the module record and is in no comdat, so every object file's constructor runs.
+; CHECK: declare void @__shapetrace_enter(i32) [[HOOK:#[0-9]+]]
+; CHECK: declare void @__shapetrace_exit(i32) [[HOOK]]
+; CHECK: declare void @__shapetrace_unwind_exit(i32) [[HOOK]]
+; CHECK: define internal void @shapetrace.module_ctor() [[CTOR:#[0-9]+]] {
+; CHECK-NEXT:  call void @__shapetrace_register_module(ptr @__shapetrace_module)
+; CHECK-NEXT:  ret void
+; CHECK: declare void @__shapetrace_register_module(ptr) [[REG:#[0-9]+]]
+; CHECK: attributes [[HOOK]] = { nounwind nonlazybind }
+; CHECK: !shapetrace.instrumented = !{}
