@@ -142,7 +142,8 @@ ST.App = class {
       html += `<div class="t">exact call: ${f.ns(hit.instance.duration_ns)} · click to open</div>`;
     } else if (hit.cell) {
       const [bin, count, busy] = hit.cell;
-      html += `<div class="t">${f.count(count)} calls started in this ${f.ns(m.binNs)} bin at ${f.ns(bin * m.binNs - m.t0)}, ${f.ns(busy)} busy</div>`;
+      const started = count ? `${f.count(count)} calls started in this ${f.ns(m.binNs)} bin` : `a call running through this ${f.ns(m.binNs)} bin`;
+      html += `<div class="t">${started} at ${f.ns(bin * m.binNs - m.t0)}, ${f.ns(busy)} busy</div>`;
     }
     html += `<div class="t">${f.count(c.stats.count)} calls · mean ${f.ns(c.stats.mean_ns)} · p99 ${f.ns(c.stats.p99_ns)}</div>`;
     this.tooltip.show(event, html);
@@ -220,7 +221,6 @@ ST.App = class {
     this.tables.setModel(this.model);
     this.renderHeader();
     this.showRange();
-    ST.app.model = this.model;
   }
 };
 

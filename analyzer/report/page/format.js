@@ -66,7 +66,8 @@ ST.color = {
   // lightness and hue a little so clusters of one function stay apart.
   forName(name, variant = 0) {
     const h = ST.color.hash(name);
-    const hue = (h % 360 + variant * 23) % 360;
+    // Hues 25-335 only: red is the outliers' colour.
+    const hue = 25 + (h % 310 + variant * 23) % 310;
     const sat = 55 + (h >>> 9) % 20;
     const light = 48 + ((h >>> 17) % 10) - (variant % 3) * 7;
     return `hsl(${hue} ${sat}% ${light}%)`;

@@ -107,13 +107,15 @@ ST.Timeline = class {
     if (row.kind === 'thread') {
       ctx.fillStyle = '#f1f3f4';
       ctx.fillRect(0, row.y, this.width, row.h);
-      ctx.fillStyle = '#1f2328';
-      ctx.font = `600 12px ${getComputedStyle(document.body).fontFamily}`;
-      ctx.fillText(this.clip(row.thread.label, T.kGutter - 16), 8, row.y + 15);
-      ctx.font = `11px ${getComputedStyle(document.body).fontFamily}`;
+      const font = getComputedStyle(document.body).fontFamily;
+      ctx.font = `11px ${font}`;
       ctx.fillStyle = '#636c76';
-      const info = `${ST.fmt.count(row.thread.calls, true)} calls · ${row.thread.ribbons.length} ribbons`;
-      ctx.fillText(info, T.kGutter + 6, row.y + 15);
+      const info = `${ST.fmt.count(row.thread.calls, true)} calls`;
+      const infoWidth = ctx.measureText(info).width;
+      ctx.fillText(info, T.kGutter - 8 - infoWidth, row.y + 15);
+      ctx.fillStyle = '#1f2328';
+      ctx.font = `600 12px ${font}`;
+      ctx.fillText(this.clip(row.thread.label, T.kGutter - 24 - infoWidth), 8, row.y + 15);
       this.drawOutlierMarks(row);
       return;
     }
