@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <stdexcept>
 #include <thread>
+#include <sys/socket.h>
 #include <unistd.h>
 
 namespace shapetrace::analyzer::report {
@@ -146,6 +147,12 @@ int runLive(const LiveOptions& options) {
 
   // Bind first: a port in use is an error the user must see before anything else happens.
   httplib::Server server;
+  // cpp-httplib sets SO_REUSEPORT by default, which lets a second server bind a port in use and
+  // share its connections at random; SO_REUSEADDR alone makes "port in use" an error.
+  server.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   std::string url;
   if (!options.no_http) {
     const auto [host, port] = parseHostPort(options.http);
