@@ -88,7 +88,11 @@ test('the live page waits for the collector, then fills in as the service runs',
       return ctx.getImageData(Math.floor((at.x - rect.left) * dpr), Math.floor((at.y - rect.top) * dpr), 1, 1).data[3] === 0;
     }).map((c) => c.id);
   });
-  assert.deepEqual(blank, []);
+  await saveScreenshot(page, 'live-filled');
+  assert.deepEqual(blank, [], JSON.stringify(await page.evaluate(() => {
+    const tl = window.shapetrace.app.timeline;
+    return { view: tl.view, t0: tl.model.t0, t1: tl.model.t1, at: tl.locate(1), h: tl.height, w: tl.width };
+  })));
 
   // Hover shows the cluster's shapes and statistics, as in the report.
   const handle = await page.evaluate(() => {

@@ -184,6 +184,9 @@ int runLive(const LiveOptions& options) {
       res.set_header("Cache-Control", "no-store");
       res.set_content(session.latest()->data_json, "application/json");
     });
+    // Browsers ask for an icon; an empty answer keeps their consoles free of 404s.
+    server.Get("/favicon.ico",
+               [](const httplib::Request&, httplib::Response& res) { res.status = 204; });
     http = std::thread([&server] { server.listen_after_bind(); });
     std::printf("shapetrace live: serving %s (Ctrl-C to stop)\n", url.c_str());
     std::fflush(stdout);

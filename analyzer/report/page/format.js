@@ -51,26 +51,17 @@ ST.fmt = {
   },
 };
 
-// Stable colours: derived from names (not ids), so a function or cluster keeps its colour across
-// reports of the same program and while a live view re-clusters.
+// Stable colours: derived from the function (not the cluster id), so a cluster keeps its colour
+// while a live view re-clusters.
 ST.color = {
-  hash(text) {
-    let h = 2166136261;
-    for (let i = 0; i < text.length; ++i) {
-      h ^= text.charCodeAt(i);
-      h = Math.imul(h, 16777619);
-    }
-    return h >>> 0;
-  },
-  // Hue from the name; `variant` (the cluster's rank among its function's clusters) shifts
-  // lightness and hue a little so clusters of one function stay apart.
-  forName(name, variant = 0) {
-    const h = ST.color.hash(name);
-    // Hues 25-335 only: red is the outliers' colour.
-    const hue = 25 + (h % 310 + variant * 23) % 310;
-    const sat = 55 + (h >>> 9) % 20;
-    const light = 48 + ((h >>> 17) % 10) - (variant % 3) * 7;
-    return `hsl(${hue} ${sat}% ${light}%)`;
+  // Hues spread by the golden angle over the function's index (first appearance in the run), so
+  // neighbouring functions get well-separated colours; `variant` (the cluster's rank among its
+  // function's clusters) shifts lightness so clusters of one function stay apart. Hues 25-335
+  // only: red is the outliers' colour.
+  forFunction(index, variant = 0) {
+    const hue = 25 + (index * 137.508) % 310;
+    const light = 50 - (variant % 3) * 9 + (index % 2) * 4;
+    return `hsl(${hue.toFixed(1)} 62% ${light}%)`;
   },
   outlier: '#d93025',
 };

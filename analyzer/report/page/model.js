@@ -19,12 +19,12 @@ ST.Model = class {
     for (const c of this.clusters) {
       const n = rank.get(c.function) || 0;
       rank.set(c.function, n + 1);
-      c.color = ST.color.forName(this.functionName(c.function), n);
+      c.color = ST.color.forFunction(c.function, n);
       c.totalNs = Number(c.stats.sum_ns);
       c.outliers = c.shapes.reduce((sum, id) => sum + (this.shapes.get(id)?.outliers || 0), 0);
     }
     for (const f of this.functions) {
-      f.color = ST.color.forName(f.name);
+      f.color = ST.color.forFunction(f.id);
       f.totalNs = Number(f.stats.sum_ns);
     }
 

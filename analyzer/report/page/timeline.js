@@ -25,14 +25,16 @@ ST.Timeline = class {
   }
 
   setModel(model, resetView) {
-    const following = this.model && this.view && this.view.end >= this.model.t1 - 1;
-    const oldSpan = this.view ? this.view.end - this.view.start : 0;
+    const old = this.model;
+    const following = old && this.view && this.view.end >= old.t1 - 1;
+    const showedAll = old && this.view && this.view.start <= old.t0 + 1 && following;
     this.model = model;
-    if (resetView || !this.view) {
+    if (resetView || !this.view || showedAll) {
+      // Live: a view of the whole run keeps showing the whole run as it grows.
       this.view = { start: model.t0, end: model.t1 };
     } else if (following) {
-      // Live: a view that showed the end keeps showing it as the run grows.
-      const span = oldSpan >= this.model.t1 - this.model.t0 ? model.t1 - model.t0 : oldSpan;
+      // Live: a zoomed view that showed the end keeps showing the end.
+      const span = this.view.end - this.view.start;
       this.view = { start: model.t1 - span, end: model.t1 };
     }
     this.layoutRows();
