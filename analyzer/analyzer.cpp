@@ -1,6 +1,8 @@
 // StreamItem dispatch to per-thread analyzers, optionally on worker threads.
 #include "analyzer.h"
 
+#include <malloc.h>
+
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -97,6 +99,12 @@ private:
   bool stop_ = false;
   std::thread thread_;
 };
+
+void keepFreedMemory() {
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  mallopt(M_TOP_PAD, 16 << 20);
+  mallopt(M_MMAP_THRESHOLD, 4 << 20);
+}
 
 Analyzer::Analyzer(const AnalysisSettings& settings, unsigned jobs) : settings_(settings) {
   if (jobs > 1)

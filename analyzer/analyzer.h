@@ -18,6 +18,12 @@
 
 namespace shapetrace::analyzer {
 
+// Tunes glibc's allocator for the analyzer's pattern: every decoded batch is a 64 KiB vector
+// allocated by the reader and freed by a worker. By default glibc returns the freed top of the heap
+// to the kernel and takes it back for the next batch (page faults, zeroing); keeping it costs a
+// few megabytes. Call once, early, in a process that runs the analyzer.
+void keepFreedMemory();
+
 class Analyzer {
 public:
   explicit Analyzer(const AnalysisSettings& settings = {}, unsigned jobs = 1);

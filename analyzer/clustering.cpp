@@ -2,8 +2,10 @@
 #include "clustering.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
+#include <unordered_map>
 
 namespace shapetrace::analyzer {
 
@@ -61,18 +63,31 @@ void finishCluster(Cluster& cluster, const ShapeTable& shapes, ShapeMetric& metr
   cluster.depth = 1 + deepest;
 }
 
+// d(a, b) <= threshold, skipping the computation when the depths alone rule it out: d(s, null)
+// is depth(s) / 2, so by the triangle inequality d(a, b) >= |depth(a) - depth(b)| / 2.
+bool withinThreshold(const ShapeTable& shapes, ShapeMetric& metric, ShapeId a, ShapeId b,
+                     double threshold) {
+  const double depth_gap =
+      std::abs(static_cast<double>(shapes.depth(a)) - static_cast<double>(shapes.depth(b))) / 2;
+  if (depth_gap > threshold) return false;
+  return metric.distance(a, b) <= threshold;
+}
+
 std::vector<Cluster> appendixA(const ShapeTable& shapes, ShapeMetric& metric,
                                const ShapeRelations& relations, double threshold) {
   std::vector<ShapeId> order(shapes.size() - 1);
   std::iota(order.begin(), order.end(), ShapeId{1});
   sortByDepth(order, shapes);
   std::vector<Cluster> clusters;
+  // Only clusters of the shape's own base function can take it; visiting just those, in creation
+  // order, is the same walk as Appendix A's over all clusters.
+  std::unordered_map<uint32_t, std::vector<ClusterId>> clusters_of_function;
   for (ShapeId shape : order) {
     bool added = false;
-    for (Cluster& cluster : clusters) {
-      if (cluster.function != shapes.function(shape)) continue;
+    for (ClusterId id : clusters_of_function[shapes.function(shape)]) {
+      Cluster& cluster = clusters[id];
       const bool close = std::all_of(cluster.shapes.begin(), cluster.shapes.end(), [&](ShapeId m) {
-        return metric.distance(shape, m) <= threshold;
+        return withinThreshold(shapes, metric, shape, m, threshold);
       });
       if (!close) continue;
       const bool unrelated = std::none_of(cluster.shapes.begin(), cluster.shapes.end(),
@@ -82,7 +97,10 @@ std::vector<Cluster> appendixA(const ShapeTable& shapes, ShapeMetric& metric,
       added = true;
       break;
     }
-    if (!added) clusters.push_back(Cluster{shapes.function(shape), {shape}, 0, 0, false});
+    if (!added) {
+      clusters_of_function[shapes.function(shape)].push_back(static_cast<ClusterId>(clusters.size()));
+      clusters.push_back(Cluster{shapes.function(shape), {shape}, 0, 0, false});
+    }
   }
   return clusters;
 }
@@ -200,6 +218,13 @@ Clustering createClusters(const ShapeTable& shapes, ShapeMetric& metric,
   return result;
 }
 
+// A ribbon under construction: its shapes and their descendants as bitmaps over shape ids, so
+// "is this cluster related to any shape of the ribbon" costs one look-up per shape and descendant.
+struct RibbonMembers {
+  std::vector<bool> shapes;
+  std::vector<bool> descendants;
+};
+
 std::vector<std::vector<ClusterId>> createClusterGroups(const std::vector<Cluster>& clusters,
                                                         std::vector<ClusterId> selection,
                                                         const ShapeRelations& relations) {
@@ -208,21 +233,30 @@ std::vector<std::vector<ClusterId>> createClusterGroups(const std::vector<Cluste
     if (clusters[a].depth != clusters[b].depth) return clusters[a].depth > clusters[b].depth;
     return a < b;
   });
+  const size_t shape_count = relations.size();
   std::vector<std::vector<ClusterId>> groups;
-  std::vector<std::vector<ShapeId>> group_shapes;
-  for (ClusterId id : selection) {
-    bool added = false;
-    for (size_t g = 0; g < groups.size(); ++g) {
-      if (relatedToAny(clusters[id].shapes, group_shapes[g], relations)) continue;
-      groups[g].push_back(id);
-      group_shapes[g].insert(group_shapes[g].end(), clusters[id].shapes.begin(),
-                             clusters[id].shapes.end());
-      added = true;
-      break;
+  std::vector<RibbonMembers> members;
+  auto related = [&](const Cluster& cluster, const RibbonMembers& ribbon) {
+    for (ShapeId x : cluster.shapes) {
+      if (ribbon.descendants[x]) return true; // x is below a shape of the ribbon
+      for (ShapeId d : relations.descendants(x))
+        if (ribbon.shapes[d]) return true; // x is above a shape of the ribbon
     }
-    if (!added) {
-      groups.push_back({id});
-      group_shapes.push_back(clusters[id].shapes);
+    return false;
+  };
+  for (ClusterId id : selection) {
+    size_t g = 0;
+    while (g < groups.size() && related(clusters[id], members[g]))
+      ++g;
+    if (g == groups.size()) {
+      groups.emplace_back();
+      members.push_back({std::vector<bool>(shape_count), std::vector<bool>(shape_count)});
+    }
+    groups[g].push_back(id);
+    for (ShapeId x : clusters[id].shapes) {
+      members[g].shapes[x] = true;
+      for (ShapeId d : relations.descendants(x))
+        members[g].descendants[d] = true;
     }
   }
   // The shallowest ribbons are drawn on top.

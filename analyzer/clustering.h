@@ -52,6 +52,8 @@ public:
   explicit ShapeRelations(const ShapeTable& shapes);
   bool isDescendant(ShapeId descendant, ShapeId ancestor) const;
   bool related(ShapeId a, ShapeId b) const { return isDescendant(a, b) || isDescendant(b, a); }
+  const std::vector<ShapeId>& descendants(ShapeId id) const { return descendants_[id]; }
+  size_t size() const { return descendants_.size(); }
 
 private:
   std::vector<std::vector<ShapeId>> descendants_;

@@ -133,7 +133,7 @@ nlohmann::ordered_json toJson(const Analysis& analysis, const ModelOptions& opti
   model["shapes"] = std::move(shapes);
 
   Json dag = Json::array();
-  for (ShapeId id = 1; id < analysis.dag.size(); ++id) {
+  for (ShapeId id = 1; options.dag && id < analysis.dag.size(); ++id) {
     const DagStats& stats = analysis.dag_stats[id];
     const auto children = analysis.dag.children(id);
     dag.push_back(Json{{"id", id},
@@ -143,7 +143,7 @@ nlohmann::ordered_json toJson(const Analysis& analysis, const ModelOptions& opti
                        {"sum_ns", exactInteger(stats.sum)},
                        {"sum_squares_ns2", exactInteger(stats.sum_squares)}});
   }
-  model["dag"] = std::move(dag);
+  if (options.dag) model["dag"] = std::move(dag);
 
   Json clusters = Json::array();
   for (ClusterId id = 0; id < analysis.clustering.clusters.size(); ++id) {

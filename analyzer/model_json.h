@@ -13,6 +13,7 @@ inline constexpr int kModelVersion = 1;
 
 struct ModelOptions {
   bool distances = false; // add the distance matrix of the shapes of each base function
+  bool dag = false;       // add the exact-sequence DAG nodes (they can be many)
 };
 
 nlohmann::ordered_json toJson(const Analysis& analysis, const ModelOptions& options = {});

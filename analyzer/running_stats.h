@@ -31,6 +31,7 @@ public:
   double mean() const { return mean_; }
   // Population variance and standard deviation (all calls seen so far, as 001's rule uses them).
   double variance() const { return count_ ? m2_ / static_cast<double>(count_) : 0.0; }
+  double m2() const { return m2_; } // sum of squared deviations from the mean
   double stddev() const;
   uint64_t min() const { return count_ ? min_ : 0; }
   uint64_t max() const { return max_; }

@@ -16,10 +16,27 @@ double ShapeMetric::distance(ShapeId a, ShapeId b) {
   if (a == b) return 0.0; // d is a metric: d(x, x) = 0, and Listing 5.4 gives 0 too
   if (a > b) std::swap(a, b);
   const uint64_t key = (uint64_t{a} << 32) | b;
-  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
-  const double d = compute(a, b);
-  memo_.emplace(key, d);
+  if (MemoSlot& slot = slotOf(key); slot.key == key) return slot.value;
+  const double d = compute(a, b); // recursion may grow the memo: look the slot up again after
+  MemoSlot& slot = slotOf(key);
+  slot = {key, d};
+  if (++memo_size_ * 2 > memo_.size()) growMemo();
   return d;
+}
+
+ShapeMetric::MemoSlot& ShapeMetric::slotOf(uint64_t key) {
+  const size_t mask = memo_.size() - 1;
+  size_t i = (key * 0x9E3779B97F4A7C15ull) >> 20 & mask;
+  while (memo_[i].key != 0 && memo_[i].key != key)
+    i = (i + 1) & mask;
+  return memo_[i];
+}
+
+void ShapeMetric::growMemo() {
+  std::vector<MemoSlot> old(memo_.size() * 2);
+  old.swap(memo_);
+  for (const MemoSlot& slot : old)
+    if (slot.key != 0) slotOf(slot.key) = slot;
 }
 
 double ShapeMetric::compute(ShapeId a, ShapeId b) {

@@ -12,7 +12,7 @@
 #include "shape_table.h"
 
 #include <cstdint>
-#include <unordered_map>
+#include <vector>
 
 namespace shapetrace::analyzer {
 
@@ -25,15 +25,25 @@ public:
   explicit ShapeMetric(const ShapeTable& shapes) : shapes_(shapes) {}
 
   double distance(ShapeId a, ShapeId b);
-  size_t memoizedPairs() const { return memo_.size(); }
+  size_t memoizedPairs() const { return memo_size_; }
 
 private:
   double compute(ShapeId a, ShapeId b);
   // Half-Hausdorff from the children of `a` (null included) to the children of `b`.
   double halfHausdorff(ShapeId a, ShapeId b);
 
+  // The memo: open addressing on the packed pair (smaller id << 32 | larger id), which is never 0
+  // because equal ids are not stored.
+  struct MemoSlot {
+    uint64_t key = 0;
+    double value = 0;
+  };
+  MemoSlot& slotOf(uint64_t key);
+  void growMemo();
+
   const ShapeTable& shapes_;
-  std::unordered_map<uint64_t, double> memo_;
+  std::vector<MemoSlot> memo_ = std::vector<MemoSlot>(1024);
+  size_t memo_size_ = 0;
 };
 
 } // namespace shapetrace::analyzer

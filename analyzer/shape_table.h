@@ -60,7 +60,10 @@ private:
 
   std::vector<Node> nodes_;
   std::vector<ShapeId> pool_;
-  std::vector<ShapeId> slots_; // open addressing, linear probing; kNullShape marks an empty slot
+  // Open addressing, linear probing. A slot holds a node id (low 32 bits; kNullShape: empty) and
+  // the high 32 bits of the node's hash, so a probe that does not match is rejected without
+  // touching the node (a cache miss once the table outgrows the caches).
+  std::vector<uint64_t> slots_;
   uint64_t mask_ = 0;
 };
 

@@ -68,7 +68,8 @@ void ThreadAnalyzer::enter(uint32_t function, uint64_t time_ns) {
     diagnostics_.add(Stat::stack_overflows);
     onGap(0);
   }
-  stack_.push_back(Frame{function, time_ns, shape_children_.size(), dag_children_.size(), 64});
+  stack_.push_back(
+      Frame{function, time_ns, shape_children_.size(), dag_children_.size(), 64, false});
 }
 
 void ThreadAnalyzer::leave(uint32_t function, uint64_t time_ns) {
@@ -133,10 +134,7 @@ void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
   std::span<const ShapeId> child_nodes(dag_children_.data() + frame.dag_children_begin,
                                        dag_children_.size() - frame.dag_children_begin);
   ShapeId node = kNullShape;
-  // A child that could not be interned makes the parent's exact sequence unknown too.
-  const bool children_known =
-      std::find(child_nodes.begin(), child_nodes.end(), kNullShape) == child_nodes.end();
-  if (children_known) {
+  if (!frame.dag_unknown) {
     if (dag_full_) {
       node = dag_.find(frame.function, child_nodes);
     } else {
@@ -172,6 +170,7 @@ void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
 void ThreadAnalyzer::appendChild(ShapeId shape, ShapeId dag_node) {
   Frame& parent = stack_.back();
   dag_children_.push_back(dag_node);
+  if (dag_node == kNullShape) parent.dag_unknown = true;
   // Loops repeat the same child: skip an immediate repeat, and squeeze the list when it grows so a
   // long loop costs memory for its distinct children only.
   if (shape_children_.size() > parent.shape_children_begin && shape_children_.back() == shape)
@@ -190,9 +189,14 @@ void ThreadAnalyzer::judge(const Frame& frame, ShapeId shape, uint64_t duration_
   const Moments& by_function = function_states_[frame.function].stats.moments;
   const Moments& by_shape = shape_states_[shape].stats.moments;
   const auto x = static_cast<double>(duration_ns);
+  // x > mean + sigma * sd, without a square root on the common path (x at or below the mean).
+  const double sigma2 = options_.outlier_sigma * options_.outlier_sigma;
   auto fires = [&](const Moments& m) {
-    return m.count() >= options_.outlier_min_samples && m.stddev() > 0 &&
-           x > m.mean() + options_.outlier_sigma * m.stddev();
+    if (m.count() < options_.outlier_min_samples || x <= m.mean()) return false;
+    // excess^2 > sigma^2 * M2 / n, multiplied out to keep a division off the path.
+    const double excess = x - m.mean();
+    const double m2 = m.m2();
+    return m2 > 0 && excess * excess * static_cast<double>(m.count()) > sigma2 * m2;
   };
   const bool function_outlier = fires(by_function);
   const bool shape_outlier = fires(by_shape);

@@ -113,6 +113,7 @@ private:
     size_t shape_children_begin;
     size_t dag_children_begin;
     size_t compact_at; // shape child list size at which repeats are squeezed out
+    bool dag_unknown;  // a child's DAG node could not be interned, so this one cannot be either
   };
 
   void enter(uint32_t function, uint64_t time_ns);

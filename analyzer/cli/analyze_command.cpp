@@ -30,6 +30,7 @@ struct AnalyzeOptions {
   std::string json;
   double threshold = 1.5;
   bool distances = false;
+  bool dag = false;
   std::string clustering = "appendix-a";
   unsigned jobs = 0;
   uint32_t timeline_bins = 1024;
@@ -44,7 +45,7 @@ std::atomic<bool> g_stop{false};
 void onSignal(int) { g_stop.store(true); }
 
 void writeModel(const Analysis& analysis, const AnalyzeOptions& options) {
-  const std::string text = toJson(analysis, ModelOptions{options.distances}).dump(1) + "\n";
+  const std::string text = toJson(analysis, ModelOptions{options.distances, options.dag}).dump(1) + "\n";
   if (options.json == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return;
@@ -163,6 +164,7 @@ int runAnalyze(const AnalyzeOptions& options) {
   settings.options.outlier_min_samples = options.outlier_min_samples;
   const unsigned jobs =
       options.jobs != 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  keepFreedMemory();
   Analyzer analyzer(settings, jobs);
   if (!options.dir.empty()) {
     analyzeRecording(analyzer, options.dir);
@@ -192,6 +194,8 @@ cli::Runner setupAnalyze(CLI::App& command) {
       ->capture_default_str();
   command.add_flag("--distances", options->distances,
                    "Add the distance matrix of the shapes of each base function to the JSON");
+  command.add_flag("--dag", options->dag,
+                   "Add the exact-sequence DAG nodes (count, sum, sum of squares) to the JSON");
   command.add_option("--clustering", options->clustering,
                      "appendix-a (the paper's, order-dependent) or complete-linkage "
                      "(order-invariant)")
