@@ -52,7 +52,7 @@ void addFlags(CLI::App& app, Flags& flags) {
 double micros(std::uint64_t nanoseconds) { return static_cast<double>(nanoseconds) / 1000.0; }
 
 void printRow(const char* name, const kv::LatencyHistogram& h) {
-  std::printf("  %-16s %10llu %9.1f %9.1f %9.1f %9.1f %10.1f\n", name,
+  std::printf("  %-16s %10llu %9.2f %9.2f %9.2f %9.2f %10.2f\n", name,
               static_cast<unsigned long long>(h.count()), micros(h.quantile(0.5)),
               micros(h.quantile(0.9)), micros(h.quantile(0.99)), micros(h.quantile(0.999)),
               micros(h.max()));
