@@ -62,6 +62,7 @@ ST.Timeline = class {
     const dpr = window.devicePixelRatio || 1;
     const width = this.canvas.parentElement.clientWidth || 800;
     this.width = width;
+    this.font = getComputedStyle(document.body).fontFamily; // read once: style look-ups are slow
     this.canvas.style.height = `${this.height}px`;
     this.canvas.width = Math.round(width * dpr);
     this.canvas.height = Math.round(this.height * dpr);
@@ -99,7 +100,7 @@ ST.Timeline = class {
     const ctx = this.ctx;
     if (!ctx) return;
     ctx.clearRect(0, 0, this.width, this.height);
-    ctx.font = '12px ' + getComputedStyle(document.body).fontFamily;
+    ctx.font = '12px ' + this.font;
     for (const row of this.rows) this.drawRow(row);
     this.drawAxis();
   }
@@ -109,7 +110,7 @@ ST.Timeline = class {
     if (row.kind === 'thread') {
       ctx.fillStyle = '#f1f3f4';
       ctx.fillRect(0, row.y, this.width, row.h);
-      const font = getComputedStyle(document.body).fontFamily;
+      const font = this.font;
       ctx.font = `11px ${font}`;
       ctx.fillStyle = '#636c76';
       const info = `${ST.fmt.count(row.thread.calls, true)} calls`;
@@ -122,7 +123,7 @@ ST.Timeline = class {
       return;
     }
     // Ribbon label and guide line.
-    ctx.font = `11px ${getComputedStyle(document.body).fontFamily}`;
+    ctx.font = `11px ${this.font}`;
     ctx.fillStyle = '#636c76';
     ctx.fillText(this.clip(row.ribbon.label, T.kGutter - 28), 20, row.y + 12);
     ctx.strokeStyle = '#eef0f2';
@@ -135,35 +136,60 @@ ST.Timeline = class {
     ctx.beginPath();
     ctx.rect(T.kGutter, row.y, this.width - T.kGutter, row.h);
     ctx.clip();
-    const bin = m.binNs;
-    const first = Math.floor(this.view.start / bin) - 1, last = Math.ceil(this.view.end / bin) + 1;
-    for (const entry of row.ribbon.clusters) {
-      const c = m.clusters[entry.cluster];
-      const dim = this.highlight !== null && this.highlight !== entry.cluster;
-      ctx.fillStyle = c.color;
-      // Bins merge into pixels: consecutive bins that fall into the same pixel column draw once.
-      let lastPixel = -Infinity;
-      for (const [b, count, busy] of entry.cells) {
-        if (b < first || b > last) continue;
-        const x0 = this.x(b * bin), x1 = this.x((b + 1) * bin);
-        if (x1 - x0 < 1 && Math.floor(x0) === lastPixel) continue;
-        lastPixel = Math.floor(x0);
-        // Opacity shows how much of the bin the cluster's calls fill.
-        const fill = Math.min(1, busy / bin);
-        ctx.globalAlpha = (dim ? 0.18 : 1) * (0.35 + 0.65 * fill);
-        ctx.fillRect(x0, row.y + 2, Math.max(1, x1 - x0), row.h - 4);
-        if (count && x1 - x0 > 60 && !dim) {
-          ctx.globalAlpha = 1;
-          ctx.fillStyle = '#1f2328';
-          ctx.fillText(`${ST.fmt.count(count, true)}×`, x0 + 3, row.y + 12);
-          ctx.fillStyle = c.color;
-        }
-      }
-    }
+    for (const entry of row.ribbon.clusters) this.drawCells(row, entry);
     ctx.globalAlpha = 1;
     this.drawInstances(row);
     this.drawOutlierSpans(row);
     ctx.restore();
+  }
+
+  // One cluster's occurrence cells on a ribbon, aggregated per pixel column: each column takes the
+  // fullest bin that touches it, and runs of columns at the same (quantised) fill become one
+  // rectangle. So the cost is bounded by the screen's width, whatever the number of bins.
+  drawCells(row, entry) {
+    const ctx = this.ctx, T = ST.Timeline, m = this.model, bin = m.binNs;
+    const c = m.clusters[entry.cluster];
+    const dim = this.highlight !== null && this.highlight !== entry.cluster;
+    const cells = entry.cells;
+    const first = Math.floor(this.view.start / bin) - 1, last = Math.ceil(this.view.end / bin) + 1;
+    // Binary search for the first cell in view: cells are in bin order.
+    let lo = 0, hi = cells.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cells[mid][0] < first) lo = mid + 1; else hi = mid;
+    }
+    const width = Math.ceil(this.width);
+    if (!this.columns || this.columns.length < width + 1) this.columns = new Float32Array(width + 1);
+    const columns = this.columns;
+    columns.fill(0);
+    const labels = [];
+    for (let i = lo; i < cells.length && cells[i][0] <= last; ++i) {
+      const [b, count, busy] = cells[i];
+      const x0 = Math.max(T.kGutter, this.x(b * bin)), x1 = Math.min(width, this.x((b + 1) * bin));
+      if (x1 <= x0 && x0 >= width) continue;
+      // Opacity shows how much of the bin the cluster's calls fill; never invisible.
+      const fill = 0.35 + 0.65 * Math.min(1, busy / bin);
+      const p1 = Math.max(Math.floor(x0) + 1, Math.ceil(x1));
+      for (let p = Math.floor(x0); p < p1 && p < width; ++p) if (fill > columns[p]) columns[p] = fill;
+      if (count && x1 - x0 > 60) labels.push([x0, `${ST.fmt.count(count, true)}×`]);
+    }
+    ctx.fillStyle = c.color;
+    const level = (v) => (v === 0 ? 0 : Math.ceil(v * 8));
+    for (let p = T.kGutter; p < width;) {
+      const l = level(columns[p]);
+      let q = p + 1;
+      while (q < width && level(columns[q]) === l) ++q;
+      if (l) {
+        ctx.globalAlpha = (dim ? 0.18 : 1) * (l / 8);
+        ctx.fillRect(p, row.y + 2, q - p, row.h - 4);
+      }
+      p = q;
+    }
+    ctx.globalAlpha = 1;
+    if (!dim) {
+      ctx.fillStyle = '#1f2328';
+      for (const [x, text] of labels) ctx.fillText(text, x + 3, row.y + 12);
+    }
   }
 
   // Exact instances of this ribbon's clusters: solid bars with a dark edge, visible once they are
@@ -234,7 +260,7 @@ ST.Timeline = class {
     const pow = Math.pow(10, Math.floor(Math.log10(target)));
     const step = [1, 2, 5, 10].map((k) => k * pow).find((s) => s >= target);
     const origin = this.model.t0;
-    ctx.font = `11px ${getComputedStyle(document.body).fontFamily}`;
+    ctx.font = `11px ${this.font}`;
     for (let t = Math.ceil((this.view.start - origin) / step) * step; t <= this.view.end - origin; t += step) {
       const x = this.x(origin + t);
       if (x < T.kGutter) continue;
