@@ -32,8 +32,10 @@
 #include "llvm/IR/EHPersonalities.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
+#include "llvm/IR/CFG.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Local.h"
 
 using namespace llvm;
@@ -68,6 +70,53 @@ CallInst *tailCallReturnedBy(ReturnInst &Ret) {
     return nullptr;
   Value *Returned = Ret.getReturnValue();
   return !Returned || Returned == Call ? Call : nullptr;
+}
+
+/// The call of a tail-call candidate block: a `tail` call to a non-intrinsic function followed
+/// only by an unconditional branch to `Ret`'s block, whose result `Ret` returns through its phi.
+CallInst *tailCallBranchingTo(BasicBlock &Pred, ReturnInst &Ret, PHINode *Phi) {
+  auto *Br = dyn_cast<BranchInst>(Pred.getTerminator());
+  if (!Br || !Br->isUnconditional())
+    return nullptr;
+  auto *Call = dyn_cast_or_null<CallInst>(Br->getPrevNonDebugInstruction());
+  if (!Call || !Call->isTailCall() || isa<IntrinsicInst>(Call) || Call->isInlineAsm())
+    return nullptr;
+  if (Phi ? Phi->getIncomingValueForBlock(&Pred) != Call : Ret.getReturnValue() != nullptr)
+    return nullptr;
+  return Call;
+}
+
+/// Gives each tail call that reaches a shared return block through a branch a `ret` of its own,
+/// as CodeGenPrepare's dupRetToEnableTailCallOpts would. The backend does that itself, but only
+/// when the return block holds nothing but the phi and the `ret`; once the exit hook sits there,
+/// it would not, and `return c ? 1 : f(x);` would lose its jump.
+void duplicateReturnsIntoTailCallers(Function &F) {
+  SmallVector<ReturnInst *, 4> Returns;
+  for (BasicBlock &BB : F)
+    if (auto *Ret = dyn_cast<ReturnInst>(BB.getTerminator()))
+      Returns.push_back(Ret);
+  for (ReturnInst *Ret : Returns) {
+    BasicBlock *RetBB = Ret->getParent();
+    // Only a block that is just [phi] + ret: anything else would have to be duplicated too.
+    auto *Phi = dyn_cast<PHINode>(&RetBB->front());
+    Instruction *First = Phi ? Phi->getNextNonDebugInstruction() : &RetBB->front();
+    if (First != Ret || (Phi && Ret->getReturnValue() != Phi) ||
+        (!Phi && Ret->getReturnValue()) || &F.getEntryBlock() == RetBB)
+      continue;
+    SmallVector<BasicBlock *, 4> Preds(predecessors(RetBB));
+    for (BasicBlock *Pred : Preds) {
+      CallInst *Call = tailCallBranchingTo(*Pred, *Ret, Phi);
+      if (!Call)
+        continue;
+      Instruction *Br = Pred->getTerminator();
+      ReturnInst *NewRet = ReturnInst::Create(F.getContext(), Phi ? Call : nullptr, Br);
+      NewRet->setDebugLoc(Ret->getDebugLoc());
+      RetBB->removePredecessor(Pred, /*KeepOneInputPHIs=*/true);
+      Br->eraseFromParent();
+    }
+    if (pred_empty(RetBB))
+      DeleteDeadBlock(RetBB);
+  }
 }
 
 /// Whether an exception thrown by this call would leave the function without passing a
@@ -248,6 +297,7 @@ void ModuleEntryExit::callHook(FunctionCallee Hook, Instruction *Before, uint32_
 void ModuleEntryExit::instrumentFunction(Function &F, uint32_t Index, GlobalVariable *BaseId) {
   // A nounwind function cannot be left by an exception (a throw inside it ends in
   // std::terminate), so it needs no unwind path.
+  duplicateReturnsIntoTailCallers(F);
   ExitPoints Points = findExitPoints(F, /*HandleUnwinding=*/!F.doesNotThrow());
 
   DebugLoc EntryLoc;

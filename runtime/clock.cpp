@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -74,28 +75,39 @@ ClockPair readClockPair(TickSource source) {
 }
 
 Calibration::Calibration(ClockPair start, double nominal_ticks_per_ns)
-    : start_(start), ref_ticks_(start.ticks), ref_ns_(start.ns),
-      ns_per_tick_(1.0 / nominal_ticks_per_ns), measured_ticks_per_ns_(nominal_ticks_per_ns) {}
+    : start_(start), measured_ticks_per_ns_(nominal_ticks_per_ns) {
+  segments_[0] = {start.ticks, start.ns, 1.0 / nominal_ticks_per_ns};
+}
 
-void Calibration::update(ClockPair now, uint64_t next_interval_ns) {
+void Calibration::restart(ClockPair now) {
   if (now.ns <= start_.ns || now.ticks <= start_.ticks)
     return;
   measured_ticks_per_ns_ = double(now.ticks - start_.ticks) / double(now.ns - start_.ns);
+  segments_[0] = {start_.ticks, start_.ns, 1.0 / measured_ticks_per_ns_};
+  latest_ = 0;
+  count_ = 1;
+}
+
+void Calibration::update(ClockPair now, uint64_t next_interval_ns) {
+  if (now.ns <= start_.ns || now.ticks <= start_.ticks ||
+      int64_t(now.ticks - segments_[latest_].ref_ticks) <= 0)
+    return;
+  measured_ticks_per_ns_ = double(now.ticks - start_.ticks) / double(now.ns - start_.ns);
+  // Continuity: the new segment starts where the current one is at now.ticks.
   const uint64_t mapped_now = toNs(now.ticks);
-  // Continuity: the new segment starts where the old one is at now.ticks.
-  ref_ticks_ = now.ticks;
-  ref_ns_ = mapped_now;
-  // Steering: remove the offset against CLOCK_MONOTONIC over the next interval, at most 10% of
-  // the slope, so that time always moves forward.
+  // Steering: remove the offset against CLOCK_MONOTONIC over the next interval, changing the
+  // slope by at most 1%, so that time always moves forward and never races.
   const double offset = double(int64_t(mapped_now - now.ns));
   const double interval = double(next_interval_ns ? next_interval_ns : 1);
-  double correction = -offset / interval;
-  correction = std::fmax(-0.1, std::fmin(0.1, correction));
-  ns_per_tick_ = (1.0 + correction) / measured_ticks_per_ns_;
+  const double correction = std::fmax(-0.01, std::fmin(0.01, -offset / interval));
+  latest_ = (latest_ + 1) % kHistory;
+  count_ = std::min(count_ + 1, kHistory);
+  segments_[latest_] = {now.ticks, mapped_now, (1.0 + correction) / measured_ticks_per_ns_};
 }
 
 wire::ClockCalibration Calibration::describe(wire::ClockSource source) const {
-  return {source, 1.0 / ns_per_tick_, ref_ticks_, ref_ns_};
+  const Segment& segment = segments_[latest_];
+  return {source, 1.0 / segment.ns_per_tick, segment.ref_ticks, segment.ref_ns};
 }
 
 } // namespace shapetrace::rt

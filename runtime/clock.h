@@ -49,18 +49,33 @@ struct ClockPair {
 };
 
 // Ticks -> CLOCK_MONOTONIC ns, piecewise linear. Not thread-safe: owned by the drain thread.
+//
+// Each update starts a new segment at the update's ticks; ticks before it keep converting with
+// the segment they fell in (the last kHistory segments are kept; older ticks use the oldest), so
+// the mapping is one continuous increasing function and an event converted late (it waited in a
+// ring across an update) never lands before one converted earlier.
 class Calibration {
 public:
+  static constexpr size_t kHistory = 32;
+
   // `start` anchors the first segment; until the first update, ticks convert at `nominal_ticks_per_ns`.
   Calibration(ClockPair start, double nominal_ticks_per_ns);
+
+  // Before anything was converted: re-anchors the first segment on the measured rate between
+  // `start` and `now` (exact at both points).
+  void restart(ClockPair now);
 
   // Starts a new segment at `now` (a fresh pair): slope from the whole baseline since start, and
   // the offset of the old mapping at now.ticks against now.ns corrected over `next_interval_ns`.
   void update(ClockPair now, uint64_t next_interval_ns);
 
   uint64_t toNs(uint64_t ticks) const {
-    const int64_t delta = int64_t(ticks - ref_ticks_);
-    const double ns = double(ref_ns_) + double(delta) * ns_per_tick_;
+    size_t index = latest_;
+    for (size_t age = 1; age < count_ && int64_t(ticks - segments_[index].ref_ticks) < 0; ++age)
+      index = (index + kHistory - 1) % kHistory;
+    const Segment& segment = segments_[index];
+    const int64_t delta = int64_t(ticks - segment.ref_ticks);
+    const double ns = double(segment.ref_ns) + double(delta) * segment.ns_per_tick;
     return ns <= 0 ? 0 : uint64_t(ns);
   }
 
@@ -69,10 +84,15 @@ public:
   wire::ClockCalibration describe(wire::ClockSource source) const;
 
 private:
+  struct Segment {
+    uint64_t ref_ticks = 0;
+    uint64_t ref_ns = 0;
+    double ns_per_tick = 1.0;
+  };
   ClockPair start_;
-  uint64_t ref_ticks_;
-  uint64_t ref_ns_;
-  double ns_per_tick_;
+  Segment segments_[kHistory];
+  size_t latest_ = 0;
+  size_t count_ = 1;
   double measured_ticks_per_ns_;
 };
 

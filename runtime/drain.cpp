@@ -48,7 +48,9 @@ void Drain::run() {
   const auto interval = std::chrono::microseconds(flags().drain_interval_us);
   std::unique_lock lock(mutex_);
   for (;;) {
-    wake_.wait_for(lock, interval,
+    // A producer blocked on a full ring (SHAPETRACE_BLOCKING) makes the drain run back to back.
+    const bool hurry = g_hot.waiting_producers.load(std::memory_order_relaxed) > 0;
+    wake_.wait_for(lock, hurry ? std::chrono::microseconds(20) : interval,
                    [&] { return stopping_ || cycles_requested_ > cycles_completed_; });
     if (stopping_)
       break;
@@ -99,7 +101,8 @@ bool Drain::cycle() {
       const timespec pause{0, long(first - now)};
       nanosleep(&pause, nullptr);
     }
-    calibrateIfDue();
+    calibration_.restart(readClockPair(runtime_.tick_source));
+    next_calibration_ns_ = nowNs() + calibration_step_ns_;
     process_start_.clock = calibration_.describe(runtime_.tick_source == TickSource::Tsc
                                                      ? wire::ClockSource::Tsc
                                                      : wire::ClockSource::Monotonic);

@@ -6,10 +6,10 @@
 // stores cannot set it; the rare paths save and restore it). Everything else is out of line.
 //
 // Balance rules (documented in docs/runtime.md): an exit is recorded exactly when its enter was
-// recorded, whatever happened to the enabled flag in between. `depth` counts recorded calls still
-// open; `skipped` counts calls entered while disabled inside a recorded call. Calls entered while
-// disabled outside any recorded call are not counted at all: their exits see depth 0 and are
-// skipped, which is right because their enters were not recorded either.
+// recorded, whatever happened to the enabled flag in between. The thread's open calls are tracked as
+// a stack of runs (ThreadLocal): entering while recording extends or opens a recorded run; entering
+// while off inside tracked calls extends or opens a skipped run; entering while off with nothing
+// open is not tracked at all (its exit finds no open call and is skipped, as its enter was).
 #include "runtime.h"
 #include "shapetrace/abi.h"
 
@@ -44,6 +44,7 @@ namespace {
 bool waitForSpace(ThreadState& state, uint64_t needed) {
   const int saved_errno = errno;
   bool ok = false;
+  g_hot.waiting_producers.fetch_add(1, std::memory_order_relaxed);
   while (g_hot.blocking_wait.load(std::memory_order_relaxed)) {
     if (state.ring.freeSlots() >= needed) {
       ok = true;
@@ -52,6 +53,7 @@ bool waitForSpace(ThreadState& state, uint64_t needed) {
     const timespec pause{0, 20000};
     nanosleep(&pause, nullptr);
   }
+  g_hot.waiting_producers.fetch_sub(1, std::memory_order_relaxed);
   errno = saved_errno;
   return ok;
 }
@@ -103,13 +105,42 @@ bool waitForSpace(ThreadState& state, uint64_t needed) {
   return state;
 }
 
+// Opens a call of the other kind than the innermost run (recording was switched inside calls).
+[[gnu::noinline]] void openRun(ThreadLocal& local, bool recorded) {
+  if (local.top_count == 0) {
+    local.top_recorded = recorded;
+  } else if (local.runs < ThreadLocal::kMaxRuns) {
+    local.run_counts[local.runs++] = local.top_count;
+    local.top_recorded = recorded;
+    local.top_count = 0;
+  } else {
+    // 16 switches inside open calls: merge into the innermost run (documented limitation).
+    recorded = local.top_recorded;
+  }
+  ++local.top_count;
+}
+
+// Closes the innermost open call; returns whether it was recorded.
+[[gnu::always_inline]] inline bool closeCall(ThreadLocal& local) {
+  const bool recorded = local.top_recorded;
+  if (--local.top_count == 0 && local.runs) [[unlikely]] {
+    local.top_count = local.run_counts[--local.runs];
+    local.top_recorded = !recorded;
+  }
+  return recorded;
+}
+
 [[gnu::always_inline]] inline void onEnter(uint32_t function_id) {
   ThreadLocal& local = t_local;
   if (local.busy) [[unlikely]]
     return nestedEvent(local);
   if (!g_hot.enabled.load(std::memory_order_relaxed)) [[unlikely]] {
-    if (local.depth)
-      ++local.skipped;
+    if (local.top_count == 0)
+      return; // nothing open: the exit will find nothing open either
+    if (local.top_recorded)
+      openRun(local, false);
+    else
+      ++local.top_count;
     return;
   }
   enterGuard(local);
@@ -118,7 +149,10 @@ bool waitForSpace(ThreadState& state, uint64_t needed) {
     state = attachSlow(local);
   if (state) [[likely]] {
     push(*state, Event{readTicks(), function_id, EventKind::Enter});
-    ++local.depth;
+    if (local.top_recorded) [[likely]]
+      ++local.top_count;
+    else
+      openRun(local, true);
   }
   leaveGuard(local);
 }
@@ -127,15 +161,11 @@ bool waitForSpace(ThreadState& state, uint64_t needed) {
   ThreadLocal& local = t_local;
   if (local.busy) [[unlikely]]
     return nestedEvent(local);
-  if (local.skipped) [[unlikely]] {
-    --local.skipped;
-    return;
-  }
-  if (!local.depth) [[unlikely]]
+  if (local.top_count == 0) [[unlikely]]
     return;
   enterGuard(local);
-  --local.depth;
-  push(*local.state, Event{readTicks(), function_id, kind});
+  if (closeCall(local)) [[likely]]
+    push(*local.state, Event{readTicks(), function_id, kind});
   leaveGuard(local);
 }
 

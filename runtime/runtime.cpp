@@ -9,6 +9,7 @@
 #include "wire/endpoint.h"
 
 #include <cerrno>
+#include <csignal>
 #include <climits>
 #include <cstdio>
 #include <cstring>
@@ -93,15 +94,27 @@ wire::ProcessStart describeProcess(uint64_t start_ns) {
   return start;
 }
 
+// A forked child writes its own recording next to its parent's: DIR-<pid>.
+std::string g_output_for_child;
+
 std::unique_ptr<Sink> makeSink() {
   const Flags& config = flags();
   std::string error;
   std::unique_ptr<Sink> sink;
+  // Both sinks start threads (ZeroMQ's I/O thread, the recording writer): with a full signal mask,
+  // so the program's signals never reach (and its instrumented handlers never run on) them.
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
   if (!config.output.empty()) {
-    warn("SHAPETRACE_OUTPUT is not supported by this build yet; sending to the collector instead");
+    const std::string directory = g_output_for_child.empty() ? config.output : g_output_for_child;
+    sink = makeRecordingSink(directory, error);
+  } else {
+    const std::string endpoint =
+        config.endpoint.empty() ? wire::defaultEndpoint() : config.endpoint;
+    sink = makeZmqSink(endpoint, int(config.send_hwm), error);
   }
-  const std::string endpoint = config.endpoint.empty() ? wire::defaultEndpoint() : config.endpoint;
-  sink = makeZmqSink(endpoint, int(config.send_hwm), error);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   if (!sink)
     warn(error + "; tracing is off");
   return sink;
@@ -132,7 +145,7 @@ void onThreadExit(void* value) {
   std::atomic_signal_fence(std::memory_order_seq_cst);
   local.state = nullptr;
   local.exited = true;
-  local.depth = local.skipped = 0;
+  local.resetCalls();
   state->finished.store(true, std::memory_order_release);
   std::atomic_signal_fence(std::memory_order_seq_cst);
   local.busy = false;
@@ -171,11 +184,13 @@ void onForkChild() {
     mine->start_ticks = readTicks();
   }
   // Calls open in the parent are not this process's: their exits are not recorded here.
-  local.depth = local.skipped = 0;
+  local.resetCalls();
   g_hot.late_events.store(0);
   if (g_drain)
     g_drain->abandonAfterFork();
   g_drain = nullptr;
+  if (!flags().output.empty())
+    g_output_for_child = flags().output + "-" + std::to_string(getpid());
   rt.parent_process_key = rt.process_key;
   rt.process_key = randomKey();
   rt.control_queue.clear();

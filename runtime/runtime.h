@@ -46,6 +46,8 @@ struct HotState {
   std::atomic<bool> enabled{false};
   // Blocking mode (SHAPETRACE_BLOCKING): producers wait for ring space while this is true.
   std::atomic<bool> blocking_wait{false};
+  // Threads waiting for ring space right now (blocking mode): the drain then runs back to back.
+  std::atomic<uint32_t> waiting_producers{0};
   bool blocking = false;
   // Events from threads after their exit destructor ran, or after shutdown began, or that
   // interrupted a hook before the thread had a ring.

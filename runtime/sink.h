@@ -30,4 +30,8 @@ public:
 // is not there). Returns nullptr and sets `error` when the endpoint is malformed.
 std::unique_ptr<Sink> makeZmqSink(const std::string& endpoint, int send_hwm, std::string& error);
 
+// Writes a recording into `directory` (created; must not hold a recording yet). Returns nullptr
+// and sets `error` when that is impossible.
+std::unique_ptr<Sink> makeRecordingSink(const std::string& directory, std::string& error);
+
 } // namespace shapetrace::rt

@@ -58,13 +58,26 @@ struct ThreadState {
 };
 
 // The thread-local block of the hot path, in one initial-exec TLS slot.
+//
+// Open calls form a stack of runs: consecutive calls that were all recorded, or all entered while
+// recording was off inside a recorded call. Only the innermost run's length and kind are needed on
+// the hot path; outer runs exist only when recording was switched inside open calls (see hooks.cpp).
 struct ThreadLocal {
+  static constexpr uint32_t kMaxRuns = 16;
   ThreadState* state;
-  uint32_t depth;          // recorded calls still open (enter seen, exit not yet)
-  uint32_t skipped;        // calls entered while disabled inside recorded ones, still open
+  uint32_t top_count;      // open calls in the innermost run (0: no open call is tracked)
+  bool top_recorded;       // whether the innermost run's calls were recorded
   bool busy;               // inside a hook or runtime API call on this thread (re-entry guard)
   bool runtime_thread;     // the drain thread: its hooks are ignored, never counted
   bool exited;             // the thread-exit destructor ran: no new state
+  uint32_t runs;           // outer runs saved in run_counts (kinds alternate)
+  uint32_t run_counts[kMaxRuns];
+
+  void resetCalls() {
+    top_count = 0;
+    top_recorded = false;
+    runs = 0;
+  }
 };
 extern constinit thread_local ThreadLocal t_local __attribute__((tls_model("initial-exec")));
 

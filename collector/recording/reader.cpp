@@ -184,6 +184,23 @@ const std::vector<IndexRecord>& RecordingReader::index(uint32_t segment_number) 
   return *s.index;
 }
 
+std::optional<Frame> RecordingReader::readAt(uint32_t segment_number, uint64_t offset) {
+  auto it = std::find_if(segments_.begin(), segments_.end(),
+                         [&](const auto& s) { return s->number == segment_number; });
+  if (it == segments_.end())
+    return std::nullopt;
+  Segment& s = open(static_cast<uint32_t>(it - segments_.begin()));
+  if (!s.scanner || offset % 8 != 0 || offset < wire::kFileHeaderBytes ||
+      offset >= s.file->bytes().size())
+    return std::nullopt;
+  wire::FrameScanner scanner(s.file->bytes());
+  scanner.seek(offset);
+  const auto r = scanner.next();
+  if (r.status != wire::FrameScanner::Status::Frame || r.offset != offset)
+    return std::nullopt;
+  return Frame{s.number, r.offset, r.message};
+}
+
 bool RecordingReader::seek(uint64_t process, uint32_t thread, uint64_t time_ns) {
   // Candidates in recording order: (segment position, offset) of the thread's items.
   bool found = false;

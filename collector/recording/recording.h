@@ -13,13 +13,16 @@
 // and is only a hint: a reader checks every frame it jumps to, ignores a torn final record, and
 // rebuilds the index of a segment by scanning it when the index file is missing or damaged.
 //
-// Durability (what reaches the disk when, see RecordingOptions): appended messages are copied into
-// an in-memory buffer; a background thread writes full buffers at once and any partly filled
-// buffer at least every `flush_interval`, and calls fdatasync every `fsync_interval` and when it
-// closes a segment. Neither write(2) nor fsync ever runs on the thread that calls append(), so a
-// stalled disk only blocks append() once `max_queued_bytes` of written-but-unflushed data are
-// waiting. After a crash (kill -9) every frame that reached the file reads back; the last frame
-// may be torn, which the reader reports as a torn tail.
+// Durability (what reaches the disk when, see RecordingOptions): append() copies the frame into an
+// in-memory buffer; a writer thread of its own writes (write(2)) everything appended as soon as it
+// is idle (group commit: under light load each message reaches the page cache right away, under
+// heavy load buffers grow up to `buffer_bytes` per write), and calls fdatasync every
+// `fsync_interval` and when it closes a segment. Neither write(2) nor fsync ever runs on the
+// thread that calls append(); a stalled disk blocks append() only once `max_queued_bytes` are
+// waiting. So when the process is killed (kill -9) only frames appended during the write(2) in
+// progress are lost, and every frame that reached the file reads back; the last one may be torn,
+// which the reader reports as a torn tail. After a machine crash, what was written since the last
+// fdatasync (at most `fsync_interval`) may be lost.
 //
 // Disk full (or any write error): the writer cuts the segment back to its last whole frame, stops
 // writing and from then on refuses appends (append() returns false, counted in stats). What was
@@ -65,7 +68,8 @@ struct RecordingOptions {
   size_t buffer_bytes = size_t{4} << 20;
   // append() blocks (back-pressure) when this many bytes are waiting for the writer thread.
   size_t max_queued_bytes = size_t{64} << 20;
-  // Longest time an appended message stays in memory before it is written to the file.
+  // Longest time the writer thread sleeps when there is nothing to write (the bound for the
+  // fsync interval check); appended data is written as soon as the writer thread is idle.
   std::chrono::milliseconds flush_interval{100};
   // fdatasync this often (0: only when a segment is closed and at close()).
   std::chrono::milliseconds fsync_interval{1000};
@@ -141,7 +145,7 @@ private:
   uint64_t segment_size_ = 0; // logical size of segment_ including what is still buffered
   bool segment_started_ = false;
   uint64_t flush_requests_ = 0, flushes_done_ = 0;
-  bool writing_ = false; // the writer thread holds a buffer outside the lock
+  bool writer_idle_ = false; // the writer thread waits for data (append() must wake it)
   bool closing_ = false, closed_ = false;
   std::string error_;
   WriterStats stats_;
@@ -194,6 +198,9 @@ public:
   bool seek(uint64_t process, uint32_t thread, uint64_t time_ns);
   // Back to the first frame of the first segment.
   void rewind();
+  // The intact frame at `offset` of `segment` (an index record's position), or nullopt when no
+  // intact frame is there. Does not move the reader's position.
+  std::optional<Frame> readAt(uint32_t segment, uint64_t offset);
 
   // Every index record of a segment (read from its .idx file, or rebuilt by scanning the segment
   // when that file is missing or does not match the segment).

@@ -77,6 +77,12 @@ RecordingWriter::RecordingWriter(std::string dir, RecordingOptions options)
                                "); choose an empty or new directory");
   }
   startBuffer();
+  // The first segment exists from the start, so that a recording that receives nothing is still
+  // a valid (empty) recording.
+  wire::appendFileHeader(current_->data);
+  segment_size_ = wire::kFileHeaderBytes;
+  segment_started_ = true;
+  stats_.segments = 1;
   writer_ = std::thread([this] { writerLoop(); });
 }
 
@@ -120,7 +126,8 @@ bool RecordingWriter::append(std::span<const std::byte> message, const wire::Ite
     return false;
   }
   // Rotate before a frame that would overflow a non-empty segment.
-  if (segment_started_ && segment_size_ + frame > options_.segment_bytes) {
+  if (segment_started_ && segment_size_ > wire::kFileHeaderBytes &&
+      segment_size_ + frame > options_.segment_bytes) {
     queueCurrent(lock);
     ++segment_;
     segment_started_ = false;
@@ -152,6 +159,8 @@ bool RecordingWriter::append(std::span<const std::byte> message, const wire::Ite
   ++current_->items;
   ++stats_.items;
   stats_.bytes += frame;
+  if (writer_idle_)
+    queue_changed_.notify_one();
   return true;
 }
 
@@ -275,12 +284,15 @@ void RecordingWriter::writerLoop() {
   SegmentFile file;
   std::unique_lock lock(mutex_);
   for (;;) {
-    const bool woke = queue_changed_.wait_for(lock, options_.flush_interval, [&] {
-      return !queue_.empty() || closing_ || flush_requests_ > flushes_done_;
+    writer_idle_ = true;
+    queue_changed_.wait_for(lock, options_.flush_interval, [&] {
+      return !queue_.empty() || !current_->data.empty() || closing_ ||
+             flush_requests_ > flushes_done_;
     });
-    // The flush interval elapsed (or a flush was asked for): write the partly filled buffer too.
-    if ((!woke || flush_requests_ > flushes_done_) && !current_->data.empty() &&
-        error_.empty()) {
+    writer_idle_ = false;
+    // Group commit: whatever was appended while the previous write ran is written now, so a
+    // message waits in memory only while a write(2) is in progress.
+    if (!current_->data.empty() && error_.empty()) {
       queued_bytes_ += current_->data.size();
       queue_.push_back(std::move(current_));
       startBuffer();

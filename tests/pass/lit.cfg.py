@@ -7,7 +7,7 @@ import lit.formats
 config.name = "shapetrace-pass"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".ll", ".c", ".cpp", ".test"]
-config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py", "trace_dump.cpp", "CMakeLists.txt"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.shapetrace_binary_dir, "tests", "pass")
 
@@ -28,6 +28,8 @@ config.substitutions.extend([
     ("%shapetrace_cxx", os.path.join(bindir, "shapetrace-c++")),
     ("%shapetrace_dump", os.path.join(config.shapetrace_binary_dir, "tests", "pass",
                                       "shapetrace-test-dump")),
+    ("%plugin", plugin),
+    ("%clang", f"{config.llvm_tools_dir}/clang"),
     ("%libdir", os.path.join(config.shapetrace_binary_dir, "lib")),
     ("%runtime_include", os.path.join(config.shapetrace_source_dir, "runtime", "include")),
 ])

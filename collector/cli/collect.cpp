@@ -1,0 +1,87 @@
+// `shapetrace collect`: the collector daemon. Receives from every runtime that connects, records
+// to --out, fans out to --publish, until SIGINT or SIGTERM.
+#include "cli/command.h"
+#include "cli/signals.h"
+#include "cli/summary.h"
+#include "collector.h"
+#include "wire/endpoint.h"
+
+#include <cstdio>
+
+namespace shapetrace::cli {
+namespace {
+
+struct CollectOptions {
+  std::vector<std::string> listen;
+  std::string out;
+  std::string publish;
+  std::string curve_secret_key;
+  uint64_t segment_mb = 256;
+  unsigned fsync_ms = 1000;
+};
+
+int runCollect(const CollectOptions& o) {
+  collector::CollectorOptions options;
+  options.listen = o.listen;
+  if (options.listen.empty()) {
+    collector::preparePrivateDirectory(wire::defaultEndpointDirectory());
+    options.listen.push_back(wire::defaultEndpoint());
+  }
+  if (o.out.empty() && o.publish.empty())
+    throw std::runtime_error("nothing to do: give --out DIR to record, --publish ENDPOINT to "
+                             "fan out, or both");
+  options.out_dir = o.out;
+  options.publish = o.publish;
+  options.curve_secret_key_file = o.curve_secret_key;
+  options.recording.segment_bytes = o.segment_mb << 20;
+  options.recording.fsync_interval = std::chrono::milliseconds(o.fsync_ms);
+
+  zmq::context_t context(1);
+  collector::Collector collector(options, context);
+  installStopHandlers();
+  for (const std::string& endpoint : collector.boundEndpoints())
+    std::fprintf(stderr, "shapetrace collect: listening on %s\n", endpoint.c_str());
+  if (!collector.publishEndpoint().empty())
+    std::fprintf(stderr, "shapetrace collect: publishing on %s\n",
+                 collector.publishEndpoint().c_str());
+  if (!collector.curvePublicKey().empty())
+    std::fprintf(stderr, "shapetrace collect: CURVE on; clients need "
+                         "SHAPETRACE_CURVE_SERVER_KEY=%s\n",
+                 collector.curvePublicKey().c_str());
+  if (!o.out.empty())
+    std::fprintf(stderr, "shapetrace collect: recording to %s\n", o.out.c_str());
+
+  while (stop_signal.load(std::memory_order_relaxed) == 0)
+    collector.poll(std::chrono::milliseconds(100));
+  const bool ok = collector.finish();
+  printCollectorSummary(stderr, collector.stats(), o.out);
+  return ok ? 0 : 1;
+}
+
+Runner setupCollect(CLI::App& command) {
+  auto o = std::make_shared<CollectOptions>();
+  command.add_option("--listen,-l", o->listen,
+                     "ZeroMQ endpoint to receive on (repeatable; default " +
+                         wire::defaultEndpoint() +
+                         "); non-loopback tcp needs --curve-secret-key");
+  command.add_option("--out,-o", o->out, "record into this directory (new or empty)");
+  command.add_option("--publish,-p", o->publish,
+                     "ZeroMQ PUB endpoint for live subscribers (e.g. the analyzer)");
+  command.add_option("--curve-secret-key", o->curve_secret_key,
+                     "file with the server's Z85 CURVE secret key (see 'shapetrace keygen'); "
+                     "encrypts and allows non-loopback tcp")
+      ->check(CLI::ExistingFile);
+  command.add_option("--segment-size", o->segment_mb, "segment file size in MiB")
+      ->default_val(256)
+      ->check(CLI::Range(1, 1 << 20));
+  command.add_option("--fsync-interval", o->fsync_ms,
+                     "fdatasync the open segment this often, in ms (0: only when a segment closes)")
+      ->default_val(1000);
+  return [o] { return runCollect(*o); };
+}
+
+const Registration collect{"collect", "Receive traces from running programs: record and fan out",
+                           setupCollect};
+
+} // namespace
+} // namespace shapetrace::cli

@@ -1,0 +1,365 @@
+// `shapetrace dump DIR`: prints a recording's items and events as text, JSON lines, or the Chrome
+// Trace Event format (which the Perfetto UI and chrome://tracing open). --thread with --from seeks
+// through the index instead of reading the whole recording.
+#include "cli/command.h"
+#include "recording/recording.h"
+#include "wire/format_error.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+namespace shapetrace::cli {
+namespace {
+
+struct DumpOptions {
+  std::string dir;
+  std::string format = "text";
+  std::optional<uint32_t> thread;
+  std::optional<uint64_t> from, to;
+};
+
+const char* kindName(EventKind kind) {
+  switch (kind) {
+  case EventKind::Enter:
+    return "enter";
+  case EventKind::Exit:
+    return "exit";
+  case EventKind::UnwindExit:
+    return "unwind";
+  }
+  return "?";
+}
+
+// Names and pids learnt from ProcessStart and ModuleTable items, per process.
+struct Names {
+  struct Process {
+    uint32_t pid = 0;
+    std::unordered_map<uint32_t, std::string> functions;
+  };
+  std::unordered_map<uint64_t, Process> processes;
+
+  void learn(const wire::StreamItem& item) {
+    if (const auto* start = std::get_if<wire::ProcessStart>(&item.body))
+      processes[item.process].pid = start->pid;
+    if (const auto* table = std::get_if<wire::ModuleTable>(&item.body))
+      for (const wire::FunctionInfo& f : table->functions)
+        processes[item.process].functions[f.id] =
+            f.demangled_name.empty() ? f.mangled_name : f.demangled_name;
+  }
+  // The pid, or the low 31 bits of the process key when no ProcessStart was recorded.
+  uint32_t pid(uint64_t process) const {
+    auto it = processes.find(process);
+    return it != processes.end() && it->second.pid ? it->second.pid
+                                                   : static_cast<uint32_t>(process & 0x7fffffff);
+  }
+  std::string function(uint64_t process, uint32_t id) const {
+    auto it = processes.find(process);
+    if (it != processes.end())
+      if (auto f = it->second.functions.find(id); f != it->second.functions.end())
+        return f->second;
+    return "function#" + std::to_string(id);
+  }
+};
+
+uint32_t threadOf(const wire::StreamItem& item) {
+  return std::visit(
+      [](const auto& body) -> uint32_t {
+        if constexpr (requires { body.thread; })
+          return body.thread;
+        else
+          return 0;
+      },
+      item.body);
+}
+
+// The output formats share one interface: items in recording order, filtered events.
+class Sink {
+public:
+  virtual ~Sink() = default;
+  virtual void item(const wire::StreamItem& item, const Names& names) = 0;
+  virtual void finish() {}
+};
+
+class TextSink : public Sink {
+public:
+  explicit TextSink(const DumpOptions& o) : options_(o) {}
+  void item(const wire::StreamItem& item, const Names& names) override {
+    const uint32_t pid = names.pid(item.process);
+    const uint32_t thread = threadOf(item);
+    if (const auto* batch = std::get_if<wire::EventBatch>(&item.body)) {
+      int& depth = depth_[{item.process, thread}];
+      for (const Event& e : batch->events) {
+        const bool enter = e.kind == EventKind::Enter;
+        if (!enter && depth > 0)
+          --depth;
+        if (inRange(e.timestamp))
+          std::printf("%" PRIu64 " %u/%u %*s%s %s\n", e.timestamp, pid, thread, 2 * depth, "",
+                      enter ? "->" : e.kind == EventKind::Exit ? "<-" : "<~",
+                      names.function(item.process, e.function_id).c_str());
+        if (enter)
+          ++depth;
+      }
+      return;
+    }
+    std::printf("# %u/%u %s", pid, thread, wire::itemKindName(item.kind()));
+    std::visit(
+        [&](const auto& body) {
+          using T = std::decay_t<decltype(body)>;
+          if constexpr (std::is_same_v<T, wire::ProcessStart>)
+            std::printf(" pid %u %s", body.pid, body.executable.c_str());
+          else if constexpr (std::is_same_v<T, wire::ModuleTable>)
+            std::printf(" %s: %zu functions", body.module_id.c_str(), body.functions.size());
+          else if constexpr (std::is_same_v<T, wire::ThreadStart> ||
+                             std::is_same_v<T, wire::ThreadName>)
+            std::printf(" \"%s\"", body.name.c_str());
+          else if constexpr (std::is_same_v<T, wire::Gap>)
+            std::printf(" %" PRIu64 " events dropped", body.dropped);
+          else if constexpr (std::is_same_v<T, wire::Annotation>)
+            std::printf(" %s = %" PRId64, body.key.c_str(), body.value);
+          else if constexpr (std::is_same_v<T, wire::ThreadEnd>)
+            std::printf(" %" PRIu64 " events, %" PRIu64 " dropped", body.events_recorded,
+                        body.events_dropped);
+          else if constexpr (std::is_same_v<T, wire::ProcessEnd>)
+            std::printf(" exit status %d", body.exit_status);
+        },
+        item.body);
+    std::printf("\n");
+  }
+
+private:
+  bool inRange(uint64_t t) const {
+    return (!options_.from || t >= *options_.from) && (!options_.to || t <= *options_.to);
+  }
+  const DumpOptions& options_;
+  std::map<std::pair<uint64_t, uint32_t>, int> depth_;
+};
+
+class JsonSink : public Sink {
+public:
+  explicit JsonSink(const DumpOptions& o) : options_(o) {}
+  void item(const wire::StreamItem& item, const Names& names) override {
+    nlohmann::json j = {{"process", item.process},
+                        {"pid", names.pid(item.process)},
+                        {"kind", wire::itemKindName(item.kind())}};
+    std::visit(
+        [&](const auto& body) {
+          using T = std::decay_t<decltype(body)>;
+          if constexpr (std::is_same_v<T, wire::EventBatch>) {
+            j["thread"] = body.thread;
+            j["sequence"] = body.sequence;
+            nlohmann::json events = nlohmann::json::array();
+            for (const Event& e : body.events)
+              if ((!options_.from || e.timestamp >= *options_.from) &&
+                  (!options_.to || e.timestamp <= *options_.to))
+                events.push_back({{"t", e.timestamp},
+                                  {"f", e.function_id},
+                                  {"name", names.function(item.process, e.function_id)},
+                                  {"kind", kindName(e.kind)}});
+            j["events"] = std::move(events);
+          } else if constexpr (std::is_same_v<T, wire::ProcessStart>) {
+            j["pid"] = body.pid;
+            j["executable"] = body.executable;
+            j["start_ns"] = body.start_ns;
+          } else if constexpr (std::is_same_v<T, wire::ModuleTable>) {
+            j["module"] = body.module_id;
+            nlohmann::json functions = nlohmann::json::array();
+            for (const auto& f : body.functions)
+              functions.push_back({{"id", f.id}, {"name", f.mangled_name},
+                                   {"demangled", f.demangled_name}, {"file", f.source_file},
+                                   {"line", f.line}});
+            j["functions"] = std::move(functions);
+          } else if constexpr (std::is_same_v<T, wire::ThreadStart> ||
+                               std::is_same_v<T, wire::ThreadName>) {
+            j["thread"] = body.thread;
+            j["t"] = body.timestamp_ns;
+            j["name"] = body.name;
+          } else if constexpr (std::is_same_v<T, wire::ThreadEnd>) {
+            j["thread"] = body.thread;
+            j["t"] = body.timestamp_ns;
+            j["events_recorded"] = body.events_recorded;
+            j["events_dropped"] = body.events_dropped;
+            j["batches"] = body.batches;
+          } else if constexpr (std::is_same_v<T, wire::Gap>) {
+            j["thread"] = body.thread;
+            j["dropped"] = body.dropped;
+            j["from_ns"] = body.from_ns;
+            j["to_ns"] = body.to_ns;
+          } else if constexpr (std::is_same_v<T, wire::Annotation>) {
+            j["thread"] = body.thread;
+            j["t"] = body.timestamp_ns;
+            j["key"] = body.key;
+            j["value"] = body.value;
+          } else if constexpr (std::is_same_v<T, wire::ProcessEnd>) {
+            j["t"] = body.timestamp_ns;
+            j["exit_status"] = body.exit_status;
+            j["events_recorded"] = body.events_recorded;
+            j["events_dropped"] = body.events_dropped;
+          }
+        },
+        item.body);
+    std::printf("%s\n", j.dump().c_str());
+  }
+
+private:
+  const DumpOptions& options_;
+};
+
+// Chrome Trace Event format: {"traceEvents": [...]} with B/E duration events (ts in microseconds)
+// and process_name/thread_name metadata. Written as it goes, one event per line.
+class ChromeSink : public Sink {
+public:
+  explicit ChromeSink(const DumpOptions& o) : options_(o) {
+    std::printf("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+  }
+  void item(const wire::StreamItem& item, const Names& names) override {
+    const uint32_t pid = names.pid(item.process);
+    if (const auto* start = std::get_if<wire::ProcessStart>(&item.body)) {
+      emit("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + std::to_string(pid) +
+           ",\"args\":{\"name\":" + nlohmann::json(start->executable).dump() + "}}");
+    } else if (const auto* thread = std::get_if<wire::ThreadStart>(&item.body)) {
+      threadName(pid, thread->thread, thread->name);
+    } else if (const auto* renamed = std::get_if<wire::ThreadName>(&item.body)) {
+      threadName(pid, renamed->thread, renamed->name);
+    } else if (const auto* batch = std::get_if<wire::EventBatch>(&item.body)) {
+      for (const Event& e : batch->events) {
+        if ((options_.from && e.timestamp < *options_.from) ||
+            (options_.to && e.timestamp > *options_.to))
+          continue;
+        char head[160];
+        std::snprintf(head, sizeof head,
+                      "{\"ph\":\"%c\",\"pid\":%u,\"tid\":%u,\"ts\":%" PRIu64 ".%03u,\"name\":",
+                      e.kind == EventKind::Enter ? 'B' : 'E', pid, batch->thread,
+                      e.timestamp / 1000, static_cast<unsigned>(e.timestamp % 1000));
+        emit(head + nameJson(names, item.process, e.function_id) + "}");
+      }
+    } else if (const auto* note = std::get_if<wire::Annotation>(&item.body)) {
+      char head[160];
+      std::snprintf(head, sizeof head,
+                    "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%u,\"tid\":%u,\"ts\":%" PRIu64 ".%03u,",
+                    pid, note->thread, note->timestamp_ns / 1000,
+                    static_cast<unsigned>(note->timestamp_ns % 1000));
+      emit(head + ("\"name\":" + nlohmann::json(note->key).dump() + ",\"args\":{\"value\":" +
+                   std::to_string(note->value) + "}}"));
+    }
+  }
+  void finish() override { std::printf("\n]}\n"); }
+
+private:
+  void emit(const std::string& event) {
+    std::printf("%s%s", first_ ? "" : ",\n", event.c_str());
+    first_ = false;
+  }
+  void threadName(uint32_t pid, uint32_t tid, const std::string& name) {
+    emit("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + std::to_string(pid) +
+         ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":" +
+         nlohmann::json(name).dump() + "}}");
+  }
+  // Function names are escaped once per function, not once per event.
+  const std::string& nameJson(const Names& names, uint64_t process, uint32_t id) {
+    auto [it, inserted] = escaped_.try_emplace({process, id});
+    if (inserted)
+      it->second = nlohmann::json(names.function(process, id)).dump();
+    return it->second;
+  }
+  const DumpOptions& options_;
+  bool first_ = true;
+  std::map<std::pair<uint64_t, uint32_t>, std::string> escaped_;
+};
+
+bool wanted(const wire::StreamItem& item, const DumpOptions& o) {
+  if (!o.thread)
+    return true;
+  const uint32_t thread = threadOf(item);
+  return thread == 0 || thread == *o.thread; // process-level items always
+}
+
+// Whole recording, in order.
+void dumpAll(recording::RecordingReader& reader, const DumpOptions& o, Sink& sink) {
+  Names names;
+  while (auto item = reader.nextItem()) {
+    names.learn(*item);
+    if (wanted(*item, o))
+      sink.item(*item, names);
+  }
+}
+
+// --thread with --from: process-level items and the thread's items from the covering batch on,
+// found through the index.
+void dumpSeeking(recording::RecordingReader& reader, const DumpOptions& o, Sink& sink) {
+  Names names;
+  std::vector<uint64_t> processes;
+  for (uint32_t s = 0; s < reader.segmentCount(); ++s) {
+    for (const recording::IndexRecord& r : reader.index(s)) {
+      if (r.thread == *o.thread &&
+          std::find(processes.begin(), processes.end(), r.process) == processes.end())
+        processes.push_back(r.process);
+      if (r.thread != 0)
+        continue;
+      if (auto frame = reader.readAt(s, r.offset)) {
+        try {
+          const wire::StreamItem item = wire::decodeItem(frame->message);
+          names.learn(item);
+          sink.item(item, names);
+        } catch (const wire::FormatError&) {
+        }
+      }
+    }
+  }
+  for (uint64_t process : processes) {
+    if (!reader.seek(process, *o.thread, *o.from))
+      continue;
+    while (auto item = reader.nextItem()) {
+      if (item->process != process || threadOf(*item) != *o.thread)
+        continue;
+      const auto* batch = std::get_if<wire::EventBatch>(&item->body);
+      if (o.to && batch && !batch->events.empty() && batch->events.front().timestamp > *o.to)
+        break; // a thread's batches are in time order: nothing later is in range
+      sink.item(*item, names);
+    }
+  }
+}
+
+int runDump(const DumpOptions& o) {
+  if (o.from && o.to && *o.from > *o.to)
+    throw std::runtime_error("--from is after --to");
+  recording::RecordingReader reader(o.dir);
+  std::unique_ptr<Sink> sink;
+  if (o.format == "text")
+    sink = std::make_unique<TextSink>(o);
+  else if (o.format == "json")
+    sink = std::make_unique<JsonSink>(o);
+  else
+    sink = std::make_unique<ChromeSink>(o);
+  if (o.thread && o.from)
+    dumpSeeking(reader, o, *sink);
+  else
+    dumpAll(reader, o, *sink);
+  sink->finish();
+  for (const recording::Damage& d : reader.damage())
+    std::fprintf(stderr, "shapetrace dump: %s in segment %u at bytes %llu..%llu\n",
+                 recording::damageKindName(d.kind), d.segment, (unsigned long long)d.offset,
+                 (unsigned long long)(d.offset + d.length));
+  return 0;
+}
+
+Runner setupDump(CLI::App& command) {
+  auto o = std::make_shared<DumpOptions>();
+  command.add_option("dir", o->dir, "recording directory")->required();
+  command.add_option("--format,-f", o->format,
+                     "text (one line per event), json (one object per item and line) or chrome "
+                     "(Trace Event JSON for the Perfetto UI)")
+      ->check(CLI::IsMember({"text", "json", "chrome"}));
+  command.add_option("--thread,-t", o->thread, "only this thread id (process-level items stay)");
+  command.add_option("--from", o->from, "only events at or after this time (ns)");
+  command.add_option("--to", o->to, "only events at or before this time (ns)");
+  return [o] { return runDump(*o); };
+}
+
+const Registration dump{"dump", "Print a recording as text, JSON or Chrome trace events",
+                        setupDump};
+
+} // namespace
+} // namespace shapetrace::cli

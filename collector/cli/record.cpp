@@ -1,0 +1,148 @@
+// `shapetrace record -o DIR -- PROGRAM ARGS...`: the one-command use. Runs an embedded collector on
+// a private ipc socket, starts PROGRAM with SHAPETRACE_ENDPOINT pointing at it, records until the
+// program and every process it started have exited, prints a summary and exits with the
+// program's exit code (128 + N when signal N killed it).
+#include "cli/command.h"
+#include "cli/signals.h"
+#include "cli/summary.h"
+#include "collector.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace shapetrace::cli {
+namespace {
+
+struct RecordOptions {
+  std::string out;
+  std::string publish;
+  std::vector<std::string> program;
+};
+
+// Starts the program; exits 127 in the child when it cannot be executed.
+pid_t startProgram(const std::vector<std::string>& program, const std::string& endpoint) {
+  std::vector<char*> argv;
+  for (const std::string& arg : program)
+    argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0)
+    throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::setenv("SHAPETRACE_ENDPOINT", endpoint.c_str(), 1);
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
+    ::execvp(argv[0], argv.data());
+    std::fprintf(stderr, "shapetrace record: error: cannot run '%s': %s\n", argv[0],
+                 std::strerror(errno));
+    std::_Exit(127);
+  }
+  return pid;
+}
+
+int exitCodeOf(int status) {
+  if (WIFEXITED(status))
+    return WEXITSTATUS(status);
+  if (WIFSIGNALED(status))
+    return 128 + WTERMSIG(status);
+  return 1;
+}
+
+// True when every process that announced itself has also announced its end.
+bool allSendersEnded(const collector::CollectorStats& stats) {
+  for (const auto& [process, c] : stats.senders)
+    if (!c.ended)
+      return false;
+  return true;
+}
+
+int runRecord(const RecordOptions& o) {
+  if (o.program.empty())
+    throw std::runtime_error("no program given: shapetrace record -o DIR -- PROGRAM ARGS...");
+  char socket_dir[] = "/tmp/shapetrace-record-XXXXXX"; // mkdtemp makes it 0700
+  if (!::mkdtemp(socket_dir))
+    throw std::runtime_error(std::string("cannot create a socket directory: ") +
+                             std::strerror(errno));
+  struct RemoveDir {
+    std::string path;
+    ~RemoveDir() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  } remove_socket_dir{socket_dir};
+
+  collector::CollectorOptions options;
+  options.listen = {std::string("ipc://") + socket_dir + "/collector.sock"};
+  options.out_dir = o.out;
+  options.publish = o.publish;
+  zmq::context_t context(1);
+  collector::Collector collector(options, context);
+
+  // Grandchildren whose parent exits are re-parented to us, so we can wait for all of them.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  installStopHandlers();
+  const pid_t program = startProgram(o.program, options.listen.front());
+  int program_status = 0;
+  bool forwarded = false;
+  for (;;) {
+    collector.poll(std::chrono::milliseconds(20));
+    if (const int signal = stop_signal.load(); signal != 0 && !forwarded) {
+      // The program decides how to stop; we keep recording. A Ctrl-C from the terminal reached
+      // it already.
+      if (stop_signal_from_process.load())
+        ::kill(program, signal);
+      forwarded = true;
+    }
+    int status = 0;
+    pid_t reaped;
+    while ((reaped = ::waitpid(-1, &status, WNOHANG)) > 0)
+      if (reaped == program)
+        program_status = status;
+    if (reaped < 0 && errno == ECHILD)
+      break;
+  }
+  // Every process is gone; what they sent is already queued on our socket. Wait until each one's
+  // ProcessEnd arrived, or until nothing arrived for a while (a process killed by a signal sends
+  // no ProcessEnd).
+  auto quiet_since = std::chrono::steady_clock::now();
+  while (!allSendersEnded(collector.stats()) &&
+         std::chrono::steady_clock::now() - quiet_since < std::chrono::milliseconds(500)) {
+    if (collector.poll(std::chrono::milliseconds(20)) > 0)
+      quiet_since = std::chrono::steady_clock::now();
+  }
+  const bool ok = collector.finish();
+  std::fprintf(stderr, "shapetrace record: %s exited with %s %d\n", o.program.front().c_str(),
+               WIFSIGNALED(program_status) ? "signal" : "status",
+               WIFSIGNALED(program_status) ? WTERMSIG(program_status)
+                                           : WEXITSTATUS(program_status));
+  printCollectorSummary(stderr, collector.stats(), o.out);
+  if (!ok)
+    std::fprintf(stderr, "shapetrace record: the recording is incomplete (see above)\n");
+  return exitCodeOf(program_status);
+}
+
+Runner setupRecord(CLI::App& command) {
+  auto o = std::make_shared<RecordOptions>();
+  command.add_option("--out,-o", o->out, "recording directory (new or empty)")->required();
+  command.add_option("--publish,-p", o->publish,
+                     "also fan out live on this ZeroMQ PUB endpoint");
+  command.add_option("program", o->program, "the program and its arguments (after --)")
+      ->required()
+      ->expected(-1);
+  command.footer("Example: shapetrace record -o trace.rec -- ./server --port 8080\n"
+                 "The program runs with SHAPETRACE_ENDPOINT set to a private socket; its exit code "
+                 "is shapetrace's.");
+  return [o] { return runRecord(*o); };
+}
+
+const Registration record{"record", "Run a program and record its trace (embedded collector)",
+                          setupRecord};
+
+} // namespace
+} // namespace shapetrace::cli

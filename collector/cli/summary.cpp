@@ -1,0 +1,48 @@
+// printCollectorSummary: one line per sender, a total, and the recording's state.
+#include "cli/summary.h"
+
+namespace shapetrace::cli {
+
+namespace {
+
+void printRejected(std::FILE* out, const collector::SenderCounters& c) {
+  if (c.malformed + c.oversized + c.out_of_order + c.duplicate + c.missing_batches + c.unrecorded ==
+      0)
+    return;
+  std::fprintf(out,
+               "    rejected: %llu malformed, %llu oversized, %llu out-of-order, %llu duplicate;"
+               " %llu batches missing; %llu not recorded\n",
+               (unsigned long long)c.malformed, (unsigned long long)c.oversized,
+               (unsigned long long)c.out_of_order, (unsigned long long)c.duplicate,
+               (unsigned long long)c.missing_batches, (unsigned long long)c.unrecorded);
+}
+
+} // namespace
+
+void printCollectorSummary(std::FILE* out, const collector::CollectorStats& stats,
+                           const std::string& out_dir) {
+  for (const auto& [process, c] : stats.senders) {
+    std::fprintf(out, "  process %016llx pid %u %s: %llu messages, %llu events, %.1f MB%s\n",
+                 (unsigned long long)process, c.pid,
+                 c.executable.empty() ? "(no process start seen)" : c.executable.c_str(),
+                 (unsigned long long)c.messages, (unsigned long long)c.events, static_cast<double>(c.bytes) / 1e6,
+                 c.ended ? "" : " (no process end seen)");
+    printRejected(out, c);
+  }
+  for (const auto& [peer, c] : stats.unattributed) {
+    std::fprintf(out, "  unidentified sender %s:\n", peer.empty() ? "(unknown peer)" : peer.c_str());
+    printRejected(out, c);
+  }
+  const collector::SenderCounters total = stats.total();
+  std::fprintf(out, "shapetrace: %zu process(es), %llu messages, %llu events, %.1f MB received",
+               stats.senders.size(), (unsigned long long)total.messages,
+               (unsigned long long)total.events, static_cast<double>(total.bytes) / 1e6);
+  if (!out_dir.empty())
+    std::fprintf(out, "; %llu items recorded to %s", (unsigned long long)stats.recording.items_written,
+                 out_dir.c_str());
+  std::fprintf(out, "\n");
+  if (!stats.recording_error.empty())
+    std::fprintf(out, "shapetrace: recording stopped early: %s\n", stats.recording_error.c_str());
+}
+
+} // namespace shapetrace::cli

@@ -1,0 +1,346 @@
+// The collector's receive loop: validate, check sequences, record, publish (see collector.h).
+#include "collector.h"
+
+#include "wire/format_error.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace shapetrace::collector {
+
+namespace {
+
+// How many skipped sequence numbers per thread are remembered to tell a late batch from a
+// duplicate; older ones are forgotten (a late batch beyond this is counted as a duplicate).
+constexpr size_t kMaxMissingTracked = 4096;
+
+std::string trim(std::string s) {
+  const auto not_space = [](unsigned char c) { return !std::isspace(c); };
+  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
+  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
+  return s;
+}
+
+bool isLoopbackHost(const std::string& host) {
+  return host == "localhost" || host == "lo" || host == "::1" || host == "[::1]" ||
+         host.rfind("127.", 0) == 0;
+}
+
+void add(SenderCounters& into, const SenderCounters& c) {
+  into.messages += c.messages;
+  into.events += c.events;
+  into.bytes += c.bytes;
+  into.malformed += c.malformed;
+  into.oversized += c.oversized;
+  into.out_of_order += c.out_of_order;
+  into.duplicate += c.duplicate;
+  into.missing_batches += c.missing_batches;
+  into.unrecorded += c.unrecorded;
+}
+
+nlohmann::json countersJson(const SenderCounters& c) {
+  return {{"pid", c.pid},
+          {"executable", c.executable},
+          {"ended", c.ended},
+          {"messages", c.messages},
+          {"events", c.events},
+          {"bytes", c.bytes},
+          {"malformed", c.malformed},
+          {"oversized", c.oversized},
+          {"out_of_order", c.out_of_order},
+          {"duplicate", c.duplicate},
+          {"missing_batches", c.missing_batches},
+          {"unrecorded", c.unrecorded}};
+}
+
+} // namespace
+
+SenderCounters CollectorStats::total() const {
+  SenderCounters sum;
+  for (const auto& [process, c] : senders)
+    add(sum, c);
+  for (const auto& [peer, c] : unattributed)
+    add(sum, c);
+  return sum;
+}
+
+void checkListenEndpoint(const std::string& endpoint, bool curve) {
+  const auto scheme_end = endpoint.find("://");
+  if (scheme_end == std::string::npos)
+    throw std::runtime_error("endpoint '" + endpoint +
+                             "' has no transport (use ipc://PATH or tcp://HOST:PORT)");
+  const std::string scheme = endpoint.substr(0, scheme_end);
+  if (scheme == "ipc" || scheme == "inproc")
+    return;
+  if (scheme != "tcp")
+    throw std::runtime_error("endpoint '" + endpoint + "': transport '" + scheme +
+                             "' is not supported (use ipc:// or tcp://)");
+  const std::string address = endpoint.substr(scheme_end + 3);
+  const auto colon = address.rfind(':');
+  if (colon == std::string::npos)
+    throw std::runtime_error("endpoint '" + endpoint + "' has no port (tcp://HOST:PORT)");
+  const std::string host = address.substr(0, colon);
+  if (!isLoopbackHost(host) && !curve)
+    throw std::runtime_error(
+        "refusing to listen on '" + endpoint +
+        "': it is reachable from other machines and unauthenticated. Use a loopback address "
+        "(tcp://127.0.0.1:PORT), an ipc:// endpoint, or give --curve-secret-key FILE (clients "
+        "then need SHAPETRACE_CURVE_SERVER_KEY)");
+}
+
+void preparePrivateDirectory(const std::string& dir) {
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    throw std::runtime_error("cannot create " + dir + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0)
+    throw std::runtime_error("cannot stat " + dir + ": " + std::strerror(errno));
+  if (!S_ISDIR(st.st_mode) || st.st_uid != ::getuid())
+    throw std::runtime_error(dir + " is not a directory owned by you; refusing to put the "
+                                   "collector's socket there");
+  if ((st.st_mode & 077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%03o", st.st_mode & 0777);
+    throw std::runtime_error(dir + " is accessible to other users (mode " + mode +
+                             "); run 'chmod 700 " + dir + "'");
+  }
+}
+
+std::string readCurveSecretKey(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw std::runtime_error("cannot read CURVE secret key " + path + ": " +
+                             std::strerror(errno));
+  if ((st.st_mode & 077) != 0)
+    throw std::runtime_error("CURVE secret key " + path +
+                             " is readable by other users; run 'chmod 600 " + path + "'");
+  std::ifstream in(path);
+  std::string key;
+  std::getline(in, key);
+  key = trim(key);
+  if (key.size() != 40)
+    throw std::runtime_error("CURVE secret key " + path +
+                             " must hold a 40-character Z85 key on its first line (see "
+                             "'shapetrace keygen')");
+  char public_key[41];
+  if (zmq_curve_public(public_key, key.c_str()) != 0)
+    throw std::runtime_error("CURVE secret key " + path + " is not valid Z85");
+  return key;
+}
+
+Collector::Collector(CollectorOptions options, zmq::context_t& context)
+    : options_(std::move(options)), pull_(context, zmq::socket_type::pull) {
+  if (options_.listen.empty())
+    throw std::runtime_error("no endpoint to listen on");
+  std::string secret;
+  if (!options_.curve_secret_key_file.empty()) {
+    if (!zmq_has("curve"))
+      throw std::runtime_error("this libzmq was built without CURVE support");
+    secret = readCurveSecretKey(options_.curve_secret_key_file);
+    char public_key[41];
+    zmq_curve_public(public_key, secret.c_str());
+    curve_public_ = public_key;
+  }
+  for (const std::string& endpoint : options_.listen)
+    checkListenEndpoint(endpoint, !secret.empty());
+  if (!options_.publish.empty())
+    checkListenEndpoint(options_.publish, !secret.empty());
+
+  pull_.set(zmq::sockopt::rcvhwm, options_.receive_hwm);
+  // Bounds what one message can make ZeroMQ allocate; messages between kMaxMessageBytes and this
+  // still arrive and are counted as oversized, larger ones make ZeroMQ drop the connection.
+  pull_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(4 * wire::kMaxMessageBytes));
+  pull_.set(zmq::sockopt::linger, 0);
+  if (!secret.empty()) {
+    pull_.set(zmq::sockopt::curve_server, true);
+    pull_.set(zmq::sockopt::curve_secretkey, secret);
+  }
+  // Open the recording before binding, so that a directory in use fails before anyone connects.
+  if (!options_.out_dir.empty())
+    writer_ = std::make_unique<recording::RecordingWriter>(options_.out_dir, options_.recording);
+  for (const std::string& endpoint : options_.listen) {
+    pull_.bind(endpoint);
+    bound_.push_back(pull_.get(zmq::sockopt::last_endpoint));
+  }
+  if (!options_.publish.empty()) {
+    publisher_.emplace(context, options_.publish, options_.publish_hwm, secret);
+    publish_bound_ = publisher_->endpoint();
+  }
+}
+
+Collector::~Collector() {
+  try {
+    finish();
+  } catch (...) {
+    // Destructors must not throw; finish() reports failures through its result when called.
+  }
+}
+
+SenderCounters& Collector::unattributed(zmq::message_t& message) {
+  const char* peer = zmq_msg_gets(message.handle(), "Peer-Address");
+  return unattributed_[peer ? peer : ""];
+}
+
+bool Collector::acceptSequence(SenderState& sender, uint32_t thread, uint64_t sequence) {
+  ThreadSequence& seq = sender.threads[thread];
+  if (sequence == seq.next) {
+    ++seq.next;
+    return true;
+  }
+  if (sequence > seq.next) {
+    sender.counters.missing_batches += sequence - seq.next;
+    for (uint64_t s = seq.next; s < sequence && seq.missing.size() < kMaxMissingTracked; ++s)
+      seq.missing.insert(s);
+    seq.next = sequence + 1;
+    return true;
+  }
+  if (seq.missing.erase(sequence)) {
+    ++sender.counters.out_of_order;
+    --sender.counters.missing_batches;
+  } else {
+    ++sender.counters.duplicate;
+  }
+  return false;
+}
+
+void Collector::handle(zmq::message_t& message) {
+  const std::span<const std::byte> bytes(static_cast<const std::byte*>(message.data()),
+                                         message.size());
+  wire::ItemHeader header;
+  try {
+    header = wire::peekItem(bytes);
+  } catch (const wire::FormatError& e) {
+    SenderCounters& c = unattributed(message);
+    ++(e.reason() == wire::FormatErrorReason::Oversized ? c.oversized : c.malformed);
+    return;
+  }
+  SenderState& sender = senders_[header.process];
+  SenderCounters& c = sender.counters;
+  if (header.kind == wire::ItemKind::EventBatch &&
+      !acceptSequence(sender, header.thread, header.sequence))
+    return;
+  if (header.kind == wire::ItemKind::ProcessStart || header.kind == wire::ItemKind::ProcessEnd) {
+    // The pid and executable are only for reports: decode the small item fully.
+    try {
+      const wire::StreamItem item = wire::decodeItem(bytes);
+      if (const auto* start = std::get_if<wire::ProcessStart>(&item.body)) {
+        c.pid = start->pid;
+        c.executable = start->executable;
+      } else {
+        c.ended = true;
+      }
+    } catch (const wire::FormatError& e) {
+      ++(e.reason() == wire::FormatErrorReason::Oversized ? c.oversized : c.malformed);
+      return;
+    }
+  }
+  ++c.messages;
+  c.events += header.event_count;
+  c.bytes += bytes.size();
+  if (writer_) {
+    if (!writer_->append(bytes, header)) {
+      ++c.unrecorded;
+      if (!recording_error_reported_) {
+        recording_error_reported_ = true;
+        std::fprintf(stderr,
+                     "shapetrace collect: error: %s\nshapetrace collect: still receiving (and "
+                     "publishing) so that the programs are not blocked; nothing more is "
+                     "recorded\n",
+                     writer_->error().c_str());
+      }
+    }
+  }
+  if (publisher_)
+    publisher_->publish(message);
+}
+
+size_t Collector::poll(std::chrono::milliseconds timeout) {
+  size_t handled = 0;
+  zmq::pollitem_t item{pull_.handle(), 0, ZMQ_POLLIN, 0};
+  try {
+    if (zmq::poll(&item, 1, timeout) > 0) {
+      zmq::message_t message;
+      // Take everything queued, but yield now and then for the heartbeat.
+      while (handled < 100000 && pull_.recv(message, zmq::recv_flags::dontwait)) {
+        handle(message);
+        ++handled;
+      }
+    }
+  } catch (const zmq::error_t& e) {
+    if (e.num() != EINTR) // a signal: the caller checks its stop flag
+      throw;
+  }
+  if (publisher_)
+    publisher_->heartbeatIfIdle();
+  return handled;
+}
+
+void Collector::run(const std::atomic<bool>& stop) {
+  while (!stop.load(std::memory_order_relaxed))
+    poll(std::chrono::milliseconds(100));
+}
+
+bool Collector::finish() {
+  if (finished_)
+    return !writer_ || !writer_->failed();
+  finished_ = true;
+  // Whatever already arrived is still handled; senders that are gone cannot send more.
+  while (poll(std::chrono::milliseconds(0)) > 0) {
+  }
+  if (publisher_)
+    publisher_->end();
+  bool ok = true;
+  if (writer_) {
+    ok = writer_->close();
+    writeStatsFile();
+  }
+  return ok;
+}
+
+CollectorStats Collector::stats() const {
+  CollectorStats s;
+  for (const auto& [process, sender] : senders_)
+    s.senders[process] = sender.counters;
+  s.unattributed = unattributed_;
+  s.published = publisher_ ? publisher_->published() : 0;
+  if (writer_) {
+    s.recording_error = writer_->error();
+    s.recording = writer_->stats();
+  }
+  return s;
+}
+
+void Collector::writeStatsFile() const {
+  const CollectorStats s = stats();
+  nlohmann::json senders = nlohmann::json::array();
+  for (const auto& [process, c] : s.senders) {
+    nlohmann::json j = countersJson(c);
+    j["process"] = process;
+    senders.push_back(j);
+  }
+  nlohmann::json unattributed = nlohmann::json::array();
+  for (const auto& [peer, c] : s.unattributed) {
+    nlohmann::json j = countersJson(c);
+    j["peer"] = peer;
+    unattributed.push_back(j);
+  }
+  nlohmann::json doc = {
+      {"senders", senders},
+      {"unattributed", unattributed},
+      {"published", s.published},
+      {"recording_error", s.recording_error},
+      {"recorded_items", s.recording.items_written},
+      {"refused_items", s.recording.refused_items},
+  };
+  // Written next to the segments; a failure here (disk full) must not hide the recording.
+  std::ofstream out(options_.out_dir + "/collector.json");
+  out << doc.dump(2) << '\n';
+}
+
+} // namespace shapetrace::collector

@@ -1,0 +1,142 @@
+// The collector: receives stream items from many instrumented processes over ZeroMQ, validates
+// each one, records it and fans it out to live subscribers.
+//
+// Transport: runtimes PUSH, the collector PULLs (one PULL socket bound to every listen endpoint).
+// PUSH never drops a message on its own: when the collector falls behind, the runtime's send
+// reports EAGAIN at the high-water mark and the runtime counts the events as dropped.
+//
+// Trust: every message is checked with wire::peekItem (Cap'n Proto limits, format version, sizes,
+// the batch's declared event count). Per sender (the item's process key) the collector counts
+// malformed, oversized, out-of-order and duplicate messages and drops them; it never stops on bad
+// input. Messages too broken to name their process are counted under their peer address.
+//
+// Sequence numbers: each thread's EventBatch.sequence counts from 0. A batch with the expected
+// number is accepted; a higher one is accepted and the skipped numbers are counted as missing
+// (the runtime's own Gap items say why); a lower one is a duplicate when that number was already
+// received, out-of-order when it was one of the missing numbers arriving late. Both are dropped,
+// so that a recording holds every thread's batches in order.
+//
+// Fan-out: see fanout.h.
+#pragma once
+
+#include "fanout.h"
+#include "recording/recording.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+#include <zmq.hpp>
+
+namespace shapetrace::collector {
+
+struct CollectorOptions {
+  std::vector<std::string> listen;  // endpoints to bind the PULL socket to (at least one)
+  std::string out_dir;              // recording directory; empty: do not record
+  std::string publish;              // PUB endpoint for live subscribers; empty: no fan-out
+  std::string curve_secret_key_file; // enables CURVE on listen and publish sockets
+  recording::RecordingOptions recording;
+  int receive_hwm = 10000;          // messages queued per sender before its PUSH blocks/EAGAINs
+  int publish_hwm = 10000;          // messages queued per subscriber before they are dropped
+};
+
+// What the collector did with one sender's messages.
+struct SenderCounters {
+  uint64_t messages = 0;     // accepted (recorded and published)
+  uint64_t events = 0;       // events in accepted batches
+  uint64_t bytes = 0;        // of accepted messages
+  uint64_t malformed = 0;    // rejected by validation (any wire::FormatError but Oversized)
+  uint64_t oversized = 0;    // larger than wire::kMaxMessageBytes
+  uint64_t out_of_order = 0; // a skipped batch arriving late; dropped
+  uint64_t duplicate = 0;    // a batch sequence already received; dropped
+  uint64_t missing_batches = 0; // sequence numbers skipped (never received so far)
+  uint64_t unrecorded = 0;   // accepted but not recorded because the recording had failed
+  uint32_t pid = 0;          // from the sender's ProcessStart, 0 until seen
+  std::string executable;    // likewise
+  bool ended = false;        // its ProcessEnd was received
+};
+
+struct CollectorStats {
+  std::map<uint64_t, SenderCounters> senders;          // by process key
+  std::map<std::string, SenderCounters> unattributed;  // bad messages by peer address ("" unknown)
+  uint64_t published = 0;
+  std::string recording_error;
+  recording::WriterStats recording;
+  SenderCounters total() const; // sum over senders and unattributed
+};
+
+// Refuses endpoints that would expose the collector: tcp on a non-loopback address without CURVE,
+// and transports other than tcp, ipc and inproc. Throws std::runtime_error with the reason.
+void checkListenEndpoint(const std::string& endpoint, bool curve);
+// Creates the directory of the default ipc endpoint 0700 (or checks that an existing one is ours
+// and private). Throws std::runtime_error.
+void preparePrivateDirectory(const std::string& dir);
+// Reads a Z85 CURVE secret key (40 characters, first line of the file). Refuses a file that group
+// or others can read. Throws std::runtime_error.
+std::string readCurveSecretKey(const std::string& path);
+
+class Collector {
+public:
+  // Binds every endpoint and opens the recording. Throws std::runtime_error (refused endpoint,
+  // bad key, recording directory in use) or zmq::error_t (bind failed).
+  Collector(CollectorOptions options, zmq::context_t& context);
+  ~Collector();
+  Collector(const Collector&) = delete;
+  Collector& operator=(const Collector&) = delete;
+
+  // Handles every message that arrives within `timeout` (waits at most that long for the first,
+  // then takes whatever is queued). Returns the number of messages handled. Sends a fan-out
+  // heartbeat when due.
+  size_t poll(std::chrono::milliseconds timeout);
+  // Polls until `stop` becomes true.
+  void run(const std::atomic<bool>& stop);
+  // Writes everything recorded so far to the recording's files (see RecordingWriter::flush).
+  // Returns false if the recording failed (or there is none).
+  bool flushRecording() { return writer_ && writer_->flush(); }
+  // Takes what is still queued, publishes the end-of-stream marker, closes the recording (fsync)
+  // and writes DIR/collector.json. Idempotent. Returns false if the recording failed.
+  bool finish();
+
+  // The endpoints actually bound (a tcp "*" port resolved).
+  const std::vector<std::string>& boundEndpoints() const { return bound_; }
+  std::string publishEndpoint() const { return publish_bound_; }
+  // The server's Z85 public key when CURVE is on, else empty.
+  const std::string& curvePublicKey() const { return curve_public_; }
+  CollectorStats stats() const;
+
+private:
+  struct ThreadSequence {
+    uint64_t next = 0;
+    std::set<uint64_t> missing; // bounded, see kMaxMissingTracked
+  };
+  struct SenderState {
+    SenderCounters counters;
+    std::unordered_map<uint32_t, ThreadSequence> threads;
+  };
+
+  void handle(zmq::message_t& message);
+  SenderCounters& unattributed(zmq::message_t& message);
+  // Applies the sequence rules; false when the batch must be dropped.
+  bool acceptSequence(SenderState& sender, uint32_t thread, uint64_t sequence);
+  void writeStatsFile() const;
+
+  CollectorOptions options_;
+  zmq::socket_t pull_;
+  std::optional<Publisher> publisher_;
+  std::unique_ptr<recording::RecordingWriter> writer_;
+  std::vector<std::string> bound_;
+  std::string publish_bound_;
+  std::string curve_public_;
+  std::unordered_map<uint64_t, SenderState> senders_;
+  std::map<std::string, SenderCounters> unattributed_;
+  bool recording_error_reported_ = false;
+  bool finished_ = false;
+};
+
+} // namespace shapetrace::collector

@@ -1,0 +1,318 @@
+// The collector's commands as a user runs them: `shapetrace collect` shut down by SIGTERM and
+// killed with -9, `record` with a program that starts other processes, `info`, `dump` in its three
+// formats, and `import` of DINAMITE and CSV traces with their errors.
+#include "process.h"
+#include "recording/recording.h"
+#include "wire/codec.h"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+namespace shapetrace {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Child;
+using testing::run;
+using testing::TempDir;
+using namespace std::chrono_literals;
+
+const std::string kShapetrace = SHAPETRACE_BIN;
+const std::string kSender = TEST_SENDER;
+
+void writeFile(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+// Waits for `collect` to report its endpoint, so senders do not race the bind.
+void waitForListening(Child& collect) {
+  while (auto line = collect.readLine())
+    if (line->find("listening on") != std::string::npos)
+      return;
+  FAIL() << "collect exited before listening";
+}
+
+nlohmann::json info(const std::string& dir) {
+  auto [code, output] = run({kShapetrace, "info", "--json", dir});
+  EXPECT_EQ(code, 0) << output;
+  return nlohmann::json::parse(output);
+}
+
+TEST(CollectCommand, StopsCleanlyOnSigtermWithEverythingRecorded) {
+  TempDir tmp;
+  const std::string endpoint = "ipc://" + tmp.sub("c.sock");
+  Child collect({kShapetrace, "collect", "--listen", endpoint, "--out", tmp.sub("rec")});
+  waitForListening(collect);
+  auto [code, output] = run({kSender, endpoint, "--threads", "3", "--batches", "40"});
+  ASSERT_EQ(code, 0) << output;
+  // Process start, module table, 3 thread starts, 120 batches, 3 thread ends, process end.
+  EXPECT_EQ(output, "sent 129 12000\n");
+  // Wait for the last item (the sender's process end) to be on disk before stopping.
+  for (int i = 0; i < 500; ++i) {
+    std::this_thread::sleep_for(10ms);
+    recording::RecordingReader reader(tmp.sub("rec"));
+    size_t items = 0;
+    while (reader.next())
+      ++items;
+    if (items == 129)
+      break;
+  }
+  collect.signal(SIGTERM);
+  const std::string summary = collect.readAll();
+  EXPECT_EQ(collect.exitCode(), 0) << summary;
+  EXPECT_NE(summary.find("12000 events"), std::string::npos) << summary;
+  const auto j = info(tmp.sub("rec"));
+  EXPECT_EQ(j["frames"], 129);
+  EXPECT_EQ(j["processes"][0]["threads"].size(), 3u);
+  EXPECT_EQ(j["processes"][0]["threads"][0]["events"], 4000);
+  EXPECT_TRUE(j["damage"].empty());
+  EXPECT_TRUE(fs::exists(tmp.sub("rec") + "/collector.json"));
+}
+
+TEST(CollectCommand, RefusesBadEndpointsAndRecordingDirectoriesInUse) {
+  TempDir tmp;
+  auto [code, output] = run({kShapetrace, "collect", "--listen", "tcp://0.0.0.0:0", "-o",
+                             tmp.sub("rec")});
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(output.find("refusing to listen on 'tcp://0.0.0.0:0'"), std::string::npos) << output;
+  std::tie(code, output) = run({kShapetrace, "collect", "--listen", "ipc://" + tmp.sub("s")});
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(output.find("nothing to do"), std::string::npos) << output;
+  writeFile(tmp.sub("busy.seg"), "x");
+  std::tie(code, output) =
+      run({kShapetrace, "collect", "--listen", "ipc://" + tmp.sub("s"), "-o", tmp.path()});
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(output.find("already holds a recording"), std::string::npos) << output;
+}
+
+// kill -9 while a sender streams: every frame that reached the file is a complete batch, each
+// thread's batches are a gap-free prefix, and at most the very end is torn. Then a cut inside the
+// last frame (a kill in the middle of a write) is reported as a torn tail by `info`.
+TEST(CollectCommand, KillDashNineLeavesEveryCompleteBatchReadable) {
+  TempDir tmp;
+  const std::string endpoint = "ipc://" + tmp.sub("c.sock");
+  Child collect({kShapetrace, "collect", "--listen", endpoint, "--out", tmp.sub("rec"),
+                 "--segment-size", "1"});
+  waitForListening(collect);
+  Child streaming({kSender, endpoint, "--threads", "2", "--batches", "100000", "--events", "300",
+                   "--process", "42"});
+  streaming.closeStdin();
+  // Let it record a few segments' worth, then kill the collector mid-stream.
+  while (!fs::exists(recording::segmentPath(tmp.sub("rec"), 3)))
+    std::this_thread::sleep_for(10ms);
+  collect.signal(SIGKILL);
+  EXPECT_EQ(collect.exitCode(), 128 + SIGKILL);
+  streaming.signal(SIGKILL);
+
+  recording::RecordingReader reader(tmp.sub("rec"));
+  std::map<uint32_t, uint64_t> next;
+  size_t batches = 0;
+  while (auto item = reader.nextItem()) {
+    if (auto* batch = std::get_if<wire::EventBatch>(&item->body)) {
+      ASSERT_EQ(batch->sequence, next[batch->thread]++) << "a hole in thread " << batch->thread;
+      ASSERT_EQ(batch->events.size(), 300u);
+      ++batches;
+    }
+  }
+  EXPECT_GT(batches, 100u);
+  EXPECT_EQ(reader.undecodable(), 0u);
+  for (const recording::Damage& d : reader.damage()) {
+    EXPECT_EQ(d.kind, recording::Damage::Kind::TornTail);
+    EXPECT_EQ(d.segment, reader.segmentCount() - 1);
+  }
+
+  // Cut the last segment inside its last frame.
+  const std::string last = recording::segmentPath(tmp.sub("rec"), reader.segmentCount() - 1);
+  fs::resize_file(last, fs::file_size(last) - 5);
+  const auto j = info(tmp.sub("rec"));
+  ASSERT_EQ(j["damage"].size(), 1u);
+  EXPECT_EQ(j["damage"][0]["kind"], "torn tail");
+  const auto [code, text] = run({kShapetrace, "info", tmp.sub("rec")});
+  EXPECT_NE(text.find("torn tails 1"), std::string::npos) << text;
+}
+
+TEST(RecordCommand, RecordsAProgramAndTheProcessesItStartsAndReturnsItsExitCode) {
+  TempDir tmp;
+  // The shell exits first; its background sender is re-parented to `record`, which waits for it.
+  const std::string script = kSender + " $SHAPETRACE_ENDPOINT --process 1 --batches 30 & " +
+                             kSender + " $SHAPETRACE_ENDPOINT --process 2 --threads 2; exit 7";
+  auto [code, output] = run({kShapetrace, "record", "-o", tmp.sub("rec"), "--", "sh", "-c",
+                             script});
+  EXPECT_EQ(code, 7) << output;
+  EXPECT_NE(output.find("sh exited with status 7"), std::string::npos) << output;
+  EXPECT_NE(output.find("2 process(es)"), std::string::npos) << output;
+  const auto j = info(tmp.sub("rec"));
+  ASSERT_EQ(j["processes"].size(), 2u);
+  EXPECT_EQ(j["processes"][0]["threads"][0]["events"], 3000); // process 1: 30 batches of 100
+  EXPECT_EQ(j["processes"][1]["threads"].size(), 2u);
+  EXPECT_TRUE(j["processes"][0]["ended"]);
+}
+
+TEST(RecordCommand, ReportsAProgramThatCannotRunAndUsageErrors) {
+  TempDir tmp;
+  auto [code, output] =
+      run({kShapetrace, "record", "-o", tmp.sub("rec"), "--", tmp.sub("no-such-program")});
+  EXPECT_EQ(code, 127);
+  EXPECT_NE(output.find("cannot run"), std::string::npos) << output;
+  std::tie(code, output) = run({kShapetrace, "record", "-o", tmp.sub("rec2")});
+  EXPECT_EQ(code, 2) << output;
+  // A program killed by a signal: 128 + signal, and an empty recording is still a recording.
+  std::tie(code, output) =
+      run({kShapetrace, "record", "-o", tmp.sub("rec3"), "--", "sh", "-c", "kill -9 $$"});
+  EXPECT_EQ(code, 128 + 9) << output;
+  EXPECT_EQ(info(tmp.sub("rec3"))["frames"], 0);
+}
+
+TEST(RecordCommand, ForwardsSigtermToTheProgramAndKeepsItsExitStatus) {
+  TempDir tmp;
+  Child record({kShapetrace, "record", "-o", tmp.sub("rec"), "--", "sh", "-c",
+                "echo started; exec sleep 30"});
+  ASSERT_EQ(record.readLine(), "started");
+  record.signal(SIGTERM);
+  const std::string output = record.readAll();
+  EXPECT_EQ(record.exitCode(), 128 + SIGTERM) << output;
+  EXPECT_NE(output.find("sh exited with signal 15"), std::string::npos) << output;
+}
+
+const char* kDinamite = "# thread function direction time\n"
+                        "7 main 0 100\n"
+                        "7 parse 0 110\n"
+                        "8 worker 0 115\n"
+                        "7 parse 1 150\n"
+                        "\n"
+                        "8 worker 1 170\n"
+                        "7 main 1 200\n";
+
+TEST(ImportCommand, DinamiteTraceBecomesARecordingThatDumpsExactly) {
+  TempDir tmp;
+  writeFile(tmp.sub("trace.txt"), kDinamite);
+  auto [code, output] = run({kShapetrace, "import", tmp.sub("trace.txt"), "-o", tmp.sub("rec")});
+  ASSERT_EQ(code, 0) << output;
+  EXPECT_NE(output.find("6 events of 2 thread(s), 3 function(s)"), std::string::npos) << output;
+  std::tie(code, output) = run({kShapetrace, "dump", tmp.sub("rec"), "--thread", "7"});
+  ASSERT_EQ(code, 0) << output;
+  // Everything from the first line that names an event.
+  const std::string events = output.substr(output.find("\n100 ") + 1);
+  const std::string pid = events.substr(4, events.find('/') - 4);
+  EXPECT_EQ(events, "100 " + pid + "/7 -> main\n" +
+                        "110 " + pid + "/7   -> parse\n" +
+                        "150 " + pid + "/7   <- parse\n" +
+                        "200 " + pid + "/7 <- main\n" +
+                        "# " + pid + "/7 thread_end 4 events, 0 dropped\n" +
+                        "# " + pid + "/0 process_end exit status 0\n");
+}
+
+TEST(ImportCommand, CsvWithQuotedNamesAndTheChromeAndJsonDumps) {
+  TempDir tmp;
+  writeFile(tmp.sub("t.csv"), "tid,func,dir,time_ns\r\n"
+                              "1,\"std::map<int, int>::find\",0,1000\r\n"
+                              "1,\"say \"\"hi\"\"\",0,1500\n"
+                              "1,\"say \"\"hi\"\"\",1,1600\n"
+                              "1,\"std::map<int, int>::find\",1,2500\n");
+  auto [code, output] = run({kShapetrace, "import", "--format", "csv", tmp.sub("t.csv"), "-o",
+                             tmp.sub("rec")});
+  ASSERT_EQ(code, 0) << output;
+
+  std::tie(code, output) = run({kShapetrace, "dump", "-f", "chrome", tmp.sub("rec")});
+  ASSERT_EQ(code, 0) << output;
+  const auto chrome = nlohmann::json::parse(output);
+  std::vector<std::tuple<std::string, std::string, double>> durations;
+  for (const auto& e : chrome["traceEvents"])
+    if (e["ph"] == "B" || e["ph"] == "E")
+      durations.emplace_back(e["ph"], e["name"], e["ts"]);
+  using D = std::tuple<std::string, std::string, double>;
+  EXPECT_EQ(durations, (std::vector<D>{{"B", "std::map<int, int>::find", 1.0},
+                                       {"B", "say \"hi\"", 1.5},
+                                       {"E", "say \"hi\"", 1.6},
+                                       {"E", "std::map<int, int>::find", 2.5}}));
+
+  std::tie(code, output) =
+      run({kShapetrace, "dump", "-f", "json", "--from", "1400", "--to", "1700", tmp.sub("rec")});
+  ASSERT_EQ(code, 0) << output;
+  std::vector<uint64_t> times;
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);) {
+    const auto item = nlohmann::json::parse(line);
+    if (item["kind"] == "event_batch")
+      for (const auto& e : item["events"])
+        times.push_back(e["t"]);
+  }
+  EXPECT_EQ(times, (std::vector<uint64_t>{1500, 1600}));
+}
+
+TEST(ImportCommand, BadInputGivesTheLineAndTheReason) {
+  TempDir tmp;
+  const std::vector<std::pair<std::string, std::string>> dinamite = {
+      {"1 main 0\n", ":1: expected 4 fields (thread function direction time), got 3"},
+      {"1 main 0 10\nx main 1 20\n", ":2: thread 'x' is not a non-negative integer"},
+      {"1 main 0 10\n1 main 2 20\n", ":2: direction '2' must be 0 (enter) or 1 (exit)"},
+      {"1 main 0 10\n1 main 1 -5\n", ":2: time '-5' is not a non-negative integer"},
+      {"1 main 0 10\n\n1 main 1 5\n", ":3: time 5 of thread 1 is earlier than its previous "
+                                      "record (line 1, time 10)"},
+      {"# only a comment\n", "holds no records"},
+  };
+  for (const auto& [text, error] : dinamite) {
+    writeFile(tmp.sub("bad.txt"), text);
+    fs::remove_all(tmp.sub("rec"));
+    auto [code, output] = run({kShapetrace, "import", tmp.sub("bad.txt"), "-o", tmp.sub("rec")});
+    EXPECT_EQ(code, 1) << text;
+    EXPECT_NE(output.find(error), std::string::npos) << text << " -> " << output;
+  }
+  const std::vector<std::pair<std::string, std::string>> csv = {
+      {"tid,function,dir,time_ns\n", ":1: expected the header 'tid,func,dir,time_ns'"},
+      {"", ":1: empty file"},
+      {"tid,func,dir,time_ns\n1,main,0\n", ":2: expected 4 fields (tid,func,dir,time_ns), got 3"},
+      {"tid,func,dir,time_ns\n1,\"main,0,10\n", ":2: unterminated quoted field"},
+  };
+  for (const auto& [text, error] : csv) {
+    writeFile(tmp.sub("bad.csv"), text);
+    fs::remove_all(tmp.sub("rec"));
+    auto [code, output] = run({kShapetrace, "import", "-f", "csv", tmp.sub("bad.csv"), "-o",
+                               tmp.sub("rec")});
+    EXPECT_EQ(code, 1) << text;
+    EXPECT_NE(output.find(error), std::string::npos) << text << " -> " << output;
+  }
+  auto [code, output] = run({kShapetrace, "import", tmp.sub("missing.txt"), "-o", tmp.sub("r")});
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(output.find("cannot open"), std::string::npos) << output;
+}
+
+TEST(InfoAndDump, RejectADirectoryThatIsNotARecording) {
+  TempDir tmp;
+  for (const char* command : {"info", "dump"}) {
+    auto [code, output] = run({kShapetrace, command, tmp.path()});
+    EXPECT_EQ(code, 1);
+    EXPECT_NE(output.find("holds no recording"), std::string::npos) << output;
+  }
+  auto [code, output] = run({kShapetrace, "dump", "-f", "xml", tmp.path()});
+  EXPECT_EQ(code, 2) << output;
+}
+
+TEST(DumpCommand, ThreadAndTimeWindowSeekThroughTheIndex) {
+  TempDir tmp;
+  // Thread 3: 20000 enter/exit pairs 10 ns apart, so several batches; thread 4 interleaved.
+  std::string csv = "tid,func,dir,time_ns\n";
+  for (int i = 0; i < 20000; ++i) {
+    csv += "3,f" + std::to_string(i % 7) + ",0," + std::to_string(i * 20) + "\n";
+    csv += "3,f" + std::to_string(i % 7) + ",1," + std::to_string(i * 20 + 10) + "\n";
+    csv += "4,g,0," + std::to_string(i * 20 + 5) + "\n4,g,1," + std::to_string(i * 20 + 6) + "\n";
+  }
+  writeFile(tmp.sub("t.csv"), csv);
+  ASSERT_EQ(run({kShapetrace, "import", "-f", "csv", tmp.sub("t.csv"), "-o", tmp.sub("rec")})
+                .first,
+            0);
+  auto [code, output] = run({kShapetrace, "dump", tmp.sub("rec"), "--thread", "3", "--from",
+                             "300000", "--to", "300050"});
+  ASSERT_EQ(code, 0) << output;
+  std::vector<std::string> events;
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);)
+    if (line[0] != '#')
+      events.push_back(line.substr(0, line.find(' ')));
+  EXPECT_EQ(events, (std::vector<std::string>{"300000", "300010", "300020", "300030", "300040",
+                                              "300050"}));
+}
+
+} // namespace
+} // namespace shapetrace

@@ -1,0 +1,375 @@
+// The collector with real ZeroMQ sockets, real sender processes (test_sender) and real files:
+// many senders at once with every event recorded exactly once and in order per thread, malformed
+// messages counted and dropped, CURVE refusal and acceptance, a stalled subscriber that does not
+// stall recording and sees what it missed, and a full disk.
+#include "collector.h"
+#include "process.h"
+#include "recording/recording.h"
+#include "wire/codec.h"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <map>
+#include <memory>
+#include <sys/mount.h>
+
+namespace shapetrace::collector {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Child;
+using testing::TempDir;
+using namespace std::chrono_literals;
+
+// The events test_sender puts into batch `sequence` of `thread` (see test_sender.cpp).
+std::vector<Event> expectedEvents(uint32_t thread, uint64_t sequence, uint32_t count) {
+  std::vector<Event> events(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint64_t n = sequence * count + i;
+    events[i] = Event{n * 10 + thread, static_cast<uint32_t>(n % 1000),
+                      i % 2 ? EventKind::Exit : EventKind::Enter};
+  }
+  return events;
+}
+
+struct RecordedThread {
+  std::vector<uint64_t> sequences;
+  bool events_match = true;
+  bool started = false, ended = false;
+};
+struct Recorded {
+  std::map<std::pair<uint64_t, uint32_t>, RecordedThread> threads;
+  std::map<uint64_t, int> process_starts, process_ends;
+  size_t items = 0;
+  std::vector<recording::Damage> damage;
+};
+
+// Reads a recording of test_sender processes and checks every batch's events.
+Recorded readRecording(const std::string& dir, uint32_t events_per_batch) {
+  Recorded r;
+  recording::RecordingReader reader(dir);
+  while (auto item = reader.nextItem()) {
+    ++r.items;
+    if (auto* batch = std::get_if<wire::EventBatch>(&item->body)) {
+      RecordedThread& t = r.threads[{item->process, batch->thread}];
+      t.sequences.push_back(batch->sequence);
+      if (batch->events != expectedEvents(batch->thread, batch->sequence, events_per_batch))
+        t.events_match = false;
+    } else if (auto* start = std::get_if<wire::ThreadStart>(&item->body)) {
+      r.threads[{item->process, start->thread}].started = true;
+    } else if (auto* end = std::get_if<wire::ThreadEnd>(&item->body)) {
+      r.threads[{item->process, end->thread}].ended = true;
+    } else if (item->kind() == wire::ItemKind::ProcessStart) {
+      ++r.process_starts[item->process];
+    } else if (item->kind() == wire::ItemKind::ProcessEnd) {
+      ++r.process_ends[item->process];
+    }
+  }
+  r.damage = reader.damage();
+  return r;
+}
+
+std::vector<uint64_t> iota(uint64_t n) {
+  std::vector<uint64_t> v(n);
+  for (uint64_t i = 0; i < n; ++i)
+    v[i] = i;
+  return v;
+}
+
+bool allEnded(const Collector& c, size_t processes) {
+  const CollectorStats s = c.stats();
+  if (s.senders.size() < processes)
+    return false;
+  for (const auto& [key, sender] : s.senders)
+    if (!sender.ended)
+      return false;
+  return true;
+}
+
+// Polls the collector until every child has exited and `processes` senders sent their end.
+void collectUntilDone(Collector& collector, std::vector<std::unique_ptr<Child>>& children,
+                      size_t processes) {
+  for (;;) {
+    collector.poll(20ms);
+    bool running = false;
+    for (auto& child : children)
+      running |= !child->exited();
+    if (!running && allEnded(collector, processes))
+      return;
+  }
+}
+
+std::unique_ptr<Child> sender(const std::string& endpoint, std::vector<std::string> args) {
+  args.insert(args.begin(), {TEST_SENDER, endpoint});
+  auto child = std::make_unique<Child>(args);
+  child->closeStdin();
+  return child;
+}
+
+TEST(Collector, EightProcessesWithFourThreadsEachEveryEventExactlyOnceInOrder) {
+  TempDir tmp;
+  zmq::context_t context;
+  CollectorOptions options;
+  options.listen = {"ipc://" + tmp.sub("c.sock")};
+  options.out_dir = tmp.sub("rec");
+  options.recording.segment_bytes = 1 << 20; // several segments
+  Collector collector(options, context);
+
+  constexpr uint64_t kBatches = 60;
+  constexpr uint32_t kEvents = 500;
+  std::vector<std::unique_ptr<Child>> children;
+  for (int p = 0; p < 8; ++p)
+    children.push_back(sender(options.listen[0],
+                              {"--threads", "4", "--batches", std::to_string(kBatches), "--events",
+                               std::to_string(kEvents)}));
+  collectUntilDone(collector, children, 8);
+  for (auto& child : children)
+    EXPECT_EQ(child->exitCode(), 0);
+  ASSERT_TRUE(collector.finish());
+
+  const CollectorStats stats = collector.stats();
+  const SenderCounters total = stats.total();
+  EXPECT_EQ(total.events, 8 * 4 * kBatches * kEvents);
+  EXPECT_EQ(total.malformed + total.oversized + total.duplicate + total.out_of_order +
+                total.missing_batches + total.unrecorded,
+            0u);
+  const Recorded r = readRecording(options.out_dir, kEvents);
+  EXPECT_TRUE(r.damage.empty());
+  EXPECT_GT(recording::RecordingReader(options.out_dir).segmentCount(), 1u);
+  EXPECT_EQ(r.items, stats.recording.items_written);
+  EXPECT_EQ(r.process_starts.size(), 8u);
+  EXPECT_EQ(r.process_ends.size(), 8u);
+  ASSERT_EQ(r.threads.size(), 32u);
+  for (const auto& [key, t] : r.threads) {
+    EXPECT_EQ(t.sequences, iota(kBatches)) << "thread " << key.second;
+    EXPECT_TRUE(t.events_match) << "thread " << key.second;
+    EXPECT_TRUE(t.started && t.ended);
+  }
+  // collector.json holds the same counters.
+  std::ifstream json(options.out_dir + "/collector.json");
+  EXPECT_TRUE(json.good());
+}
+
+TEST(Collector, MalformedOversizedDuplicateAndLateMessagesAreCountedAndDropped) {
+  TempDir tmp;
+  zmq::context_t context;
+  CollectorOptions options;
+  options.listen = {"ipc://" + tmp.sub("c.sock")};
+  options.out_dir = tmp.sub("rec");
+  Collector collector(options, context);
+  std::vector<std::unique_ptr<Child>> children;
+  children.push_back(sender(options.listen[0], {"--threads", "2", "--batches", "5", "--events",
+                                                "10", "--malformed", "3", "--process", "77"}));
+  collectUntilDone(collector, children, 1);
+  EXPECT_EQ(children[0]->exitCode(), 0);
+  ASSERT_TRUE(collector.finish());
+
+  const CollectorStats stats = collector.stats();
+  ASSERT_EQ(stats.senders.count(77), 1u);
+  const SenderCounters& s = stats.senders.at(77);
+  EXPECT_EQ(s.duplicate, 3u);      // batch 0 of thread 1 sent again, three times
+  EXPECT_EQ(s.out_of_order, 1u);   // batch 5 after batch 6
+  EXPECT_EQ(s.missing_batches, 0u); // the late one filled the hole
+  const SenderCounters total = stats.total();
+  EXPECT_EQ(total.malformed, 6u);  // random bytes and truncated batches
+  EXPECT_EQ(total.oversized, 3u);
+  // Recorded: thread 1 has batches 0..4 and 6 (5 came late and was dropped), thread 2 has 0..4.
+  const Recorded r = readRecording(options.out_dir, 10);
+  EXPECT_EQ(r.threads.at({77, 1}).sequences, (std::vector<uint64_t>{0, 1, 2, 3, 4, 6}));
+  EXPECT_EQ(r.threads.at({77, 2}).sequences, iota(5));
+  EXPECT_TRUE(r.threads.at({77, 2}).events_match);
+}
+
+TEST(Collector, RefusesNonLoopbackTcpWithoutCurveKeys) {
+  EXPECT_THROW(checkListenEndpoint("tcp://0.0.0.0:5555", false), std::runtime_error);
+  EXPECT_THROW(checkListenEndpoint("tcp://*:5555", false), std::runtime_error);
+  EXPECT_THROW(checkListenEndpoint("tcp://eth0:5555", false), std::runtime_error);
+  EXPECT_THROW(checkListenEndpoint("pgm://eth0;239.192.1.1:5555", true), std::runtime_error);
+  EXPECT_THROW(checkListenEndpoint("127.0.0.1:5555", false), std::runtime_error);
+  EXPECT_NO_THROW(checkListenEndpoint("tcp://127.0.0.1:5555", false));
+  EXPECT_NO_THROW(checkListenEndpoint("tcp://localhost:5555", false));
+  EXPECT_NO_THROW(checkListenEndpoint("ipc:///tmp/x.sock", false));
+  EXPECT_NO_THROW(checkListenEndpoint("tcp://0.0.0.0:5555", true));
+
+  zmq::context_t context;
+  CollectorOptions options;
+  options.listen = {"tcp://0.0.0.0:*"};
+  try {
+    Collector collector(options, context);
+    FAIL() << "bound a non-loopback address without CURVE";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("--curve-secret-key"), std::string::npos) << e.what();
+  }
+}
+
+std::string writeKeyFile(const std::string& path, const char* key, mode_t mode) {
+  std::ofstream(path) << key << "\n";
+  fs::permissions(path, static_cast<fs::perms>(mode));
+  return path;
+}
+
+TEST(Collector, CurveAcceptsClientsWithTheServerKeyAndNoOthers) {
+  TempDir tmp;
+  char public_key[41], secret_key[41];
+  ASSERT_EQ(zmq_curve_keypair(public_key, secret_key), 0);
+  zmq::context_t context;
+  CollectorOptions options;
+  options.listen = {"tcp://0.0.0.0:*"};
+  options.out_dir = tmp.sub("rec");
+
+  // A key file others can read is refused, as is one that is not a key.
+  options.curve_secret_key_file = writeKeyFile(tmp.sub("open.key"), secret_key, 0644);
+  EXPECT_THROW(Collector(options, context), std::runtime_error);
+  options.curve_secret_key_file = writeKeyFile(tmp.sub("bad.key"), "not a key", 0600);
+  EXPECT_THROW(Collector(options, context), std::runtime_error);
+
+  options.curve_secret_key_file = writeKeyFile(tmp.sub("server.key"), secret_key, 0600);
+  Collector collector(options, context);
+  EXPECT_EQ(collector.curvePublicKey(), public_key);
+  const std::string bound = collector.boundEndpoints().at(0);
+  const std::string port = bound.substr(bound.rfind(':'));
+  const std::string endpoint = "tcp://127.0.0.1" + port;
+
+  // Without the server key (plain ZeroMQ) and with a wrong one: nothing gets through (ZeroMQ
+  // fails their handshakes; the senders are killed at the end if they still wait).
+  char other_public[41], other_secret[41];
+  zmq_curve_keypair(other_public, other_secret);
+  std::vector<std::unique_ptr<Child>> refused;
+  refused.push_back(sender(endpoint, {"--process", "1", "--batches", "3"}));
+  refused.push_back(
+      sender(endpoint, {"--process", "2", "--batches", "3", "--curve-server-key", other_public}));
+  std::vector<std::unique_ptr<Child>> accepted;
+  accepted.push_back(
+      sender(endpoint, {"--process", "3", "--batches", "3", "--curve-server-key", public_key}));
+  collectUntilDone(collector, accepted, 1);
+  EXPECT_EQ(accepted[0]->exitCode(), 0);
+  // Give the refused senders the same chance: poll while they try their handshakes.
+  for (int i = 0; i < 10; ++i)
+    collector.poll(20ms);
+  ASSERT_TRUE(collector.finish());
+  const CollectorStats stats = collector.stats();
+  EXPECT_EQ(stats.senders.size(), 1u);
+  EXPECT_EQ(stats.senders.count(3), 1u);
+  EXPECT_EQ(stats.senders.at(3).events, 3u * 100u);
+}
+
+TEST(Collector, AStalledSubscriberDoesNotStallRecordingAndSeesWhatItMissed) {
+  TempDir tmp;
+  zmq::context_t context;
+  CollectorOptions options;
+  options.listen = {"ipc://" + tmp.sub("c.sock")};
+  options.out_dir = tmp.sub("rec");
+  options.publish = "ipc://" + tmp.sub("pub.sock");
+  options.publish_hwm = 10;
+  Collector collector(options, context);
+  Subscriber subscriber(context, options.publish, {}, 10);
+  // Let the subscription reach the publisher before anything is sent (heartbeats until then).
+  while (subscriber.received() == 0 && !subscriber.firstSequence()) {
+    collector.poll(20ms);
+    subscriber.receive(0ms);
+  }
+
+  constexpr uint64_t kBatches = 3000;
+  std::vector<std::unique_ptr<Child>> children;
+  children.push_back(sender(options.listen[0], {"--batches", std::to_string(kBatches),
+                                                "--events", "200", "--process", "5"}));
+  // The subscriber reads nothing while the sender runs.
+  collectUntilDone(collector, children, 1);
+  // Everything was recorded although the subscriber stalled.
+  ASSERT_TRUE(collector.flushRecording());
+  const Recorded r = readRecording(options.out_dir, 200);
+  EXPECT_EQ(r.threads.at({5, 1}).sequences, iota(kBatches));
+
+  // Now it reads what is queued for it. Items dropped at the end of the burst are revealed by the
+  // next heartbeat, and everything by the end marker.
+  while (subscriber.receive(100ms)) {
+  }
+  for (int i = 0; i < 10; ++i)
+    collector.poll(20ms);
+  ASSERT_TRUE(collector.finish());
+  while (!subscriber.ended())
+    subscriber.receive(100ms);
+  const uint64_t published = collector.stats().published;
+  EXPECT_EQ(published, kBatches + 5); // process start, module table, thread start/end, process end
+  EXPECT_GT(subscriber.missed(), 0u);
+  EXPECT_EQ(subscriber.received() + subscriber.missed(), published - *subscriber.firstSequence());
+  EXPECT_EQ(subscriber.malformed(), 0u);
+}
+
+TEST(Collector, ASubscriberThatKeepsUpReceivesEveryItem) {
+  TempDir tmp;
+  zmq::context_t context;
+  CollectorOptions options;
+  options.listen = {"ipc://" + tmp.sub("c.sock")};
+  options.publish = "ipc://" + tmp.sub("pub.sock");
+  options.publish_hwm = 100000;
+  Collector collector(options, context);
+  Subscriber subscriber(context, options.publish, {}, 100000);
+  while (!subscriber.firstSequence()) {
+    collector.poll(20ms);
+    subscriber.receive(0ms);
+  }
+  std::vector<std::unique_ptr<Child>> children;
+  children.push_back(sender(options.listen[0], {"--batches", "200", "--process", "9"}));
+  collectUntilDone(collector, children, 1);
+  collector.finish();
+  std::vector<uint64_t> sequences;
+  while (!subscriber.ended())
+    if (auto item = subscriber.receive(100ms)) {
+      const wire::StreamItem decoded = wire::decodeItem(
+          {static_cast<const std::byte*>(item->message.data()), item->message.size()});
+      if (auto* batch = std::get_if<wire::EventBatch>(&decoded.body))
+        sequences.push_back(batch->sequence);
+    }
+  EXPECT_EQ(subscriber.missed(), 0u);
+  EXPECT_EQ(sequences, iota(200));
+}
+
+// A 2 MiB tmpfs fills up during the recording: the error is reported, recording stops, the
+// senders are not blocked, and everything written reads back intact.
+TEST(Collector, DiskFullStopsRecordingCleanlyAndKeepsWhatWasWritten) {
+  TempDir tmp;
+  const std::string mount_point = tmp.sub("small");
+  fs::create_directory(mount_point);
+  if (::mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=2m") != 0)
+    GTEST_SKIP() << "cannot mount a 2 MiB tmpfs (needs root or CAP_SYS_ADMIN): "
+                 << std::strerror(errno);
+  struct Unmount {
+    std::string path;
+    ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
+  } unmount{mount_point};
+
+  zmq::context_t context;
+  CollectorOptions options;
+  options.listen = {"ipc://" + tmp.sub("c.sock")};
+  options.out_dir = mount_point + "/rec";
+  options.recording.segment_bytes = 512 << 10;
+  Collector collector(options, context);
+  constexpr uint64_t kBatches = 3000; // about 3000 * 1.3 KB: more than fits
+  std::vector<std::unique_ptr<Child>> children;
+  children.push_back(sender(options.listen[0], {"--threads", "2", "--batches",
+                                                std::to_string(kBatches), "--events", "300",
+                                                "--process", "4"}));
+  collectUntilDone(collector, children, 1);
+  EXPECT_EQ(children[0]->exitCode(), 0); // the sender was never blocked
+  EXPECT_FALSE(collector.finish());
+
+  const CollectorStats stats = collector.stats();
+  EXPECT_NE(stats.recording_error.find("No space left on device"), std::string::npos)
+      << stats.recording_error;
+  EXPECT_EQ(stats.senders.at(4).events, 2 * kBatches * 300); // all received
+  EXPECT_GT(stats.senders.at(4).unrecorded, 0u);
+  const Recorded r = readRecording(options.out_dir, 300);
+  EXPECT_TRUE(r.damage.empty()); // cut back to whole frames
+  EXPECT_EQ(r.items, stats.recording.items_written);
+  for (uint32_t thread : {1u, 2u}) {
+    const RecordedThread& t = r.threads.at({4, thread});
+    EXPECT_GT(t.sequences.size(), 10u);
+    EXPECT_EQ(t.sequences, iota(t.sequences.size())); // a prefix, no holes
+    EXPECT_TRUE(t.events_match);
+  }
+}
+
+} // namespace
+} // namespace shapetrace::collector

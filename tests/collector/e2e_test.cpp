@@ -1,0 +1,87 @@
+// End to end with real instrumented programs: 8 processes of 4 threads each, compiled with the
+// shapetrace plugin and runtime, recorded at once by `shapetrace record`. Every event arrives
+// exactly once and in order per thread, checked against the counts the targets kept (the runtime's
+// ThreadEnd counts and the program's own count of leaf() calls).
+#include "process.h"
+#include "recording/recording.h"
+
+#include <gtest/gtest.h>
+#include <map>
+
+namespace shapetrace {
+namespace {
+
+using testing::run;
+using testing::TempDir;
+
+TEST(EndToEnd, EightInstrumentedProcessesWithFourThreadsEachRecordExactly) {
+  TempDir tmp;
+  constexpr long kCalls = 20000;
+  std::string script;
+  for (int p = 0; p < 8; ++p)
+    script += std::string(INSTRUMENTED_WORKERS) + " 4 " + std::to_string(kCalls) + " & ";
+  script += "wait";
+  // Lossless mode, and time enough at exit on a loaded machine: this test checks the collector,
+  // not the runtime's drop policy.
+  auto [code, output] = run({SHAPETRACE_BIN, "record", "-o", tmp.sub("rec"), "--", "sh", "-c",
+                             script},
+                            {{"SHAPETRACE_BLOCKING", "1"}, {"SHAPETRACE_EXIT_TIMEOUT_MS", "60000"}});
+  ASSERT_EQ(code, 0) << output;
+  size_t printed = 0;
+  for (size_t at = output.find("leaf calls "); at != std::string::npos;
+       at = output.find("leaf calls ", at + 1)) {
+    EXPECT_EQ(std::stol(output.substr(at + 11)), 4 * 2 * kCalls);
+    ++printed;
+  }
+  EXPECT_EQ(printed, 8u) << output;
+
+  struct Thread {
+    uint64_t next_sequence = 0, events = 0, leaf_enters = 0, depth_errors = 0;
+    int64_t depth = 0;
+    bool ended = false;
+    uint64_t recorded_by_runtime = 0, dropped_by_runtime = 0;
+  };
+  std::map<std::pair<uint64_t, uint32_t>, Thread> threads;
+  std::map<uint64_t, std::map<uint32_t, std::string>> names;
+  recording::RecordingReader reader(tmp.sub("rec"));
+  while (auto item = reader.nextItem()) {
+    if (auto* table = std::get_if<wire::ModuleTable>(&item->body)) {
+      for (const auto& f : table->functions)
+        names[item->process][f.id] = f.demangled_name;
+    } else if (auto* batch = std::get_if<wire::EventBatch>(&item->body)) {
+      Thread& t = threads[{item->process, batch->thread}];
+      ASSERT_EQ(batch->sequence, t.next_sequence++) << "batch lost, repeated or reordered";
+      for (const Event& e : batch->events) {
+        ++t.events;
+        if (e.kind == EventKind::Enter) {
+          ++t.depth;
+          if (names[item->process][e.function_id].find("leaf") != std::string::npos)
+            ++t.leaf_enters;
+        } else if (--t.depth < 0) {
+          ++t.depth_errors;
+        }
+      }
+    } else if (auto* end = std::get_if<wire::ThreadEnd>(&item->body)) {
+      Thread& t = threads[{item->process, end->thread}];
+      t.ended = true;
+      t.recorded_by_runtime = end->events_recorded;
+      t.dropped_by_runtime = end->events_dropped;
+    }
+  }
+  EXPECT_TRUE(reader.damage().empty());
+  EXPECT_EQ(names.size(), 8u);
+  uint64_t leaf_enters = 0, worker_threads = 0;
+  for (const auto& [key, t] : threads) {
+    EXPECT_TRUE(t.ended) << "thread " << key.second;
+    EXPECT_EQ(t.events, t.recorded_by_runtime) << "thread " << key.second;
+    EXPECT_EQ(t.dropped_by_runtime, 0u) << "thread " << key.second;
+    EXPECT_EQ(t.depth_errors, 0u);
+    leaf_enters += t.leaf_enters;
+    worker_threads += t.leaf_enters == 2 * kCalls;
+  }
+  EXPECT_EQ(worker_threads, 32u);
+  EXPECT_EQ(leaf_enters, 8u * 4 * 2 * kCalls);
+}
+
+} // namespace
+} // namespace shapetrace

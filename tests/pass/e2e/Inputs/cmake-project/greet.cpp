@@ -1,0 +1,2 @@
+#include <cstdio>
+void greet(int value) { std::printf("value %d\n", value); }

@@ -1,0 +1,1 @@
+__attribute__((noinline)) int add(int a, int b) { return a + b; }

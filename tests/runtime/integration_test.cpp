@@ -1,0 +1,403 @@
+// End-to-end tests of the runtime: a real traced program (tests/runtime/traced_program.cpp, linked
+// with libshapetrace-rt.so) sends its stream over a real ZeroMQ socket to a PULL socket in this test,
+// and every item is decoded with the production decoder. Counts are exact.
+#include "trace_capture.h"
+
+#include "recording/recording.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <numeric>
+
+namespace shapetrace::test {
+namespace {
+
+using wire::StreamItem;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr uint32_t kMain = 0, kWork = 1, kLeaf = 2, kHandler = 3, kThreadBody = 4;
+
+std::map<std::string, std::string> envFor(const Capture& capture,
+                                          std::map<std::string, std::string> extra = {}) {
+  extra.emplace("SHAPETRACE_ENDPOINT", capture.endpoint());
+  return extra;
+}
+
+struct Traced {
+  ProgramRun run;
+  std::vector<StreamItem> items;
+};
+
+Traced trace(const std::vector<std::string>& args, std::map<std::string, std::string> env = {},
+             int processes = 1) {
+  Capture capture;
+  Traced traced;
+  traced.run = runProgram(TRACED_PROGRAM, args, envFor(capture, std::move(env)));
+  traced.items = capture.receive(processes);
+  return traced;
+}
+
+// Enter/exit pairs of `calls N` after main's enter: work, leaf, leaf exit, work exit.
+std::vector<std::pair<uint32_t, EventKind>> callsPattern(long n) {
+  std::vector<std::pair<uint32_t, EventKind>> out{{kMain, EventKind::Enter}};
+  for (long i = 0; i < n; ++i) {
+    out.push_back({kWork, EventKind::Enter});
+    out.push_back({kLeaf, EventKind::Enter});
+    out.push_back({kLeaf, EventKind::Exit});
+    out.push_back({kWork, EventKind::Exit});
+  }
+  out.push_back({kMain, EventKind::Exit});
+  return out;
+}
+
+std::vector<std::pair<uint32_t, EventKind>> shape(const std::vector<Event>& events) {
+  std::vector<std::pair<uint32_t, EventKind>> out;
+  for (const Event& event : events)
+    out.push_back({event.function_id, event.kind});
+  return out;
+}
+
+TEST(RuntimeIntegration, SingleThreadStreamIsCompleteAndOrdered) {
+  const Traced traced = trace({"calls", "10000"});
+  EXPECT_EQ(traced.run.exit_code, 3);
+  EXPECT_EQ(traced.run.out, "done calls 10000\n");
+  ASSERT_FALSE(traced.items.empty());
+
+  // The process announces itself first, with its configuration, then its module table.
+  const auto& first = traced.items.front();
+  ASSERT_EQ(first.kind(), wire::ItemKind::ProcessStart);
+  const auto& start = std::get<wire::ProcessStart>(first.body);
+  EXPECT_THAT(start.executable, HasSubstr("traced_program"));
+  EXPECT_THAT(start.arguments, ElementsAre(::testing::_, "calls", "10000"));
+  EXPECT_GT(start.clock.ticks_per_ns, 0.0);
+  const auto config_has = [&](const std::string& name) {
+    return std::any_of(start.config.begin(), start.config.end(),
+                       [&](const wire::ConfigEntry& entry) { return entry.name == name; });
+  };
+  EXPECT_TRUE(config_has("SHAPETRACE_RING"));
+  EXPECT_TRUE(config_has("SHAPETRACE_ENDPOINT"));
+  ASSERT_EQ(traced.items[1].kind(), wire::ItemKind::ModuleTable);
+  const auto& module = std::get<wire::ModuleTable>(traced.items[1].body);
+  EXPECT_EQ(module.base_id, 0u);
+  EXPECT_EQ(module.module_id, "traced_program.cpp");
+  ASSERT_EQ(module.functions.size(), 5u);
+  EXPECT_EQ(module.functions[1].demangled_name, "work()");
+  EXPECT_EQ(module.functions[1].id, 1u);
+
+  for (const auto& item : traced.items)
+    EXPECT_EQ(item.process, first.process);
+  auto threads = threadsOf(traced.items);
+  ASSERT_EQ(threads.size(), 1u);
+  const ThreadTrace& main_thread = threads.begin()->second;
+  EXPECT_THAT(main_thread.problems, ::testing::IsEmpty());
+  EXPECT_EQ(shape(main_thread.events), callsPattern(10000));
+  EXPECT_EQ(main_thread.dropped, 0u);
+  EXPECT_TRUE(std::is_sorted(main_thread.events.begin(), main_thread.events.end(),
+                             [](const Event& a, const Event& b) { return a.timestamp < b.timestamp; }));
+  EXPECT_GE(main_thread.events.front().timestamp, start.start_ns);
+  ASSERT_TRUE(main_thread.ended);
+  EXPECT_EQ(main_thread.end.events_recorded, 40002u);
+  EXPECT_EQ(main_thread.end.batches, main_thread.batches);
+
+  ASSERT_EQ(traced.items.back().kind(), wire::ItemKind::ProcessEnd);
+  const auto& end = std::get<wire::ProcessEnd>(traced.items.back().body);
+  EXPECT_EQ(end.events_recorded, 40002u);
+  EXPECT_EQ(end.events_dropped, 0u);
+}
+
+TEST(RuntimeIntegration, ManyThreadsStartAndExitWithExactCounts) {
+  const long threads = 24, calls = 2000;
+  const Traced traced =
+      trace({"threads", std::to_string(threads), std::to_string(calls), "6"});
+  EXPECT_EQ(traced.run.exit_code, 3);
+  auto all = threadsOf(traced.items);
+  ASSERT_EQ(all.size(), size_t(threads + 1));
+  long workers = 0;
+  for (const auto& [tid, thread] : all) {
+    EXPECT_THAT(thread.problems, ::testing::IsEmpty()) << tid;
+    EXPECT_TRUE(thread.ended) << tid;
+    EXPECT_EQ(thread.dropped, 0u);
+    if (thread.events.front().function_id == kMain)
+      continue;
+    ++workers;
+    auto expected = callsPattern(calls);
+    expected.front().first = expected.back().first = kThreadBody;
+    EXPECT_EQ(shape(thread.events), expected) << tid;
+    EXPECT_EQ(thread.end.events_recorded, uint64_t(4 * calls + 2));
+  }
+  EXPECT_EQ(workers, threads);
+  const auto ends = itemsOfType<wire::ProcessEnd>(traced.items);
+  ASSERT_EQ(ends.size(), 1u);
+  EXPECT_EQ(ends[0].events_recorded, uint64_t(threads * (4 * calls + 2) + 2));
+  EXPECT_EQ(ends[0].events_dropped, 0u);
+}
+
+TEST(RuntimeIntegration, ForkedChildIsANewProcessWithOnlyItsOwnEvents) {
+  const Traced traced = trace({"fork", "100"}, {}, 2);
+  EXPECT_EQ(traced.run.exit_code, 3);
+  EXPECT_EQ(traced.run.out, "child 0\ndone fork 100\n");
+  const auto starts = itemsOfType<wire::ProcessStart>(traced.items);
+  ASSERT_EQ(starts.size(), 2u);
+  uint64_t parent_key = 0, child_key = 0;
+  for (const auto& item : traced.items)
+    if (auto* start = std::get_if<wire::ProcessStart>(&item.body))
+      (start->parent_process ? child_key : parent_key) = item.process;
+  ASSERT_NE(parent_key, 0u);
+  ASSERT_NE(child_key, 0u);
+  ASSERT_NE(parent_key, child_key);
+  const auto child_items = itemsOfProcess(traced.items, child_key);
+  const auto& child_start = std::get<wire::ProcessStart>(child_items.front().body);
+  EXPECT_EQ(child_start.parent_process, parent_key);
+  // The child re-announces the module table before any of its batches.
+  ASSERT_EQ(child_items[1].kind(), wire::ItemKind::ModuleTable);
+
+  auto parent_threads = threadsOf(itemsOfProcess(traced.items, parent_key));
+  ASSERT_EQ(parent_threads.size(), 1u);
+  auto parent_expected = callsPattern(200);
+  EXPECT_EQ(shape(parent_threads.begin()->second.events), parent_expected);
+
+  // The child records only what it did after fork: main's exit belongs to the parent's call.
+  auto child_threads = threadsOf(child_items);
+  ASSERT_EQ(child_threads.size(), 1u);
+  auto child_expected = callsPattern(100);
+  child_expected.erase(child_expected.begin());
+  child_expected.pop_back();
+  const ThreadTrace& child_thread = child_threads.begin()->second;
+  EXPECT_THAT(child_thread.problems, ::testing::IsEmpty());
+  EXPECT_EQ(shape(child_thread.events), child_expected);
+  EXPECT_EQ(std::get<wire::ProcessEnd>(child_items.back().body).events_dropped, 0u);
+}
+
+TEST(RuntimeIntegration, SignalHandlerCallingInstrumentedCodeIsRecorded) {
+  const long calls = 1000;
+  const Traced traced = trace({"signal", std::to_string(calls)});
+  EXPECT_EQ(traced.run.exit_code, 3);
+  auto threads = threadsOf(traced.items);
+  ASSERT_EQ(threads.size(), 1u);
+  std::vector<std::pair<uint32_t, EventKind>> expected{{kMain, EventKind::Enter}};
+  for (long i = 0; i < calls; ++i) {
+    for (auto f : {kWork, kLeaf})
+      expected.push_back({f, EventKind::Enter});
+    for (auto f : {kLeaf, kWork})
+      expected.push_back({f, EventKind::Exit});
+    if (i % 10 == 0) // raise() runs the handler synchronously, between hooks
+      for (auto [f, kind] : {std::pair{kHandler, EventKind::Enter}, {kLeaf, EventKind::Enter},
+                             {kLeaf, EventKind::Exit}, {kHandler, EventKind::Exit}})
+        expected.push_back({f, kind});
+  }
+  expected.push_back({kMain, EventKind::Exit});
+  EXPECT_EQ(shape(threads.begin()->second.events), expected);
+}
+
+TEST(RuntimeIntegration, AsynchronousSignalsNeverCorruptTheStream) {
+  // A 100 us timer interrupts the program anywhere, including inside a hook: such nested events
+  // are dropped and counted; all others are recorded. Recorded + dropped is exact.
+  const long calls = 200000;
+  const Traced traced = trace({"timer", std::to_string(calls)});
+  EXPECT_EQ(traced.run.exit_code, 3);
+  long handler_calls = -1;
+  ASSERT_EQ(std::sscanf(traced.run.out.c_str(), "handler calls %ld", &handler_calls), 1);
+  auto threads = threadsOf(traced.items);
+  ASSERT_EQ(threads.size(), 1u);
+  const ThreadTrace& thread = threads.begin()->second;
+  EXPECT_THAT(thread.problems, ::testing::IsEmpty());
+  const uint64_t expected_total = uint64_t(4 * calls + 2 + 4 * handler_calls);
+  EXPECT_EQ(thread.events.size() + thread.dropped, expected_total);
+  // Whatever was recorded is balanced: every exit closes the innermost open enter.
+  std::vector<uint32_t> stack;
+  for (const Event& event : thread.events) {
+    if (event.kind == EventKind::Enter) {
+      stack.push_back(event.function_id);
+    } else {
+      ASSERT_FALSE(stack.empty());
+      EXPECT_EQ(stack.back(), event.function_id);
+      stack.pop_back();
+    }
+  }
+}
+
+TEST(RuntimeIntegration, TinyRingDropsAreCountedExactlyInGaps) {
+  const long calls = 300000;
+  const Traced traced = trace({"calls", std::to_string(calls)}, {{"SHAPETRACE_RING", "256"}});
+  EXPECT_EQ(traced.run.exit_code, 3);
+  auto threads = threadsOf(traced.items);
+  ASSERT_EQ(threads.size(), 1u);
+  const ThreadTrace& thread = threads.begin()->second;
+  EXPECT_THAT(thread.problems, ::testing::IsEmpty());
+  const uint64_t total = uint64_t(4 * calls + 2);
+  EXPECT_GT(thread.dropped, 0u);
+  EXPECT_EQ(thread.events.size() + thread.dropped, total);
+  EXPECT_EQ(thread.end.events_recorded, thread.events.size());
+  EXPECT_EQ(thread.end.events_dropped, thread.dropped);
+  const auto ends = itemsOfType<wire::ProcessEnd>(traced.items);
+  ASSERT_EQ(ends.size(), 1u);
+  EXPECT_EQ(ends[0].events_recorded + ends[0].events_dropped, total);
+  // Each gap's time range lies within the run, and its first dropped event is not in the future.
+  for (const auto& gap : itemsOfType<wire::Gap>(traced.items))
+    EXPECT_LE(gap.from_ns, gap.to_ns);
+}
+
+TEST(RuntimeIntegration, BlockingModeLosesNothingWithATinyRing) {
+  const long calls = 50000;
+  const Traced traced = trace({"calls", std::to_string(calls)},
+                              {{"SHAPETRACE_RING", "4K"}, {"SHAPETRACE_BLOCKING", "1"}});
+  EXPECT_EQ(traced.run.exit_code, 3);
+  auto threads = threadsOf(traced.items);
+  ASSERT_EQ(threads.size(), 1u);
+  EXPECT_EQ(shape(threads.begin()->second.events), callsPattern(calls));
+  EXPECT_EQ(threads.begin()->second.dropped, 0u);
+}
+
+TEST(RuntimeIntegration, NoCollectorChangesNothing) {
+  // Nothing listens at this endpoint: same output, same exit code, and the program finishes.
+  char directory[] = "/tmp/shapetrace-nocollector-XXXXXX";
+  ASSERT_NE(mkdtemp(directory), nullptr);
+  const std::string endpoint = std::string("ipc://") + directory + "/nobody.sock";
+  for (const char* command : {"calls", "fork", "flush"}) {
+    const ProgramRun run = runProgram(TRACED_PROGRAM, {command, "20000"},
+                                      {{"SHAPETRACE_ENDPOINT", endpoint}}, 20000);
+    EXPECT_EQ(run.exit_code, 3) << command;
+    EXPECT_EQ(run.err, "") << command;
+    if (std::string(command) == "calls")
+      EXPECT_EQ(run.out, "done calls 20000\n");
+    if (std::string(command) == "fork")
+      EXPECT_EQ(run.out, "child 0\ndone fork 20000\n");
+    if (std::string(command) == "flush")
+      EXPECT_EQ(run.out, "flush 3\ndone flush 20000\n"); // SHAPETRACE_TIMEOUT
+  }
+  rmdir(directory);
+}
+
+TEST(RuntimeIntegration, AnnotationsAndThreadNamesArriveInPlace) {
+  const Traced traced = trace({"annotate"});
+  EXPECT_EQ(traced.run.exit_code, 3);
+  EXPECT_EQ(traced.run.out, "name 0\nannotate 0\nannotate 0\nannotate 0\ninvalid 2 2\ndone annotate\n");
+  const auto names = itemsOfType<wire::ThreadName>(traced.items);
+  ASSERT_EQ(names.size(), 1u);
+  EXPECT_EQ(names[0].name, "main-loop");
+  // Each annotation comes after the events recorded before it and before those recorded after it.
+  // Events counted between annotations, however the drain happened to cut the batches.
+  std::vector<std::string> order;
+  long events = 0;
+  for (const auto& item : traced.items) {
+    if (auto* annotation = std::get_if<wire::Annotation>(&item.body)) {
+      EXPECT_EQ(annotation->key, "request.size");
+      order.push_back(std::to_string(events));
+      order.push_back("a" + std::to_string(annotation->value));
+      events = 0;
+    } else if (auto* batch = std::get_if<wire::EventBatch>(&item.body)) {
+      events += long(batch->events.size());
+    }
+  }
+  order.push_back(std::to_string(events));
+  EXPECT_THAT(order, ElementsAre("1", "a100", "4", "a101", "4", "a102", "5"));
+}
+
+TEST(RuntimeIntegration, SwitchingRecordingOffKeepsCallsBalanced) {
+  const Traced traced = trace({"toggle"});
+  EXPECT_EQ(traced.run.exit_code, 3);
+  EXPECT_EQ(traced.run.out, "enabled 0\ndone toggle\n");
+  auto threads = threadsOf(traced.items);
+  ASSERT_EQ(threads.size(), 1u);
+  using K = EventKind;
+  EXPECT_THAT(shape(threads.begin()->second.events),
+              ElementsAre(std::pair{kMain, K::Enter}, std::pair{kWork, K::Enter},
+                          std::pair{kWork, K::Exit}, std::pair{kLeaf, K::Enter},
+                          std::pair{kLeaf, K::Exit}, std::pair{kWork, K::Enter},
+                          std::pair{kLeaf, K::Enter}, std::pair{kLeaf, K::Exit},
+                          std::pair{kWork, K::Exit}, std::pair{kMain, K::Exit}));
+}
+
+TEST(RuntimeIntegration, FlushReportsSuccessWhenTheCollectorTookEverything) {
+  const Traced traced = trace({"flush"});
+  EXPECT_EQ(traced.run.out, "flush 0\ndone flush\n");
+}
+
+TEST(RuntimeIntegration, UnregisteredIdsAreRecordedAsTheyCame) {
+  const Traced traced = trace({"unregistered"});
+  auto threads = threadsOf(traced.items);
+  ASSERT_EQ(threads.size(), 1u);
+  const auto& events = threads.begin()->second.events;
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[1].function_id, 0x80000000u + 7);
+  EXPECT_EQ(events[2].function_id, 0x80000000u + 7);
+}
+
+TEST(RuntimeIntegration, ModulesLoadedLaterGetTheNextIds) {
+  const Traced traced = trace({"dlopen", TRACED_MODULE});
+  EXPECT_EQ(traced.run.exit_code, 3);
+  const auto modules = itemsOfType<wire::ModuleTable>(traced.items);
+  ASSERT_EQ(modules.size(), 2u);
+  EXPECT_EQ(modules[1].module_id, "traced_module.cpp");
+  EXPECT_EQ(modules[1].base_id, 5u);
+  EXPECT_EQ(modules[1].functions[1].id, 6u);
+  auto threads = threadsOf(traced.items);
+  const auto& events = threads.begin()->second.events;
+  const long from_module = std::count_if(events.begin(), events.end(),
+                                         [](const Event& e) { return e.function_id >= 5; });
+  EXPECT_EQ(from_module, 2 + 2 * 5);
+}
+
+TEST(RuntimeIntegration, BadConfigurationIsReportedAndDefaultsUsed) {
+  const Traced traced = trace({"calls", "10"}, {{"SHAPETRACE_RING", "lots"}});
+  EXPECT_EQ(traced.run.exit_code, 3);
+  EXPECT_THAT(traced.run.err, HasSubstr("SHAPETRACE_RING"));
+  EXPECT_EQ(shape(threadsOf(traced.items).begin()->second.events), callsPattern(10));
+}
+
+std::vector<StreamItem> readRecording(const std::string& directory) {
+  recording::RecordingReader reader(directory);
+  std::vector<StreamItem> items;
+  while (auto item = reader.nextItem())
+    items.push_back(std::move(*item));
+  EXPECT_TRUE(reader.damage().empty()) << directory;
+  return items;
+}
+
+TEST(RuntimeIntegration, OutputWritesTheSameStreamToARecording) {
+  char directory[] = "/tmp/shapetrace-output-XXXXXX";
+  ASSERT_NE(mkdtemp(directory), nullptr);
+  const std::string output = std::string(directory) + "/rec";
+  const ProgramRun run = runProgram(TRACED_PROGRAM, {"fork", "1000"},
+                                    {{"SHAPETRACE_OUTPUT", output},
+                                     {"SHAPETRACE_ENDPOINT", "ipc:///nonexistent/x.sock"}});
+  EXPECT_EQ(run.exit_code, 3);
+  EXPECT_EQ(run.err, "");
+  EXPECT_EQ(run.out, "child 0\ndone fork 1000\n");
+  const auto parent = readRecording(output);
+  ASSERT_FALSE(parent.empty());
+  EXPECT_EQ(parent.front().kind(), wire::ItemKind::ProcessStart);
+  EXPECT_EQ(parent.back().kind(), wire::ItemKind::ProcessEnd);
+  auto threads = threadsOf(parent);
+  ASSERT_EQ(threads.size(), 1u);
+  EXPECT_EQ(shape(threads.begin()->second.events), callsPattern(2000));
+  // The forked child writes its own recording next to the parent's: <output>-<child pid>.
+  std::string child_directory;
+  for (const auto& entry : std::filesystem::directory_iterator(directory))
+    if (entry.path().filename() != "rec")
+      child_directory = entry.path();
+  ASSERT_FALSE(child_directory.empty());
+  const auto child = readRecording(child_directory);
+  const auto& child_start = std::get<wire::ProcessStart>(child.front().body);
+  EXPECT_EQ(child_start.parent_process, parent.front().process);
+  EXPECT_EQ(child_directory, output + "-" + std::to_string(child_start.pid));
+  auto child_threads = threadsOf(child);
+  ASSERT_EQ(child_threads.size(), 1u);
+  EXPECT_EQ(child_threads.begin()->second.events.size(), 4000u);
+  std::filesystem::remove_all(directory);
+}
+
+TEST(RuntimeIntegration, UnusableOutputIsReportedAndTheProgramRunsUnchanged) {
+  const ProgramRun run = runProgram(TRACED_PROGRAM, {"calls", "100"},
+                                    {{"SHAPETRACE_OUTPUT", "/proc/self/no/such/dir"}});
+  EXPECT_EQ(run.exit_code, 3);
+  EXPECT_EQ(run.out, "done calls 100\n");
+  EXPECT_THAT(run.err, HasSubstr("SHAPETRACE_OUTPUT"));
+}
+
+} // namespace
+} // namespace shapetrace::test

@@ -1,0 +1,69 @@
+// Test support for the runtime's integration tests: runs a traced program as a child process with
+// a chosen environment, while a real ZeroMQ PULL socket (the collector's side of the contract)
+// receives and decodes everything the runtime sends.
+#pragma once
+
+#include "wire/codec.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace shapetrace::test {
+
+struct ProgramRun {
+  int exit_code = -1;     // -1 when the program did not finish in time (a hang)
+  std::string out;        // stdout
+  std::string err;        // stderr
+};
+
+// Runs `program` with `args` and the current environment plus `env`; gives up (kills it) after
+// `timeout_ms`, so a hang is reported as a failure, never as a stuck test.
+ProgramRun runProgram(const std::string& program, const std::vector<std::string>& args,
+                      const std::map<std::string, std::string>& env, int timeout_ms = 60000);
+
+// A PULL socket bound to a fresh ipc:// endpoint in a private temporary directory.
+class Capture {
+public:
+  Capture();
+  ~Capture();
+  Capture(const Capture&) = delete;
+  Capture& operator=(const Capture&) = delete;
+
+  const std::string& endpoint() const { return endpoint_; }
+  // Receives until `process_ends` ProcessEnd items arrived (or `timeout_ms` passed without any
+  // message). Every message must decode; returns the items in arrival order.
+  std::vector<wire::StreamItem> receive(int process_ends, int timeout_ms = 10000);
+
+private:
+  void* context_;
+  void* socket_;
+  std::string directory_;
+  std::string endpoint_;
+};
+
+// The program's process key: the one process in `items`, or the one whose ProcessStart has the pid.
+std::vector<wire::StreamItem> itemsOfProcess(const std::vector<wire::StreamItem>& items,
+                                             uint64_t process);
+
+// Per-thread view of a process's stream: its events in order, checked for batch sequence order.
+struct ThreadTrace {
+  std::vector<Event> events;
+  uint64_t dropped = 0;             // sum of Gap.dropped
+  uint64_t batches = 0;
+  bool started = false, ended = false;
+  wire::ThreadEnd end;
+  std::vector<std::string> problems; // sequence errors, items after ThreadEnd, ...
+};
+std::map<uint32_t, ThreadTrace> threadsOf(const std::vector<wire::StreamItem>& items);
+
+template <class T>
+std::vector<T> itemsOfType(const std::vector<wire::StreamItem>& items) {
+  std::vector<T> out;
+  for (const auto& item : items)
+    if (auto* value = std::get_if<T>(&item.body))
+      out.push_back(*value);
+  return out;
+}
+
+} // namespace shapetrace::test

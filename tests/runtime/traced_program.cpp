@@ -1,0 +1,175 @@
+// A program traced through the same ABI the shapetrace pass emits: a module table registered from a
+// constructor, and __shapetrace_enter/exit calls around "instrumented" functions. The integration
+// tests run it under different configurations and check exactly what the runtime streamed.
+//
+//   traced_program calls N            main -> N x (work -> leaf)
+//   traced_program threads T N W      T threads, W alive at a time, each thread_body -> N x (work -> leaf)
+//   traced_program fork N             N calls, fork, child N calls and exits 0, parent N calls
+//   traced_program signal N           N calls, raise(SIGUSR1) every 10th; the handler is instrumented
+//   traced_program timer N            N calls while a 100 us interval timer's handler runs instrumented
+//   traced_program annotate           names the thread, annotates, calls
+//   traced_program toggle             switches recording off and on inside open calls
+//   traced_program flush              prints shapetrace_flush's status
+//   traced_program unregistered       calls with an id of a module that was never registered
+//   traced_program dlopen LIB         loads LIB (a module with its own table) and calls into it
+// Always prints "done <args>" and exits with status 3 (so tests can see the exit code unchanged).
+#include "shapetrace/abi.h"
+#include "shapetrace/shapetrace.h"
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <string>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+enum Function : uint32_t { kMain, kWork, kLeaf, kHandler, kThreadBody, kFunctionCount };
+
+const __shapetrace_function kFunctions[] = {
+    {"main", "main", "traced_program.cpp", 1, 0},
+    {"_Z4workv", "work()", "traced_program.cpp", 2, 0},
+    {"_Z4leafv", "leaf()", "traced_program.cpp", 3, 0},
+    {"_Z7handleri", "handler(int)", "traced_program.cpp", 4, 0},
+    {"_Z11thread_bodyv", "thread_body()", "traced_program.cpp", 5, 0},
+};
+uint32_t g_base = SHAPETRACE_UNREGISTERED_BASE;
+__shapetrace_module g_module = {SHAPETRACE_ABI_VERSION, kFunctionCount, kFunctions,
+                                "traced_program.cpp", &g_base};
+__attribute__((constructor)) void registerModule() { __shapetrace_register_module(&g_module); }
+
+void enter(Function f) { __shapetrace_enter(g_base + f); }
+void leave(Function f) { __shapetrace_exit(g_base + f); }
+
+volatile int g_sink = 0;
+std::atomic<long> g_handler_calls{0};
+
+__attribute__((noinline)) void leaf() {
+  enter(kLeaf);
+  g_sink = g_sink + 1;
+  leave(kLeaf);
+}
+__attribute__((noinline)) void work() {
+  enter(kWork);
+  leaf();
+  leave(kWork);
+}
+void calls(long n) {
+  for (long i = 0; i < n; ++i)
+    work();
+}
+
+void handler(int) {
+  enter(kHandler);
+  leaf();
+  leave(kHandler);
+  g_handler_calls.fetch_add(1, std::memory_order_relaxed);
+}
+
+void threadBody(long n) {
+  enter(kThreadBody);
+  calls(n);
+  leave(kThreadBody);
+}
+
+int run(int argc, char** argv) {
+  const std::string command = argc > 1 ? argv[1] : "";
+  auto arg = [&](int i) { return argc > i ? std::atol(argv[i]) : 0; };
+  if (command == "calls") {
+    calls(arg(2));
+  } else if (command == "threads") {
+    const long threads = arg(2), n = arg(3), wave = arg(4) > 0 ? arg(4) : 1;
+    for (long started = 0; started < threads;) {
+      std::vector<std::thread> live;
+      for (long i = 0; i < wave && started < threads; ++i, ++started)
+        live.emplace_back(threadBody, n);
+      for (auto& thread : live)
+        thread.join();
+    }
+  } else if (command == "fork") {
+    calls(arg(2));
+    std::fflush(stdout);
+    const pid_t child = fork();
+    if (child == 0) {
+      calls(arg(2));
+      std::exit(0); // exit, not _exit: the child's stream ends with ProcessEnd
+    }
+    calls(arg(2));
+    int status = 0;
+    waitpid(child, &status, 0);
+    std::printf("child %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  } else if (command == "signal") {
+    std::signal(SIGUSR1, handler);
+    for (long i = 0; i < arg(2); ++i) {
+      work();
+      if (i % 10 == 0)
+        std::raise(SIGUSR1);
+    }
+  } else if (command == "timer") {
+    std::signal(SIGALRM, handler);
+    const itimerval every{{0, 100}, {0, 100}};
+    setitimer(ITIMER_REAL, &every, nullptr);
+    calls(arg(2));
+    const itimerval off{};
+    setitimer(ITIMER_REAL, &off, nullptr);
+    std::printf("handler calls %ld\n", g_handler_calls.load());
+  } else if (command == "annotate") {
+    std::printf("name %d\n", shapetrace_set_thread_name("main-loop"));
+    for (int i = 0; i < 3; ++i) {
+      std::printf("annotate %d\n", shapetrace_annotate("request.size", 100 + i));
+      work();
+    }
+    std::printf("invalid %d %d\n", shapetrace_annotate("", 1), shapetrace_set_thread_name(nullptr));
+  } else if (command == "toggle") {
+    enter(kWork);         // recorded
+    shapetrace_set_enabled(0);
+    std::printf("enabled %d\n", shapetrace_is_enabled());
+    leaf();               // entered while off inside a recorded call: skipped, exit skipped too
+    leave(kWork);         // exit of a recorded call: recorded while off
+    work();               // outside any recorded call: nothing
+    enter(kWork);         // not recorded (off)
+    shapetrace_set_enabled(1);
+    leaf();               // recorded
+    leave(kWork);         // its enter was not recorded: skipped
+    work();               // recorded
+  } else if (command == "flush") {
+    calls(100);
+    std::printf("flush %d\n", shapetrace_flush(2000));
+  } else if (command == "unregistered") {
+    __shapetrace_enter(SHAPETRACE_UNREGISTERED_BASE + 7);
+    __shapetrace_exit(SHAPETRACE_UNREGISTERED_BASE + 7);
+  } else if (command == "dlopen") {
+    calls(1);
+    void* library = dlopen(argv[2], RTLD_NOW);
+    if (!library) {
+      std::printf("dlopen failed: %s\n", dlerror());
+      return 1;
+    }
+    auto* call = reinterpret_cast<void (*)(int)>(dlsym(library, "module_call"));
+    call(5);
+  } else {
+    std::fprintf(stderr, "traced_program: unknown command '%s'\n", command.c_str());
+    return 2;
+  }
+  return 3;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  enter(kMain);
+  const int status = run(argc, argv);
+  std::printf("done");
+  for (int i = 1; i < argc; ++i)
+    std::printf(" %s", argv[i]);
+  std::printf("\n");
+  leave(kMain);
+  return status;
+}
