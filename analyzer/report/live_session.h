@@ -1,0 +1,68 @@
+// The analysis behind `shapetrace live`: a ZeroMQ SUB socket on the collector's publish endpoint
+// feeds an Analyzer on a thread of its own, which publishes a snapshot (the page's data plus the
+// merged Analysis) every interval. Readers (the HTTP server, the terminal summary) take the latest
+// snapshot without ever waiting for the analysis.
+//
+// The socket only connects: whether a collector is there is known once an item arrives, so until
+// then the snapshot says "waiting" (ZeroMQ keeps retrying the connection in the background).
+#pragma once
+
+#include "analysis.h"
+#include "report/run_info.h"
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace shapetrace::analyzer {
+class Analyzer;
+}
+
+namespace shapetrace::analyzer::report {
+
+struct LiveSocket;
+
+struct LiveSnapshot {
+  std::shared_ptr<const Analysis> analysis;
+  RunInfo run;
+  std::string data_json; // the page's data (page.h dataText), with live_state
+  uint64_t items = 0;
+  uint64_t undecodable = 0;
+  bool waiting = true; // nothing received yet
+  std::chrono::steady_clock::duration elapsed{};
+};
+
+class LiveSession {
+public:
+  LiveSession(std::string endpoint, AnalysisSettings settings, unsigned jobs,
+              std::chrono::milliseconds interval);
+  ~LiveSession();
+  LiveSession(const LiveSession&) = delete;
+  LiveSession& operator=(const LiveSession&) = delete;
+
+  // Connects and starts the analysis thread. Throws zmq::error_t for an endpoint ZeroMQ rejects.
+  void start();
+  void stop();
+  // The latest snapshot (never null after start()).
+  std::shared_ptr<const LiveSnapshot> latest() const;
+  const std::string& endpoint() const { return endpoint_; }
+
+private:
+  void run(std::stop_token stop);
+  void publish(Analyzer& analyzer, const RunInfo& run, uint64_t items, uint64_t undecodable);
+
+  const std::string endpoint_;
+  const AnalysisSettings settings_;
+  const unsigned jobs_;
+  const std::chrono::milliseconds interval_;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  mutable std::mutex mutex_;
+  std::shared_ptr<const LiveSnapshot> latest_;
+  std::unique_ptr<LiveSocket> socket_;
+  std::jthread thread_;
+};
+
+} // namespace shapetrace::analyzer::report

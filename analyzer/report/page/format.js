@@ -1,0 +1,67 @@
+// Number, time and name formatting, and the colours shared by every view. The page's scripts are
+// plain browser JavaScript without a build step; each file adds its part to the global `ST`.
+'use strict';
+const ST = {};
+
+ST.fmt = {
+  // A duration in the largest unit that keeps it >= 1, three significant digits.
+  ns(value) {
+    const v = Number(value);
+    if (!isFinite(v)) return '–';
+    const a = Math.abs(v);
+    if (a < 1e3) return `${Math.round(v)} ns`;
+    if (a < 1e6) return `${ST.fmt.sig(v / 1e3)} µs`;
+    if (a < 1e9) return `${ST.fmt.sig(v / 1e6)} ms`;
+    return `${ST.fmt.sig(v / 1e9)} s`;
+  },
+  sig(v) {
+    const a = Math.abs(v);
+    return a >= 100 ? v.toFixed(0) : a >= 10 ? v.toFixed(1) : v.toFixed(2);
+  },
+  // Counts with thousands separators; large ones abbreviated when `short`.
+  count(value, short) {
+    const v = Number(value);
+    if (!isFinite(v)) return '–';
+    if (short && v >= 1e9) return `${ST.fmt.sig(v / 1e9)}G`;
+    if (short && v >= 1e6) return `${ST.fmt.sig(v / 1e6)}M`;
+    if (short && v >= 1e4) return `${ST.fmt.sig(v / 1e3)}k`;
+    return v.toLocaleString('en-US');
+  },
+  html(text) {
+    return String(text).replace(/[&<>"']/g, (c) => ({
+      '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;',
+    })[c]);
+  },
+  // "ns::Class::method(int, char const*)" -> "ns::Class::method": parameters add nothing at the
+  // sizes labels are drawn at (the full name is in every tooltip).
+  shortName(name) {
+    let depth = 0;
+    for (let i = name.length - 1; i >= 0; --i) {
+      const c = name[i];
+      if (c === ')') ++depth;
+      else if (c === '(' && --depth === 0 && i > 0) return name.slice(0, i);
+    }
+    return name;
+  },
+  // The last component of a qualified name, for the smallest labels.
+  leafName(name) {
+    const short = ST.fmt.shortName(name);
+    const at = short.lastIndexOf('::');
+    return at >= 0 ? short.slice(at + 2) : short;
+  },
+};
+
+// Stable colours: derived from the function (not the cluster id), so a cluster keeps its colour
+// while a live view re-clusters.
+ST.color = {
+  // Hues spread by the golden angle over the function's index (first appearance in the run), so
+  // neighbouring functions get well-separated colours; `variant` (the cluster's rank among its
+  // function's clusters) shifts lightness so clusters of one function stay apart. Hues 25-335
+  // only: red is the outliers' colour.
+  forFunction(index, variant = 0) {
+    const hue = 25 + (index * 137.508) % 310;
+    const light = 50 - (variant % 3) * 9 + (index % 2) * 4;
+    return `hsl(${hue.toFixed(1)} 62% ${light}%)`;
+  },
+  outlier: '#d93025',
+};

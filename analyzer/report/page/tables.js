@@ -1,0 +1,135 @@
+// Sortable tables under the timeline: clusters, functions, outliers and threads. Clicking a
+// column header sorts by it (again: reverses); rows report hover and click to the page.
+'use strict';
+
+ST.Tables = class {
+  constructor(tabs, wrap, handlers) {
+    this.tabs = tabs;
+    this.wrap = wrap;
+    this.handlers = handlers; // { hoverCluster(id), clickCluster(id), clickOutlier(o) }
+    this.current = 'clusters';
+    this.sort = { clusters: ['total', false], functions: ['total', false], outliers: ['score', false], threads: ['calls', false] };
+  }
+
+  setModel(model) {
+    this.model = model;
+    this.render();
+  }
+
+  definitions() {
+    const m = this.model, f = ST.fmt;
+    const name = (id) => m.functionName(id);
+    return {
+      clusters: {
+        label: `Clusters (${m.clusters.length})`,
+        rows: m.clusters,
+        key: (c) => c.id,
+        columns: [
+          { id: 'id', label: '#', num: true, value: (c) => c.id },
+          { id: 'function', label: 'Function', value: (c) => name(c.function), cell: (c) => `<span class="swatch" style="background:${c.color}"></span> ${f.html(f.shortName(name(c.function)))}`, cls: 'name' },
+          { id: 'shapes', label: 'Shapes', num: true, value: (c) => c.shapes.length },
+          { id: 'calls', label: 'Calls', num: true, value: (c) => c.stats.count, text: (v) => f.count(v) },
+          { id: 'total', label: 'Total time', num: true, value: (c) => c.totalNs, text: f.ns },
+          { id: 'mean', label: 'Mean', num: true, value: (c) => c.stats.mean_ns, text: f.ns },
+          { id: 'p50', label: 'p50', num: true, value: (c) => c.stats.p50_ns, text: f.ns },
+          { id: 'p99', label: 'p99', num: true, value: (c) => c.stats.p99_ns, text: f.ns },
+          { id: 'max', label: 'Max', num: true, value: (c) => c.stats.max_ns, text: f.ns },
+          { id: 'outliers', label: 'Outliers', num: true, value: (c) => c.outliers, bad: (v) => v > 0 },
+          { id: 'distance', label: 'Max distance', num: true, value: (c) => c.max_distance, text: (v) => v.toFixed(2) },
+        ],
+      },
+      functions: {
+        label: `Functions (${m.functions.length})`,
+        rows: m.functions,
+        key: (fn) => fn.id,
+        columns: [
+          { id: 'function', label: 'Function', value: (fn) => fn.name, cell: (fn) => `<span class="swatch" style="background:${fn.color}"></span> ${f.html(f.shortName(fn.name))}`, cls: 'name' },
+          { id: 'calls', label: 'Calls', num: true, value: (fn) => fn.calls, text: (v) => f.count(v) },
+          { id: 'total', label: 'Total time', num: true, value: (fn) => fn.totalNs, text: f.ns },
+          { id: 'mean', label: 'Mean', num: true, value: (fn) => fn.stats.mean_ns, text: f.ns },
+          { id: 'p99', label: 'p99', num: true, value: (fn) => fn.stats.p99_ns, text: f.ns },
+          { id: 'max', label: 'Max', num: true, value: (fn) => fn.stats.max_ns, text: f.ns },
+          { id: 'outliers', label: 'Outliers', num: true, value: (fn) => fn.outliers, bad: (v) => v > 0 },
+          { id: 'file', label: 'Source', value: (fn) => fn.file ? `${fn.file}:${fn.line}` : '' },
+        ],
+      },
+      outliers: {
+        label: `Outliers (${m.outliers.length})`,
+        rows: m.outliers,
+        key: (o) => o.index,
+        columns: [
+          { id: 'function', label: 'Function', value: (o) => name(o.function), cell: (o) => f.html(f.shortName(name(o.function))), cls: 'name' },
+          { id: 'thread', label: 'Thread', value: (o) => m.threadByKey.get(m.key(o.process, o.thread))?.label ?? o.thread },
+          { id: 'start', label: 'At', num: true, value: (o) => o.start_ns - m.t0, text: f.ns },
+          { id: 'duration', label: 'Duration', num: true, value: (o) => o.duration_ns, text: f.ns },
+          { id: 'fmean', label: 'Function mean', num: true, value: (o) => o.function_mean_ns, text: f.ns },
+          { id: 'smean', label: 'Shape mean', num: true, value: (o) => o.shape_mean_ns, text: f.ns },
+          { id: 'score', label: 'σ above', num: true, value: (o) => o.score, text: (v) => v.toFixed(1) },
+          { id: 'why', label: 'Why', value: (o) => o.shape_outlier ? 'same work, slower' : 'did more work (another shape)' },
+          { id: 'cluster', label: 'Cluster', num: true, value: (o) => o.cluster ?? -1, text: (v) => v < 0 ? '–' : `#${v}` },
+        ],
+      },
+      threads: {
+        label: `Threads (${m.threads.length})`,
+        rows: m.threads,
+        key: (t) => t.key,
+        columns: [
+          { id: 'thread', label: 'Thread', value: (t) => t.label },
+          { id: 'id', label: 'Id', value: (t) => t.key },
+          { id: 'events', label: 'Events', num: true, value: (t) => t.events, text: (v) => f.count(v) },
+          { id: 'calls', label: 'Calls', num: true, value: (t) => t.calls, text: (v) => f.count(v) },
+          { id: 'ribbons', label: 'Ribbons', num: true, value: (t) => t.ribbons.length },
+          { id: 'outliers', label: 'Outliers', num: true, value: (t) => t.outliers.length, bad: (v) => v > 0 },
+          { id: 'diagnostics', label: 'Diagnostics', value: (t) => Object.entries(t.diagnostics).map(([k, v]) => `${k}: ${v}`).join(', ') },
+        ],
+      },
+    };
+  }
+
+  render() {
+    const defs = this.definitions();
+    this.tabs.innerHTML = Object.entries(defs).map(([id, d]) =>
+      `<button type="button" data-tab="${id}" class="${id === this.current ? 'active' : ''}">${ST.fmt.html(d.label)}</button>`).join('');
+    this.tabs.querySelectorAll('button').forEach((b) => b.addEventListener('click', () => {
+      this.current = b.dataset.tab;
+      this.render();
+    }));
+    const def = defs[this.current];
+    const [sortId, ascending] = this.sort[this.current];
+    const column = def.columns.find((c) => c.id === sortId) || def.columns[0];
+    const rows = [...def.rows].sort((a, b) => {
+      const x = column.value(a), y = column.value(b);
+      const order = typeof x === 'string' ? String(x).localeCompare(String(y)) : x - y;
+      return ascending ? order : -order;
+    }).slice(0, 2000);
+    const head = def.columns.map((c) =>
+      `<th data-col="${c.id}" class="${c.num ? 'num' : ''}${c.id === column.id ? ` sorted${ascending ? ' asc' : ''}` : ''}">${c.label}</th>`).join('');
+    const body = rows.map((r) => `<tr data-key="${ST.fmt.html(def.key(r))}">` + def.columns.map((c) => {
+      const v = c.value(r);
+      const content = c.cell ? c.cell(r) : ST.fmt.html(c.text ? c.text(v) : v);
+      const cls = [c.num ? 'num' : '', c.cls || '', c.bad && c.bad(v) ? 'bad' : ''].join(' ').trim();
+      return `<td class="${cls}">${content}</td>`;
+    }).join('') + '</tr>').join('');
+    this.wrap.innerHTML = `<table data-table="${this.current}"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`;
+    this.wrap.querySelectorAll('th').forEach((th) => th.addEventListener('click', () => {
+      const [id, asc] = this.sort[this.current];
+      this.sort[this.current] = [th.dataset.col, id === th.dataset.col ? !asc : false];
+      this.render();
+    }));
+    const byKey = new Map(rows.map((r) => [String(def.key(r)), r]));
+    this.wrap.querySelectorAll('tbody tr').forEach((tr) => {
+      const row = byKey.get(tr.dataset.key);
+      tr.addEventListener('mouseenter', () => this.rowEvent('hover', row));
+      tr.addEventListener('click', () => this.rowEvent('click', row));
+    });
+  }
+
+  rowEvent(kind, row) {
+    if (this.current === 'clusters') {
+      if (kind === 'hover') this.handlers.hoverCluster(row.id); else this.handlers.clickCluster(row.id);
+    } else if (this.current === 'outliers') {
+      if (row.cluster !== null) this.handlers.hoverCluster(row.cluster);
+      if (kind === 'click') this.handlers.clickOutlier(row);
+    }
+  }
+};

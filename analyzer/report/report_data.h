@@ -1,0 +1,66 @@
+// The data behind the report page: the analysis model (model_json.h) without the DAG, the run's
+// facts, and a bounded set of exact call instances read back from the recording (exemplars of each
+// cluster and the most extreme outliers), with a note of what the bounds left out.
+//
+// The page draws the timeline from the model's per-thread occurrence cells (bounded resolution, so
+// a run of any length costs the same) and shows exact calls only for the instances embedded here;
+// this is what keeps a report of 100 million events a few megabytes.
+#pragma once
+
+#include "analysis.h"
+#include "report/instance_reader.h"
+#include "report/run_info.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace shapetrace::analyzer::report {
+
+struct DetailLimits {
+  size_t exemplars_per_cluster = 2; // the first occurrence and the slowest bin's occurrence
+  size_t outlier_instances = 200;   // the most extreme outliers get their exact call
+  size_t max_instances = 2000;      // everything embedded, outliers first
+  size_t max_instance_calls = 5000; // calls listed per instance (the rest are counted)
+};
+
+enum class InstanceReason : uint8_t { kFirst, kSlowest, kOutlier };
+const char* instanceReasonName(InstanceReason reason);
+
+struct ReportInstance {
+  InstanceReason reason = InstanceReason::kFirst;
+  ClusterId cluster = kNoCluster; // the cluster it was looked up for (exemplars)
+  Instance instance;
+};
+
+struct DetailSummary {
+  size_t exemplar_instances = 0;
+  size_t outlier_instances = 0;
+  size_t clusters_with_instances = 0;
+  size_t not_found = 0;             // looked up but not found in the recording
+  size_t truncated_instances = 0;   // listing fewer calls than they have
+  bool capped = false;              // some cluster or outlier got no instance because of a bound
+  uint64_t frames_read = 0;
+};
+
+// Reads the instances the limits allow, outliers first (most extreme first), then exemplars of
+// each cluster, clusters taken by total time, largest first.
+std::vector<ReportInstance> collectInstances(InstanceReader& reader, const Analysis& analysis,
+                                             const DetailLimits& limits, DetailSummary& summary);
+
+struct PageSource {
+  std::string kind; // "recording" or "live"
+  std::string location; // the directory or the endpoint
+  std::string generated_at; // UTC, ISO 8601
+};
+
+// Everything the page needs, as one JSON object.
+nlohmann::ordered_json reportData(const Analysis& analysis, const RunInfo& run,
+                                  const PageSource& source,
+                                  const std::vector<ReportInstance>& instances,
+                                  const DetailLimits& limits, const DetailSummary& summary);
+
+std::string utcNow();
+
+} // namespace shapetrace::analyzer::report

@@ -1,0 +1,210 @@
+// The HTML report in headless Chromium: a recording of the service fixture (tests/report) is
+// turned into report.html by `shapetrace report`, then the page is checked as a user meets it:
+// every thread's ribbons are drawn, hovering a ribbon shows that cluster's shapes and statistics,
+// clicking an occurrence opens that exact call with the right functions, outliers open their
+// call, zoom works, tables sort. Expected values come from the data embedded in the file, read
+// here independently of the page's scripts. Screenshots are saved as artifacts.
+//
+// Environment (set by ctest, tests/report/CMakeLists.txt):
+//   SHAPETRACE_BINARY            the shapetrace binary
+//   SHAPETRACE_REPORT_FIXTURE    tests/report's report_service_recording
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { launchBrowser, openPage, saveScreenshot } from './browser.mjs';
+
+const shapetrace = process.env.SHAPETRACE_BINARY;
+const fixture = process.env.SHAPETRACE_REPORT_FIXTURE;
+let browser, work, reportFile, data;
+
+// The JSON the report embeds, parsed straight from the file.
+function embeddedData(html) {
+  const open = '<script type="application/json" id="shapetrace-data">';
+  const begin = html.indexOf(open) + open.length;
+  return JSON.parse(html.slice(begin, html.indexOf('</script>', begin)));
+}
+
+// Every function name in the shape trees of a cluster (null not drawn): the expected content of
+// the hover panel.
+function clusterFunctionNames(d, clusterId) {
+  const shapes = new Map(d.model.shapes.map((s) => [s.id, s]));
+  const names = new Set();
+  const walk = (id) => {
+    const s = shapes.get(id);
+    names.add(d.model.functions[s.function].name);
+    s.children.forEach(walk);
+  };
+  d.model.clusters[clusterId].shapes.slice(0, 8).forEach(walk);
+  return [...names].sort();
+}
+
+before(async () => {
+  assert.ok(shapetrace && fixture, 'SHAPETRACE_BINARY and SHAPETRACE_REPORT_FIXTURE must be set (run through ctest)');
+  work = await mkdtemp(path.join(tmpdir(), 'shapetrace-report-browser-'));
+  execFileSync(fixture, [path.join(work, 'rec'), '--gap']);
+  reportFile = path.join(work, 'report.html');
+  execFileSync(shapetrace, ['report', path.join(work, 'rec'), '-o', reportFile]);
+  data = embeddedData(await readFile(reportFile, 'utf8'));
+  browser = await launchBrowser({ viewport: { width: 1600, height: 1000 } });
+});
+after(async () => {
+  await browser?.close();
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+async function openReport() {
+  const page = await openPage(browser.context, reportFile);
+  await page.waitForSelector('body[data-ready="true"]');
+  return page;
+}
+
+// The cluster of a function with the most shapes (the interesting one to hover).
+function clusterOf(functionName) {
+  const fn = data.model.functions.findIndex((f) => f.name === functionName);
+  return data.model.clusters.filter((c) => c.function === fn)
+    .sort((a, b) => b.shapes.length - a.shapes.length)[0];
+}
+
+test('the header summarises the run and every thread has its ribbons drawn', { timeout: 90_000 }, async () => {
+  const page = await openReport();
+  const chip = async (label) => page.locator(`[data-summary="${label}"] b`).innerText();
+  assert.equal(await chip('threads'), String(data.model.summary.threads));
+  assert.equal(await chip('clusters'), String(data.model.summary.clusters));
+  assert.equal(await chip('shapes'), String(data.model.summary.shapes));
+  assert.equal(await chip('outliers'), String(data.model.outliers.length));
+  assert.equal(await chip('dropped'), String(data.run.dropped_events));
+  assert.ok(data.run.dropped_events > 0);
+
+  // For every cluster on every thread, the canvas is painted where the page says it is.
+  const painted = await page.evaluate(() => {
+    const tl = window.shapetrace.app.timeline;
+    const ctx = tl.canvas.getContext('2d');
+    const dpr = window.devicePixelRatio || 1;
+    const rect = tl.canvas.getBoundingClientRect();
+    const result = {};
+    for (const c of tl.model.clusters) {
+      const at = tl.locate(c.id);
+      if (!at) { result[c.id] = 'not located'; continue; }
+      const pixel = ctx.getImageData(Math.floor((at.x - rect.left) * dpr), Math.floor((at.y - rect.top) * dpr), 1, 1).data;
+      result[c.id] = pixel[3] > 0 ? 'painted' : 'blank';
+    }
+    return result;
+  });
+  for (const c of data.model.clusters)
+    assert.equal(painted[c.id], 'painted', `cluster ${c.id} (${data.model.functions[c.function].name})`);
+  const rows = await page.evaluate(() => window.shapetrace.app.timeline.rows.filter((r) => r.kind === 'ribbon').length);
+  assert.equal(rows, data.model.threads.reduce((n, t) => n + t.ribbons.length, 0));
+  await saveScreenshot(page, 'report-overview');
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
+test('hovering a ribbon shows the cluster\'s shapes as trees with its statistics', { timeout: 90_000 }, async () => {
+  const page = await openReport();
+  const cluster = clusterOf('kv::Server::handle(kv::Request const&)');
+  assert.ok(cluster.shapes.length >= 2, 'the fixture gives handle() several shapes');
+  const at = await page.evaluate((id) => window.shapetrace.app.timeline.locate(id), cluster.id);
+  await page.mouse.move(at.x, at.y);
+  const panel = page.locator('#cluster-panel');
+  await panel.locator(`.cluster-title[data-cluster="${cluster.id}"]`).waitFor();
+  const text = await panel.innerText();
+  assert.match(text, /kv::Server::handle\(kv::Request const&\)/);
+  for (const label of ['CALLS', 'MEAN', 'SD', 'P50', 'P99', 'MAX DISTANCE'])
+    assert.ok(text.toUpperCase().includes(label), `panel shows ${label}`);
+  assert.ok(text.includes(cluster.stats.count.toLocaleString('en-US')), 'panel shows the call count');
+  assert.equal(await panel.locator('svg.shape-tree').count(), Math.min(8, cluster.shapes.length));
+  const drawn = await panel.locator('svg.shape-tree g.node').evaluateAll(
+    (nodes) => [...new Set(nodes.map((n) => n.dataset.function))].sort());
+  assert.deepEqual(drawn, clusterFunctionNames(data, cluster.id));
+  await page.locator('#tooltip').waitFor({ state: 'visible' });
+  await saveScreenshot(page, 'report-hover');
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
+test('clicking an occurrence shows that call instance with its functions', { timeout: 90_000 }, async () => {
+  const page = await openReport();
+  const cluster = clusterOf('kv::BTree::insert(unsigned long, std::vector<char>)');
+  const at = await page.evaluate((id) => window.shapetrace.app.timeline.locate(id), cluster.id);
+  await page.mouse.click(at.x, at.y);
+  const panel = page.locator('#instance-panel.has-instance');
+  await panel.waitFor();
+  const id = Number(await panel.getAttribute('data-instance'));
+  const instance = data.instances[id];
+  assert.equal(instance.cluster, cluster.id);
+  assert.equal(instance.function, cluster.function);
+  const expected = [...new Set(instance.calls.map((c) => data.model.functions[c[0]].name))].sort();
+  const listed = await page.locator('#instance-functions .row').evaluateAll(
+    (rows) => rows.map((r) => r.dataset.function).sort());
+  assert.deepEqual(listed, expected);
+  assert.ok(listed.includes('kv::Node::search(unsigned long)'));
+  assert.match(await page.locator('#instance-title').innerText(), /kv::BTree::insert/);
+  // The stack is drawn: the root bar spans the canvas' width at the bottom.
+  const rootPainted = await page.evaluate(() => {
+    const c = document.getElementById('instance');
+    const dpr = window.devicePixelRatio || 1;
+    const h = c.height / dpr;
+    const px = c.getContext('2d').getImageData(Math.floor(c.width / 2), Math.floor((h - 22 - 9) * dpr), 1, 1).data;
+    return px[3] > 0;
+  });
+  assert.ok(rootPainted);
+  await saveScreenshot(page, 'report-instance');
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
+test('an outlier opens its exact call, and tables sort', { timeout: 90_000 }, async () => {
+  const page = await openReport();
+  await page.locator('#tabs button[data-tab="outliers"]').click();
+  const rows = page.locator('table[data-table="outliers"] tbody tr');
+  assert.equal(await rows.count(), data.model.outliers.length);
+  await rows.first().click();
+  await page.locator('#instance-panel.has-instance').waitFor();
+  const instance = data.instances[Number(await page.locator('#instance-panel').getAttribute('data-instance'))];
+  assert.equal(instance.reason, 'outlier');
+  const top = [...data.model.outliers].sort((a, b) => b.score - a.score)[0];
+  assert.equal(instance.start_ns, top.start_ns);
+  assert.equal(instance.duration_ns, top.duration_ns);
+
+  await page.locator('#tabs button[data-tab="clusters"]').click();
+  await page.locator('table[data-table="clusters"] th[data-col="calls"]').click();
+  const calls = await page.locator('table[data-table="clusters"] tbody tr td:nth-child(4)').evaluateAll(
+    (cells) => cells.map((c) => Number(c.innerText.replace(/,/g, ''))));
+  assert.deepEqual(calls, [...data.model.clusters.map((c) => c.stats.count)].sort((a, b) => b - a));
+  await saveScreenshot(page, 'report-tables');
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
+test('zoom and pan change the visible range down to single calls', { timeout: 90_000 }, async () => {
+  const page = await openReport();
+  const span = () => page.evaluate(() => {
+    const v = window.shapetrace.app.timeline.view;
+    return v.end - v.start;
+  });
+  const full = await span();
+  await page.locator('#zoom-in').click();
+  assert.ok(Math.abs(await span() - full / 2) < full * 1e-9);
+  const box = await page.locator('#timeline').boundingBox();
+  await page.mouse.move(box.x + 700, box.y + 60);
+  for (let i = 0; i < 40; ++i) await page.mouse.wheel(0, -400);
+  await page.waitForFunction(() => {
+    const v = window.shapetrace.app.timeline.view;
+    return v.end - v.start < 20_000;
+  });
+  const deep = await span();
+  assert.ok(deep < 20_000, `zoomed to ${deep} ns`);
+  await page.mouse.move(box.x + 600, box.y + 60);
+  await page.mouse.down();
+  const before = await page.evaluate(() => window.shapetrace.app.timeline.view.start);
+  await page.mouse.move(box.x + 400, box.y + 60, { steps: 5 });
+  await page.mouse.up();
+  assert.ok(await page.evaluate(() => window.shapetrace.app.timeline.view.start) > before);
+  await page.locator('#zoom-fit').click();
+  assert.equal(await span(), full);
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});

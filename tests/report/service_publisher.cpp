@@ -1,0 +1,55 @@
+// Publishes the service trace fixture (service_trace.h) on a ZeroMQ PUB socket, as a collector's
+// publish endpoint does, spread over a few seconds so a live view sees it grow:
+//
+//   report_service_publisher ENDPOINT [--seconds S] [--requests N]
+//
+// Waits a moment after binding so that subscribers that are already retrying can connect (PUB
+// drops what is sent before a subscriber is attached), then sends one item per message.
+#include "service_trace.h"
+
+#include <zmq.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s ENDPOINT [--seconds S] [--requests N]\n", argv[0]);
+    return 2;
+  }
+  double seconds = 3;
+  shapetrace::report_testing::ServiceTraceOptions options;
+  for (int i = 2; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--seconds") == 0 && i + 1 < argc)
+      seconds = std::atof(argv[++i]);
+    else if (std::strcmp(argv[i], "--requests") == 0 && i + 1 < argc)
+      options.requests_per_worker = static_cast<uint32_t>(std::atoi(argv[++i]));
+    else {
+      std::fprintf(stderr, "%s: unknown argument %s\n", argv[0], argv[i]);
+      return 2;
+    }
+  }
+  try {
+    zmq::context_t context;
+    zmq::socket_t socket(context, zmq::socket_type::pub);
+    socket.set(zmq::sockopt::sndhwm, 0);
+    socket.bind(argv[1]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    const auto items = shapetrace::report_testing::ServiceTrace(options).items();
+    const size_t steps = 10;
+    for (size_t i = 0; i < items.size(); ++i) {
+      const auto bytes = shapetrace::wire::encodeItem(items[i]);
+      socket.send(zmq::buffer(bytes.data(), bytes.size()), zmq::send_flags::none);
+      if ((i + 1) % (items.size() / steps + 1) == 0)
+        std::this_thread::sleep_for(std::chrono::duration<double>(seconds / steps));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
+    return 1;
+  }
+  return 0;
+}
