@@ -112,7 +112,7 @@ std::unique_ptr<Sink> makeSink() {
   } else {
     const std::string endpoint =
         config.endpoint.empty() ? wire::defaultEndpoint() : config.endpoint;
-    sink = makeZmqSink(endpoint, int(config.send_hwm), error);
+    sink = makeZmqSink(endpoint, int(config.send_hwm), config.curve_server_key, error);
   }
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   if (!sink)

@@ -28,7 +28,10 @@ public:
 
 // Connects a PUSH socket to `endpoint` (ZMQ_IMMEDIATE, so nothing queues towards a collector that
 // is not there). Returns nullptr and sets `error` when the endpoint is malformed.
-std::unique_ptr<Sink> makeZmqSink(const std::string& endpoint, int send_hwm, std::string& error);
+// `curve_server_key` (Z85, may be empty) makes the socket a CURVE client of that server, with an
+// ephemeral key pair of its own.
+std::unique_ptr<Sink> makeZmqSink(const std::string& endpoint, int send_hwm,
+                                  const std::string& curve_server_key, std::string& error);
 
 // Writes a recording into `directory` (created; must not hold a recording yet). Returns nullptr
 // and sets `error` when that is impossible.

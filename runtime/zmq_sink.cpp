@@ -53,7 +53,29 @@ private:
 
 } // namespace
 
-std::unique_ptr<Sink> makeZmqSink(const std::string& endpoint, int send_hwm, std::string& error) {
+namespace {
+
+// Makes `socket` a CURVE client of the server whose public key is `server_key`.
+bool setCurveClient(void* socket, const std::string& server_key, std::string& error) {
+  if (server_key.size() != 40) {
+    error = "SHAPETRACE_CURVE_SERVER_KEY must be the 40-character Z85 public key of the collector";
+    return false;
+  }
+  char public_key[41], secret_key[41];
+  if (zmq_curve_keypair(public_key, secret_key) != 0 ||
+      zmq_setsockopt(socket, ZMQ_CURVE_SERVERKEY, server_key.c_str(), 41) != 0 ||
+      zmq_setsockopt(socket, ZMQ_CURVE_PUBLICKEY, public_key, 41) != 0 ||
+      zmq_setsockopt(socket, ZMQ_CURVE_SECRETKEY, secret_key, 41) != 0) {
+    error = std::string("cannot set up CURVE: ") + zmq_strerror(zmq_errno());
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+std::unique_ptr<Sink> makeZmqSink(const std::string& endpoint, int send_hwm,
+                                  const std::string& curve_server_key, std::string& error) {
   void* context = zmq_ctx_new();
   if (!context) {
     error = std::string("cannot create a ZeroMQ context: ") + zmq_strerror(zmq_errno());
@@ -64,6 +86,11 @@ std::unique_ptr<Sink> makeZmqSink(const std::string& endpoint, int send_hwm, std
   zmq_ctx_set(context, ZMQ_IO_THREADS, 1);
   void* socket = zmq_socket(context, ZMQ_PUSH);
   const int immediate = 1, linger = 0;
+  if (socket && !curve_server_key.empty() && !setCurveClient(socket, curve_server_key, error)) {
+    zmq_close(socket);
+    zmq_ctx_term(context);
+    return nullptr;
+  }
   if (!socket || zmq_setsockopt(socket, ZMQ_SNDHWM, &send_hwm, sizeof send_hwm) != 0 ||
       zmq_setsockopt(socket, ZMQ_IMMEDIATE, &immediate, sizeof immediate) != 0 ||
       zmq_setsockopt(socket, ZMQ_LINGER, &linger, sizeof linger) != 0 ||

@@ -65,6 +65,18 @@ void writeModel(const Analysis& analysis, const AnalyzeOptions& options) {
     throw std::runtime_error("cannot rename " + partial + " to " + options.json);
 }
 
+// "worker-0 (13789)"; the process key is added only when the trace holds several processes.
+std::string threadLabel(const Analysis& a, uint64_t process, uint32_t thread) {
+  bool several_processes = false;
+  std::string name;
+  for (const ThreadSummary& t : a.threads) {
+    several_processes |= t.key.process != a.threads.front().key.process;
+    if (t.key.process == process && t.key.thread == thread) name = t.name;
+  }
+  std::string label = name.empty() ? std::to_string(thread) : name + " (" + std::to_string(thread) + ")";
+  return several_processes ? std::to_string(process) + ":" + label : label;
+}
+
 void printSummary(const Analysis& a, FILE* out) {
   std::fprintf(out, "%llu events, %llu calls, %zu threads, %zu functions, %zu shapes, %zu clusters, "
                "%zu ribbons\n",
@@ -74,8 +86,7 @@ void printSummary(const Analysis& a, FILE* out) {
   std::fprintf(out, "\n%-24s %8s %8s %8s | %8s %8s %8s\n", "thread", "shapes", "new", "all",
                "clusters", "new", "all");
   for (const ThreadSummary& t : a.threads) {
-    const std::string label = std::to_string(t.key.process) + ":" + std::to_string(t.key.thread) +
-                              (t.name.empty() ? "" : " " + t.name);
+    const std::string label = threadLabel(a, t.key.process, t.key.thread);
     const ThreadCounts& c = t.counts;
     std::fprintf(out, "%-24.24s %8zu %8zu %8zu | %8zu %8zu %8zu\n", label.c_str(),
                  c.shapes_in_thread, c.additional_shapes, c.all_shapes, c.clusters_in_thread,
@@ -94,10 +105,10 @@ void printSummary(const Analysis& a, FILE* out) {
   if (!a.outliers.empty()) std::fprintf(out, "\nmost extreme outliers:\n");
   for (size_t i = 0; i < a.outliers.size() && i < 10; ++i) {
     const Outlier& o = a.outliers[i];
-    std::fprintf(out, "  %s  thread %llu:%u at %llu ns: %llu ns (function mean %.0f sd %.0f; shape "
+    std::fprintf(out, "  %s  thread %s at %llu ns: %llu ns (function mean %.0f sd %.0f; shape "
                  "mean %.0f sd %.0f) %s\n",
-                 a.functions[o.function].name.c_str(), static_cast<unsigned long long>(o.process),
-                 o.thread, static_cast<unsigned long long>(o.start_ns),
+                 a.functions[o.function].name.c_str(),
+                 threadLabel(a, o.process, o.thread).c_str(), static_cast<unsigned long long>(o.start_ns),
                  static_cast<unsigned long long>(o.duration_ns), o.function_mean, o.function_sd,
                  o.shape_mean, o.shape_sd,
                  o.shape_outlier ? "same work, slower" : "did more work (other shape)");
@@ -127,7 +138,6 @@ void analyzeLive(Analyzer& analyzer, const AnalyzeOptions& options) {
   auto seconds = [](double s) {
     return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
   };
-  std::vector<std::byte> aligned;
   uint64_t missed = 0, malformed = 0;
   // The subscriber's loss counters, reported as the analyzer's own diagnostics.
   auto countLoss = [&] {
@@ -147,12 +157,10 @@ void analyzeLive(Analyzer& analyzer, const AnalyzeOptions& options) {
     }
     auto item = subscriber.receive(std::chrono::milliseconds(100));
     if (!item) continue; // timeout or end: check the clock, the signal flag and ended()
-    // Cap'n Proto reads words: copy into 8-byte aligned storage.
-    const size_t size = item->message.size();
-    aligned.resize((size + 7) / 8 * 8);
-    std::memcpy(aligned.data(), item->message.data(), size);
     try {
-      analyzer.consume(wire::decodeItem(std::span(aligned).first(size)));
+      // decodeItem copies only when the message is not 8-byte aligned.
+      analyzer.consume(wire::decodeItem(std::span(
+          static_cast<const std::byte*>(item->message.data()), item->message.size())));
     } catch (const wire::FormatError&) {
       analyzer.count(Stat::undecodable_messages);
     }

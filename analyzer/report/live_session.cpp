@@ -2,6 +2,7 @@
 #include "report/live_session.h"
 
 #include "analyzer.h"
+#include "fanout.h"
 #include "report/page.h"
 #include "report/report_data.h"
 #include "wire/codec.h"
@@ -9,13 +10,20 @@
 
 #include <zmq.hpp>
 
-#include <cstring>
+#include <cstdlib>
 
 namespace shapetrace::analyzer::report {
 
+// The collector's subscriber: it consumes heartbeats and the end marker and counts what was missed.
 struct LiveSocket {
+  explicit LiveSocket(const std::string& endpoint)
+      : subscriber(context, endpoint, curveServerKey()) {}
+  static std::string curveServerKey() {
+    const char* key = std::getenv("SHAPETRACE_CURVE_SERVER_KEY");
+    return key ? key : "";
+  }
   zmq::context_t context;
-  zmq::socket_t socket{context, zmq::socket_type::sub};
+  collector::Subscriber subscriber;
 };
 
 LiveSession::LiveSession(std::string endpoint, AnalysisSettings settings, unsigned jobs,
@@ -25,11 +33,7 @@ LiveSession::LiveSession(std::string endpoint, AnalysisSettings settings, unsign
 LiveSession::~LiveSession() { stop(); }
 
 void LiveSession::start() {
-  socket_ = std::make_unique<LiveSocket>();
-  socket_->socket.set(zmq::sockopt::subscribe, "");
-  socket_->socket.set(zmq::sockopt::rcvtimeo, 100);
-  socket_->socket.set(zmq::sockopt::linger, 0);
-  socket_->socket.connect(endpoint_);
+  socket_ = std::make_unique<LiveSocket>(endpoint_);
   {
     // A first, empty snapshot so that readers never see nothing.
     Analyzer empty(settings_, 1);
@@ -56,22 +60,30 @@ void LiveSession::run(std::stop_token stop) {
   RunInfo run;
   uint64_t items = 0, undecodable = 0;
   auto next_publish = std::chrono::steady_clock::now() + interval_;
-  std::vector<std::byte> aligned;
+  collector::Subscriber& subscriber = socket_->subscriber;
+  uint64_t missed = 0, malformed = 0;
+  // The subscriber's loss counters, reported as the analyzer's own diagnostics.
+  auto countLoss = [&] {
+    analyzer.count(Stat::live_items_missed, subscriber.missed() - missed);
+    analyzer.count(Stat::undecodable_messages, subscriber.malformed() - malformed);
+    undecodable += subscriber.malformed() - malformed;
+    missed = subscriber.missed();
+    malformed = subscriber.malformed();
+  };
   while (!stop.stop_requested()) {
     if (std::chrono::steady_clock::now() >= next_publish) {
+      countLoss();
       publish(analyzer, run, items, undecodable);
       next_publish += interval_;
     }
-    zmq::message_t message;
-    if (!socket_->socket.recv(message)) continue; // timeout: check the clock and the stop flag
-    while (message.more() && socket_->socket.recv(message)) {
-      // The item is the last frame of a multipart message.
-    }
-    // Cap'n Proto reads words: copy into 8-byte aligned storage.
-    aligned.resize((message.size() + 7) / 8 * 8);
-    std::memcpy(aligned.data(), message.data(), message.size());
+    // A timeout (or the collector's end marker) comes back empty: check the clock and the stop flag.
+    auto received = subscriber.receive(std::chrono::milliseconds(100));
+    if (!received)
+      continue;
+    const zmq::message_t& message = received->message;
     try {
-      wire::StreamItem item = wire::decodeItem(std::span(aligned).first(message.size()));
+      wire::StreamItem item = wire::decodeItem(
+          std::span(static_cast<const std::byte*>(message.data()), message.size()));
       run.observe(item);
       analyzer.consume(std::move(item));
       ++items;
@@ -80,6 +92,7 @@ void LiveSession::run(std::stop_token stop) {
       analyzer.count(Stat::undecodable_messages);
     }
   }
+  countLoss();
   publish(analyzer, run, items, undecodable);
 }
 

@@ -1,10 +1,12 @@
-// Publishes the service trace fixture (service_trace.h) on a ZeroMQ PUB socket, as a collector's
-// publish endpoint does, spread over a few seconds so a live view sees it grow:
+// Publishes the service trace fixture (service_trace.h) through the collector's Publisher (the
+// sequence-numbered publish format of collector/fanout.h, heartbeats and end marker included), as a
+// collector's publish endpoint does, spread over a few seconds so a live view sees it grow:
 //
 //   report_service_publisher ENDPOINT [--seconds S] [--requests N]
 //
 // Waits a moment after binding so that subscribers that are already retrying can connect (PUB
 // drops what is sent before a subscriber is attached), then sends one item per message.
+#include "fanout.h"
 #include "service_trace.h"
 
 #include <zmq.hpp>
@@ -34,19 +36,20 @@ int main(int argc, char** argv) {
   }
   try {
     zmq::context_t context;
-    zmq::socket_t socket(context, zmq::socket_type::pub);
-    socket.set(zmq::sockopt::sndhwm, 0);
-    socket.bind(argv[1]);
+    shapetrace::collector::Publisher publisher(context, argv[1], /*send_hwm=*/0, "");
     std::this_thread::sleep_for(std::chrono::milliseconds(800));
     const auto items = shapetrace::report_testing::ServiceTrace(options).items();
     const size_t steps = 10;
     for (size_t i = 0; i < items.size(); ++i) {
       const auto bytes = shapetrace::wire::encodeItem(items[i]);
-      socket.send(zmq::buffer(bytes.data(), bytes.size()), zmq::send_flags::none);
+      zmq::message_t message(bytes.data(), bytes.size());
+      publisher.publish(message);
       if ((i + 1) % (items.size() / steps + 1) == 0)
         std::this_thread::sleep_for(std::chrono::duration<double>(seconds / steps));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    publisher.end();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
     return 1;

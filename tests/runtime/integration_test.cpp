@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <numeric>
+#include <zmq.h>
 
 namespace shapetrace::test {
 namespace {
@@ -111,6 +112,35 @@ TEST(RuntimeIntegration, SingleThreadStreamIsCompleteAndOrdered) {
   const auto& end = std::get<wire::ProcessEnd>(traced.items.back().body);
   EXPECT_EQ(end.events_recorded, 40002u);
   EXPECT_EQ(end.events_dropped, 0u);
+}
+
+// A collector that requires CURVE receives the stream only from a runtime given its public key; a
+// runtime without it (or with a malformed key) sends nothing it accepts, and the program is unchanged.
+TEST(RuntimeIntegration, CurveCollectorReceivesOnlyFromARuntimeWithItsKey) {
+  char server_public[41], server_secret[41];
+  ASSERT_EQ(zmq_curve_keypair(server_public, server_secret), 0);
+  {
+    Capture capture(server_secret);
+    ProgramRun run = runProgram(TRACED_PROGRAM, {"calls", "100"},
+                                envFor(capture, {{"SHAPETRACE_CURVE_SERVER_KEY", server_public}}));
+    EXPECT_EQ(run.exit_code, 3);
+    auto threads = threadsOf(capture.receive(1));
+    ASSERT_EQ(threads.size(), 1u);
+    EXPECT_EQ(shape(threads.begin()->second.events), callsPattern(100));
+  }
+  for (std::string key : {std::string(), std::string("tooshort")}) {
+    SCOPED_TRACE("key '" + key + "'");
+    Capture capture(server_secret);
+    std::map<std::string, std::string> env = {{"SHAPETRACE_EXIT_TIMEOUT_MS", "200"}};
+    if (!key.empty())
+      env.emplace("SHAPETRACE_CURVE_SERVER_KEY", key);
+    ProgramRun run = runProgram(TRACED_PROGRAM, {"calls", "100"}, envFor(capture, env));
+    EXPECT_EQ(run.exit_code, 3);
+    EXPECT_EQ(run.out, "done calls 100\n");
+    EXPECT_THAT(capture.receive(1, 500), ::testing::IsEmpty());
+    if (!key.empty())
+      EXPECT_THAT(run.err, HasSubstr("SHAPETRACE_CURVE_SERVER_KEY"));
+  }
 }
 
 TEST(RuntimeIntegration, ManyThreadsStartAndExitWithExactCounts) {

@@ -72,7 +72,7 @@ ProgramRun runProgram(const std::string& program, const std::vector<std::string>
   return run;
 }
 
-Capture::Capture() {
+Capture::Capture(const std::string& curve_secret_key) {
   char directory[] = "/tmp/shapetrace-capture-XXXXXX";
   if (!mkdtemp(directory))
     throw std::runtime_error("mkdtemp failed");
@@ -82,6 +82,11 @@ Capture::Capture() {
   socket_ = zmq_socket(context_, ZMQ_PULL);
   const int hwm = 0; // never push back on the runtime in tests unless a test wants it
   zmq_setsockopt(socket_, ZMQ_RCVHWM, &hwm, sizeof hwm);
+  if (!curve_secret_key.empty()) {
+    const int server = 1;
+    zmq_setsockopt(socket_, ZMQ_CURVE_SERVER, &server, sizeof server);
+    zmq_setsockopt(socket_, ZMQ_CURVE_SECRETKEY, curve_secret_key.c_str(), 41);
+  }
   if (zmq_bind(socket_, endpoint_.c_str()) != 0)
     throw std::runtime_error("cannot bind " + endpoint_);
 }

@@ -22,10 +22,11 @@ struct ProgramRun {
 ProgramRun runProgram(const std::string& program, const std::vector<std::string>& args,
                       const std::map<std::string, std::string>& env, int timeout_ms = 60000);
 
-// A PULL socket bound to a fresh ipc:// endpoint in a private temporary directory.
+// A PULL socket bound to a fresh ipc:// endpoint in a private temporary directory; with a Z85
+// `curve_secret_key` it is a CURVE server, as a collector with --curve-secret-key.
 class Capture {
 public:
-  Capture();
+  explicit Capture(const std::string& curve_secret_key = "");
   ~Capture();
   Capture(const Capture&) = delete;
   Capture& operator=(const Capture&) = delete;
