@@ -5,6 +5,7 @@
 // Subscriber on its --publish endpoint (sequence-numbered items, heartbeats, end marker; items the
 // subscriber missed are counted). Both feed the same Analyzer.
 #include "analyzer.h"
+#include "cli/analysis_options.h"
 #include "cli/command.h"
 #include "fanout.h"
 #include "model_json.h"
@@ -31,15 +32,9 @@ struct AnalyzeOptions {
   std::string dir;
   std::string live;
   std::string json;
-  double threshold = 1.5;
+  AnalysisOptions analysis;
   bool distances = false;
   bool dag = false;
-  std::string clustering = "appendix-a";
-  unsigned jobs = 0;
-  uint32_t timeline_bins = 1024;
-  size_t max_outliers = 1000;
-  double outlier_sigma = 2.0;
-  uint64_t outlier_min_samples = 10;
   double duration = 0;
   double snapshot_every = 0;
 };
@@ -171,18 +166,8 @@ void analyzeLive(Analyzer& analyzer, const AnalyzeOptions& options) {
 int runAnalyze(const AnalyzeOptions& options) {
   if (options.dir.empty() == options.live.empty())
     throw std::invalid_argument("give either a recording directory or --live ENDPOINT");
-  AnalysisSettings settings;
-  settings.cluster_threshold = options.threshold;
-  settings.method = options.clustering == "complete-linkage" ? ClusteringMethod::kCompleteLinkage
-                                                             : ClusteringMethod::kAppendixA;
-  settings.options.timeline_bins = options.timeline_bins;
-  settings.options.max_outliers = options.max_outliers;
-  settings.options.outlier_sigma = options.outlier_sigma;
-  settings.options.outlier_min_samples = options.outlier_min_samples;
-  const unsigned jobs =
-      options.jobs != 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
   keepFreedMemory();
-  Analyzer analyzer(settings, jobs);
+  Analyzer analyzer(options.analysis.settings(), options.analysis.workerCount());
   if (!options.dir.empty()) {
     analyzeRecording(analyzer, options.dir);
   } else {
@@ -206,35 +191,11 @@ cli::Runner setupAnalyze(CLI::App& command) {
                      "or after --duration");
   command.add_option("--json", options->json,
                      "Write the JSON model (docs/analyzer.md) to this file ('-' for stdout)");
-  command.add_option("--threshold", options->threshold,
-                     "cluster_threshold: largest Shape distance within a cluster")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+  addAnalysisOptions(command, options->analysis);
   command.add_flag("--distances", options->distances,
                    "Add the distance matrix of the shapes of each base function to the JSON");
   command.add_flag("--dag", options->dag,
                    "Add the exact-sequence DAG nodes (count, sum, sum of squares) to the JSON");
-  command.add_option("--clustering", options->clustering,
-                     "appendix-a (the paper's, order-dependent) or complete-linkage "
-                     "(order-invariant)")
-      ->check(CLI::IsMember({"appendix-a", "complete-linkage"}))
-      ->capture_default_str();
-  command.add_option("--jobs,-j", options->jobs,
-                     "Worker threads (threads of the trace are spread over them); 0 = one per core")
-      ->capture_default_str();
-  command.add_option("--timeline-bins", options->timeline_bins,
-                     "Most time bins kept per thread for the occurrence timeline")
-      ->check(CLI::Range(2u, 1u << 20))
-      ->capture_default_str();
-  command.add_option("--max-outliers", options->max_outliers, "Most outliers kept (most extreme)")
-      ->capture_default_str();
-  command.add_option("--outlier-sigma", options->outlier_sigma,
-                     "A call is an outlier above mean + this many standard deviations")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  command.add_option("--outlier-min-samples", options->outlier_min_samples,
-                     "Calls of a function (or shape) needed before its outliers are judged")
-      ->capture_default_str();
   command.add_option("--duration", options->duration, "Live: stop after this many seconds")
       ->check(CLI::NonNegativeNumber);
   command.add_option("--snapshot-every", options->snapshot_every,

@@ -6,6 +6,7 @@
 // poll GET /api/snapshot (the page data as JSON) every second. The server binds 127.0.0.1 unless
 // told otherwise: the page shows function names and timings of the traced program.
 #include "analyzer.h"
+#include "cli/analysis_options.h"
 #include "cli/command.h"
 #include "report/live_session.h"
 #include "report/page.h"
@@ -29,10 +30,8 @@ struct LiveOptions {
   bool no_http = false;
   double duration = 0;
   double interval = 1.0;
-  double threshold = 1.5;
-  std::string clustering = "appendix-a";
-  unsigned jobs = 1;
-  uint32_t timeline_bins = 1024;
+  // One analysis thread by default: the service being watched runs on the same machine.
+  AnalysisOptions analysis{.jobs = 1};
 };
 
 std::atomic<bool> g_stop{false};
@@ -138,11 +137,6 @@ void printSummary(const LiveSnapshot& s, const std::string& endpoint, const std:
 }
 
 int runLive(const LiveOptions& options) {
-  AnalysisSettings settings;
-  settings.cluster_threshold = options.threshold;
-  settings.method = options.clustering == "complete-linkage" ? ClusteringMethod::kCompleteLinkage
-                                                             : ClusteringMethod::kAppendixA;
-  settings.options.timeline_bins = options.timeline_bins;
   const auto interval = std::chrono::milliseconds(static_cast<int64_t>(options.interval * 1000));
 
   // Bind first: a port in use is an error the user must see before anything else happens.
@@ -167,7 +161,8 @@ int runLive(const LiveOptions& options) {
           std::to_string(bound) + "/";
   }
 
-  LiveSession session(options.connect, settings, options.jobs, interval);
+  LiveSession session(options.connect, options.analysis.settings(),
+                      options.analysis.workerCount(), interval);
   try {
     session.start();
   } catch (const std::exception& e) { // zmq::error_t: an endpoint ZeroMQ rejects
@@ -232,21 +227,7 @@ cli::Runner setupLive(CLI::App& command) {
   command.add_option("--interval", options->interval, "Seconds between snapshots of the analysis")
       ->check(CLI::Range(0.1, 60.0))
       ->capture_default_str();
-  command.add_option("--threshold", options->threshold,
-                     "cluster_threshold: largest Shape distance within a cluster")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  command.add_option("--clustering", options->clustering,
-                     "appendix-a (the paper's) or complete-linkage (order-invariant)")
-      ->check(CLI::IsMember({"appendix-a", "complete-linkage"}))
-      ->capture_default_str();
-  command.add_option("--jobs,-j", options->jobs, "Analysis worker threads")
-      ->check(CLI::Range(1u, 256u))
-      ->capture_default_str();
-  command.add_option("--timeline-bins", options->timeline_bins,
-                     "Time bins per thread in the timeline")
-      ->check(CLI::Range(2u, 1u << 16))
-      ->capture_default_str();
+  addAnalysisOptions(command, options->analysis);
   return [options] { return runLive(*options); };
 }
 

@@ -5,6 +5,7 @@
 // the page is written next to its final name and renamed, so an open browser never sees half a
 // file.
 #include "analyzer.h"
+#include "cli/analysis_options.h"
 #include "cli/command.h"
 #include "recording/recording.h"
 #include "report/page.h"
@@ -22,10 +23,8 @@ namespace {
 struct ReportOptions {
   std::string dir;
   std::string output = "report.html";
-  double threshold = 1.5;
-  std::string clustering = "appendix-a";
-  unsigned jobs = 0;
-  uint32_t timeline_bins = 2048;
+  // A finer timeline than analyze's default: it is what the page draws when zoomed out.
+  AnalysisOptions analysis{.timeline_bins = 2048};
   DetailLimits limits;
 };
 
@@ -44,16 +43,8 @@ void writeFile(const std::string& path, const std::string& text) {
 int runReport(const ReportOptions& options) {
   if (!std::filesystem::is_directory(options.dir))
     throw std::runtime_error(options.dir + " is not a recording directory");
-  AnalysisSettings settings;
-  settings.cluster_threshold = options.threshold;
-  settings.method = options.clustering == "complete-linkage" ? ClusteringMethod::kCompleteLinkage
-                                                             : ClusteringMethod::kAppendixA;
-  settings.options.timeline_bins = options.timeline_bins;
-  const unsigned jobs =
-      options.jobs != 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
-
   recording::RecordingReader reader(options.dir);
-  Analyzer analyzer(settings, jobs);
+  Analyzer analyzer(options.analysis.settings(), options.analysis.workerCount());
   RunInfo run;
   while (auto item = reader.nextItem()) {
     run.observe(*item);
@@ -96,20 +87,7 @@ cli::Runner setupReport(CLI::App& command) {
       ->required();
   command.add_option("-o,--output", options->output, "The HTML file to write")
       ->capture_default_str();
-  command.add_option("--threshold", options->threshold,
-                     "cluster_threshold: largest Shape distance within a cluster")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  command.add_option("--clustering", options->clustering,
-                     "appendix-a (the paper's) or complete-linkage (order-invariant)")
-      ->check(CLI::IsMember({"appendix-a", "complete-linkage"}))
-      ->capture_default_str();
-  command.add_option("--jobs,-j", options->jobs, "Analysis worker threads; 0 = one per core")
-      ->capture_default_str();
-  command.add_option("--timeline-bins", options->timeline_bins,
-                     "Time bins per thread in the timeline (its resolution when zoomed out)")
-      ->check(CLI::Range(2u, 1u << 16))
-      ->capture_default_str();
+  addAnalysisOptions(command, options->analysis);
   command.add_option("--exemplars", options->limits.exemplars_per_cluster,
                      "Exact instances embedded per cluster (0-2: first occurrence, slowest bin)")
       ->check(CLI::Range(0, 2))
