@@ -5,6 +5,7 @@
 #include "collector.h"
 #include "process.h"
 #include "recording/recording.h"
+#include "sender_events.h"
 #include "wire/codec.h"
 
 #include <filesystem>
@@ -20,18 +21,8 @@ namespace {
 namespace fs = std::filesystem;
 using testing::Child;
 using testing::TempDir;
+using testing::senderBatchEvents;
 using namespace std::chrono_literals;
-
-// The events test_sender puts into batch `sequence` of `thread` (see test_sender.cpp).
-std::vector<Event> expectedEvents(uint32_t thread, uint64_t sequence, uint32_t count) {
-  std::vector<Event> events(count);
-  for (uint32_t i = 0; i < count; ++i) {
-    const uint64_t n = sequence * count + i;
-    events[i] = Event{n * 10 + thread, static_cast<uint32_t>(n % 1000),
-                      i % 2 ? EventKind::Exit : EventKind::Enter};
-  }
-  return events;
-}
 
 struct RecordedThread {
   std::vector<uint64_t> sequences;
@@ -54,7 +45,7 @@ Recorded readRecording(const std::string& dir, uint32_t events_per_batch) {
     if (auto* batch = std::get_if<wire::EventBatch>(&item->body)) {
       RecordedThread& t = r.threads[{item->process, batch->thread}];
       t.sequences.push_back(batch->sequence);
-      if (batch->events != expectedEvents(batch->thread, batch->sequence, events_per_batch))
+      if (batch->events != senderBatchEvents(batch->thread, batch->sequence, events_per_batch))
         t.events_match = false;
     } else if (auto* start = std::get_if<wire::ThreadStart>(&item->body)) {
       r.threads[{item->process, start->thread}].started = true;

@@ -2,6 +2,7 @@
 // segment rotations, a cut at any byte leaves every whole frame readable and the rest reported as a
 // torn tail, corruption in the middle is skipped and reported, and the index seeks to a thread's
 // batch covering a time (also when the index file is missing or damaged).
+#include "process.h"
 #include "recording/recording.h"
 
 #include "wire/codec.h"
@@ -16,21 +17,8 @@ namespace shapetrace::recording {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::TempDir;
 using wire::StreamItem;
-
-class TempDir {
-public:
-  TempDir() {
-    char pattern[] = "/tmp/shapetrace-recording-test-XXXXXX";
-    path_ = ::mkdtemp(pattern);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const std::string& path() const { return path_; }
-  std::string sub(const std::string& name) const { return path_ + "/" + name; }
-
-private:
-  std::string path_;
-};
 
 // A batch of `n` events of `thread` starting at `t0`, 10 ns apart.
 StreamItem batch(uint64_t process, uint32_t thread, uint64_t sequence, uint64_t t0, int n = 8) {

@@ -11,6 +11,7 @@
 // truncated batch, an oversized message, a duplicate and an out-of-order batch). --pause-after K
 // stops after K batches of thread 1, prints "paused" and waits for stdin to close (for kill -9
 // tests). Prints "sent MESSAGES EVENTS" on success; exit code 1 on a send failure.
+#include "sender_events.h"
 #include "wire/codec.h"
 
 #include <cstdio>
@@ -26,6 +27,7 @@
 namespace {
 
 using namespace shapetrace;
+using testing::senderBatchEvents;
 
 struct Options {
   std::string endpoint;
@@ -38,16 +40,6 @@ struct Options {
   bool end = true;
   int64_t pause_after = -1;
 };
-
-std::vector<Event> batchEvents(uint32_t thread, uint64_t sequence, uint32_t count) {
-  std::vector<Event> events(count);
-  for (uint32_t i = 0; i < count; ++i) {
-    const uint64_t n = sequence * count + i;
-    events[i] = Event{n * 10 + thread, static_cast<uint32_t>(n % 1000),
-                      i % 2 ? EventKind::Exit : EventKind::Enter};
-  }
-  return events;
-}
 
 class Sender {
 public:
@@ -102,7 +94,7 @@ int run(const Options& o) {
       }
     }
     for (uint32_t t = 1; t <= o.threads; ++t) {
-      sender.send(wire::encodeEventBatch(process, t, s, batchEvents(t, s, o.events)));
+      sender.send(wire::encodeEventBatch(process, t, s, senderBatchEvents(t, s, o.events)));
       events += o.events;
     }
   }
@@ -113,16 +105,16 @@ int run(const Options& o) {
     for (auto& b : noise)
       b = static_cast<std::byte>(random());
     sender.send(noise);
-    auto batch = wire::encodeEventBatch(process, 1, o.batches, batchEvents(1, 0, 64));
+    auto batch = wire::encodeEventBatch(process, 1, o.batches, senderBatchEvents(1, 0, 64));
     batch.resize(batch.size() / 2 & ~size_t{7});
     sender.send(batch);
     sender.send(std::vector<std::byte>(wire::kMaxMessageBytes + 8));
     // Thread 1's batch 0 again (duplicate), then batch B+1 skipping B, then the late batch B.
-    sender.send(wire::encodeEventBatch(process, 1, 0, batchEvents(1, 0, o.events)));
+    sender.send(wire::encodeEventBatch(process, 1, 0, senderBatchEvents(1, 0, o.events)));
   }
   if (o.malformed) {
-    sender.send(wire::encodeEventBatch(process, 1, o.batches + 1, batchEvents(1, 0, 4)));
-    sender.send(wire::encodeEventBatch(process, 1, o.batches, batchEvents(1, 0, 4)));
+    sender.send(wire::encodeEventBatch(process, 1, o.batches + 1, senderBatchEvents(1, 0, 4)));
+    sender.send(wire::encodeEventBatch(process, 1, o.batches, senderBatchEvents(1, 0, 4)));
   }
 
   if (o.end) {
