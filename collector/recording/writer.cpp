@@ -295,8 +295,11 @@ void RecordingWriter::writerLoop() {
   std::unique_lock lock(mutex_);
   for (;;) {
     writer_idle_ = true;
+    // After a write error current_ is never written again (appends are refused), so it is work
+    // only while healthy; counting it otherwise woke this loop forever without releasing the
+    // mutex, and append() starved (seen under ASan after disk full).
     queue_changed_.wait_for(lock, options_.flush_interval, [&] {
-      return !queue_.empty() || !current_->data.empty() || closing_ ||
+      return !queue_.empty() || (!current_->data.empty() && error_.empty()) || closing_ ||
              flush_requests_ > flushes_done_;
     });
     writer_idle_ = false;
