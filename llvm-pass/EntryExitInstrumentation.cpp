@@ -12,6 +12,11 @@
 //     marked `cleanup`, because the unwinder only lands in a catch-only pad whose clause matches
 //     and would otherwise leave the frame silently (the no-match path of every frontend ends in
 //     the `resume` that now carries the hook).
+// Each hook is called only when the frame's entry found recording on: a relaxed one-byte load of the
+// runtime's @__shapetrace_enabled after the entry's static allocas, kept for the whole frame. A
+// frame's exits are thus called exactly when its entry was, so recording switched on or off
+// mid-frame never unbalances a thread, and a disabled program pays that load and not-taken
+// branches instead of two library calls per call.
 // The id is load(@__shapetrace_base_id) + the function's local index: one RIP-relative load, one
 // add and the call. The hooks are declared nounwind and nonlazybind (called through the GOT, not
 // a PLT stub); see docs/BENCHMARKS.md for what a call costs.
@@ -47,6 +52,7 @@ constexpr char PassName[] = "shapetrace";
 constexpr char EnterHookName[] = "__shapetrace_enter";
 constexpr char ExitHookName[] = "__shapetrace_exit";
 constexpr char UnwindExitHookName[] = "__shapetrace_unwind_exit";
+constexpr char EnabledFlagName[] = "__shapetrace_enabled";
 constexpr char RuntimePrefix[] = "__shapetrace_";
 // Marks a module as instrumented, so that running the pass twice (an explicit -passes plus a
 // default pipeline, or re-optimising instrumented IR) does not add a second set of hooks.
@@ -144,9 +150,10 @@ private:
   std::optional<std::string> structuralSkipReason(const Function& F) const;
   void instrumentFunction(Function& F, uint32_t Index, GlobalVariable* BaseId);
   ExitPoints findExitPoints(Function& F, bool HandleUnwinding) const;
-  void callHook(FunctionCallee Hook, Instruction* Before, uint32_t Index, GlobalVariable* BaseId,
-                DebugLoc Loc);
-  void addUnwindCleanup(Function& F, ArrayRef<CallInst*> Calls, uint32_t Index,
+  Value* loadEnabledFlag(Function& F);
+  void callHook(FunctionCallee Hook, Value* Enabled, Instruction* Before, uint32_t Index,
+                GlobalVariable* BaseId, DebugLoc Loc);
+  void addUnwindCleanup(Function& F, ArrayRef<CallInst*> Calls, Value* Enabled, uint32_t Index,
                         GlobalVariable* BaseId);
   Constant* personalityFor(const Function& F);
 
@@ -155,6 +162,7 @@ private:
   const FunctionFilter& Filter;
   Type* Int32Ty;
   FunctionCallee EnterHook, ExitHook, UnwindExitHook;
+  GlobalVariable* EnabledFlag = nullptr;
   SmallPtrSet<const Function*, 4> IFuncResolvers;
 };
 
@@ -175,6 +183,17 @@ bool ModuleEntryExit::declareHooks() {
   EnterHook = M.getOrInsertFunction(EnterHookName, HookTy, Attrs);
   ExitHook = M.getOrInsertFunction(ExitHookName, HookTy, Attrs);
   UnwindExitHook = M.getOrInsertFunction(UnwindExitHookName, HookTy, Attrs);
+  Type* Int8Ty = Type::getInt8Ty(Ctx);
+  EnabledFlag = M.getGlobalVariable(EnabledFlagName);
+  if (EnabledFlag && (EnabledFlag->getValueType() != Int8Ty || !EnabledFlag->isDeclaration())) {
+    Ctx.emitError(Twine("shapetrace: '") + EnabledFlagName +
+                  "' is defined or declared in this module other than as an external uint8_t; "
+                  "the name is reserved for the shapetrace runtime");
+    return false;
+  }
+  if (!EnabledFlag)
+    EnabledFlag = new GlobalVariable(M, Int8Ty, /*isConstant=*/false, GlobalValue::ExternalLinkage,
+                                     nullptr, EnabledFlagName);
   return true;
 }
 
@@ -242,6 +261,8 @@ bool ModuleEntryExit::instrumentModule() {
     for (const char* Name : {EnterHookName, ExitHookName, UnwindExitHookName})
       if (Function* Hook = M.getFunction(Name); Hook && Hook->use_empty())
         Hook->eraseFromParent();
+    if (EnabledFlag->use_empty())
+      EnabledFlag->eraseFromParent();
     return false;
   }
   Table.emit();
@@ -277,9 +298,39 @@ ExitPoints ModuleEntryExit::findExitPoints(Function& F, bool HandleUnwinding) co
   return Points;
 }
 
-void ModuleEntryExit::callHook(FunctionCallee Hook, Instruction* Before, uint32_t Index,
-                               GlobalVariable* BaseId, DebugLoc Loc) {
-  IRBuilder<> IRB(Before);
+/// Loads the enabled flag once, at the entry after the static allocas (which must stay in the
+/// entry block to remain static), and returns `flag != 0`.
+Value* ModuleEntryExit::loadEnabledFlag(Function& F) {
+  BasicBlock& Entry = F.getEntryBlock();
+  auto IsStaticAlloca = [](const Instruction& I) {
+    const auto* Alloca = dyn_cast<AllocaInst>(&I);
+    return Alloca && Alloca->isStaticAlloca();
+  };
+  Instruction* InsertPt = &*Entry.getFirstInsertionPt();
+  while (IsStaticAlloca(*InsertPt))
+    InsertPt = InsertPt->getNextNode();
+  // Static allocas further down the entry block would land after the split: hoist them.
+  SmallVector<Instruction*, 4> LateAllocas;
+  for (Instruction* I = InsertPt->getNextNode(); I; I = I->getNextNode())
+    if (IsStaticAlloca(*I))
+      LateAllocas.push_back(I);
+  for (Instruction* Alloca : LateAllocas)
+    Alloca->moveBefore(InsertPt);
+
+  IRBuilder<> IRB(InsertPt);
+  LoadInst* Flag = IRB.CreateAlignedLoad(Type::getInt8Ty(Ctx), EnabledFlag, Align(1),
+                                         "shapetrace.flag");
+  // Relaxed: the runtime flips it from another thread; a frame may start on either side.
+  Flag->setAtomic(AtomicOrdering::Monotonic);
+  return IRB.CreateIsNotNull(Flag, "shapetrace.on");
+}
+
+/// Calls `Hook(id)` before `Before` when `Enabled` is true.
+void ModuleEntryExit::callHook(FunctionCallee Hook, Value* Enabled, Instruction* Before,
+                               uint32_t Index, GlobalVariable* BaseId, DebugLoc Loc) {
+  Instruction* Then = SplitBlockAndInsertIfThen(Enabled, Before, /*Unreachable=*/false);
+  Then->getParent()->setName("shapetrace.hook");
+  IRBuilder<> IRB(Then);
   // A call in a function with debug information should have a location; line 0 says "compiler
   // generated" where no better one exists.
   if (!Loc)
@@ -301,21 +352,23 @@ void ModuleEntryExit::instrumentFunction(Function& F, uint32_t Index, GlobalVari
   DebugLoc EntryLoc;
   if (DISubprogram* SP = F.getSubprogram())
     EntryLoc = DILocation::get(Ctx, SP->getScopeLine(), 0, SP);
-  callHook(EnterHook, &*F.getEntryBlock().getFirstInsertionPt(), Index, BaseId, EntryLoc);
+  Value* Enabled = loadEnabledFlag(F);
+  auto* EntryPt = cast<Instruction>(Enabled)->getNextNode();
+  callHook(EnterHook, Enabled, EntryPt, Index, BaseId, EntryLoc);
   for (Instruction* Exit : Points.Exits)
-    callHook(ExitHook, Exit, Index, BaseId, Exit->getDebugLoc());
+    callHook(ExitHook, Enabled, Exit, Index, BaseId, Exit->getDebugLoc());
   for (ResumeInst* Resume : Points.Resumes)
-    callHook(UnwindExitHook, Resume, Index, BaseId, Resume->getDebugLoc());
+    callHook(UnwindExitHook, Enabled, Resume, Index, BaseId, Resume->getDebugLoc());
   for (LandingPadInst* Pad : Points.Pads)
     Pad->setCleanup(true);
   if (!Points.UnwindToCaller.empty())
-    addUnwindCleanup(F, Points.UnwindToCaller, Index, BaseId);
+    addUnwindCleanup(F, Points.UnwindToCaller, Enabled, Index, BaseId);
 }
 
 /// Routes the given calls' exceptions through one cleanup landing pad that records the unwind
 /// exit and resumes unwinding: `landingpad cleanup; __shapetrace_unwind_exit(id); resume`.
-void ModuleEntryExit::addUnwindCleanup(Function& F, ArrayRef<CallInst*> Calls, uint32_t Index,
-                                       GlobalVariable* BaseId) {
+void ModuleEntryExit::addUnwindCleanup(Function& F, ArrayRef<CallInst*> Calls, Value* Enabled,
+                                       uint32_t Index, GlobalVariable* BaseId) {
   if (!F.hasPersonalityFn())
     F.setPersonalityFn(personalityFor(F));
   BasicBlock* Cleanup = BasicBlock::Create(Ctx, "shapetrace.unwind", &F);
@@ -323,7 +376,7 @@ void ModuleEntryExit::addUnwindCleanup(Function& F, ArrayRef<CallInst*> Calls, u
   LandingPadInst* Pad = LandingPadInst::Create(PadTy, 0, "shapetrace.lpad", Cleanup);
   Pad->setCleanup(true);
   ResumeInst* Resume = ResumeInst::Create(Pad, Cleanup);
-  callHook(UnwindExitHook, Resume, Index, BaseId, DebugLoc());
+  callHook(UnwindExitHook, Enabled, Resume, Index, BaseId, DebugLoc());
   for (CallInst* Call : Calls)
     changeToInvokeAndSplitBasicBlock(Call, Cleanup);
 }

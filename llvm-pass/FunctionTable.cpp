@@ -19,7 +19,7 @@ namespace shapetrace {
 
 // Values from runtime/include/shapetrace/abi.h. They are repeated rather than included because
 // the header is the runtime's C view of the same contract; the IR tests check both agree.
-static constexpr uint32_t AbiVersion = 1;
+static constexpr uint32_t AbiVersion = 2;
 static constexpr uint32_t UnregisteredBase = 0x80000000u;
 static constexpr char RegisterModuleName[] = "__shapetrace_register_module";
 static constexpr char CtorName[] = "shapetrace.module_ctor";

@@ -31,7 +31,7 @@ namespace {
 
 // A hook that interrupted a hook of the same thread (a signal handler), or ran on the drain thread.
 [[gnu::noinline, gnu::cold]] void nestedEvent(ThreadLocal& local) {
-  if (local.runtime_thread || !g_hot.enabled.load(std::memory_order_relaxed))
+  if (local.runtime_thread || !recordingEnabled())
     return;
   if (ThreadState* state = local.state)
     state->nested_drops.fetch_add(1, std::memory_order_relaxed);
@@ -134,7 +134,7 @@ bool waitForSpace(ThreadState& state, uint64_t needed) {
   ThreadLocal& local = t_local;
   if (local.busy) [[unlikely]]
     return nestedEvent(local);
-  if (!g_hot.enabled.load(std::memory_order_relaxed)) [[unlikely]] {
+  if (!recordingEnabled()) [[unlikely]] {
     if (local.top_count == 0)
       return; // nothing open: the exit will find nothing open either
     if (local.top_recorded)

@@ -20,6 +20,9 @@
 #include <time.h>
 #include <unistd.h>
 
+// Exported (abi.h): instrumented code reads it inline; only setRecordingEnabled writes it.
+SHAPETRACE_EXPORT constinit uint8_t __shapetrace_enabled = 0;
+
 namespace shapetrace::rt {
 
 constinit HotState g_hot;
@@ -197,7 +200,7 @@ void onForkChild() {
   for (const wire::ModuleTable& module : rt.modules)
     rt.control_queue.push_back({0, module});
   if (!startDrain()) {
-    g_hot.enabled.store(false);
+    setRecordingEnabled(false);
     rt.phase.store(Phase::ShutDown);
   }
 }
@@ -222,7 +225,7 @@ void startOnce() {
     return;
   }
   rt.phase.store(Phase::Running, std::memory_order_release);
-  g_hot.enabled.store(config.enabled, std::memory_order_release);
+  setRecordingEnabled(config.enabled);
 }
 
 } // namespace
@@ -274,7 +277,7 @@ __attribute__((destructor)) void onProcessExit() {
   std::lock_guard lock(g_lifecycle_mutex);
   if (g_drain)
     g_drain->stop();
-  g_hot.enabled.store(false);
+  setRecordingEnabled(false);
   local.busy = false;
 }
 
@@ -311,7 +314,8 @@ SHAPETRACE_EXPORT void __shapetrace_register_module(struct __shapetrace_module* 
     return;
   ensureStarted();
   Runtime& rt = runtime();
-  if (module->abi_version != SHAPETRACE_ABI_VERSION) {
+  // Version 1 modules call the hooks unconditionally, which this runtime still handles.
+  if (module->abi_version == 0 || module->abi_version > SHAPETRACE_ABI_VERSION) {
     std::fprintf(stderr,
                  "shapetrace: module '%s' was instrumented for ABI version %u, this runtime "
                  "implements %u; its functions are recorded with unregistered ids\n",
@@ -368,11 +372,11 @@ SHAPETRACE_EXPORT shapetrace_status shapetrace_set_thread_name(const char* name)
 
 SHAPETRACE_EXPORT void shapetrace_set_enabled(int enabled) {
   if (running())
-    g_hot.enabled.store(enabled != 0, std::memory_order_relaxed);
+    setRecordingEnabled(enabled != 0);
 }
 
 SHAPETRACE_EXPORT int shapetrace_is_enabled(void) {
-  return g_hot.enabled.load(std::memory_order_relaxed) ? 1 : 0;
+  return recordingEnabled() ? 1 : 0;
 }
 
 SHAPETRACE_EXPORT shapetrace_status shapetrace_flush(uint32_t timeout_ms) {

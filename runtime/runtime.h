@@ -6,6 +6,7 @@
 #include "sink.h"
 #include "thread_state.h"
 #include "wire/items.h"
+#include "shapetrace/abi.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -40,10 +41,17 @@ private:
   std::vector<std::string> strings_;
 };
 
+// Whether recording is on: the exported __shapetrace_enabled (abi.h), which instrumented code also
+// reads inline. Off until the runtime has started, so a hook that runs earlier records nothing.
+inline bool recordingEnabled() {
+  return std::atomic_ref<uint8_t>(__shapetrace_enabled).load(std::memory_order_relaxed) != 0;
+}
+inline void setRecordingEnabled(bool on) {
+  std::atomic_ref<uint8_t>(__shapetrace_enabled).store(on ? 1 : 0, std::memory_order_release);
+}
+
 // What the hooks read: constant-initialised, so that it is valid before any constructor runs.
 struct HotState {
-  // Off until the runtime has started, so a hook that runs earlier records nothing.
-  std::atomic<bool> enabled{false};
   // Blocking mode (SHAPETRACE_BLOCKING): producers wait for ring space while this is true.
   std::atomic<bool> blocking_wait{false};
   // Threads waiting for ring space right now (blocking mode): the drain then runs back to back.

@@ -19,7 +19,7 @@
 extern "C" {
 #endif
 
-#define SHAPETRACE_ABI_VERSION 1u
+#define SHAPETRACE_ABI_VERSION 2u
 #define SHAPETRACE_UNREGISTERED_BASE 0x80000000u
 
 /* One instrumented function, as the pass knows it at compile time. */
@@ -43,6 +43,12 @@ struct __shapetrace_module {
 /* Registers a module's function table and writes its first global id to *module->base_id.
  * Thread-safe; called from module constructors, including those of dlopen'ed libraries. */
 void __shapetrace_register_module(struct __shapetrace_module *module);
+
+/* Non-zero while recording is on (SHAPETRACE_ENABLED, shapetrace_set_enabled). Since ABI version 2
+ * the pass loads it (relaxed, one byte) at every function's entry and calls the hooks only when it
+ * is set: the exits of a frame are called exactly when its entry was, so a disabled program pays a
+ * load and a branch instead of two calls. Only the runtime writes it, always atomically. */
+extern uint8_t __shapetrace_enabled;
 
 /* The hooks. function_id is *base_id + the function's index in its module's table.
  * Async-signal-safe, never block, never allocate after the calling thread's first event,

@@ -15,6 +15,8 @@ declare i32 @__gxx_personality_v0(...)
 
 ; CHECK-LABEL: define void @exits(i32 %code)
 ; CHECK:         call void @__shapetrace_enter(
+; CHECK-NEXT:    br label %[[CONT:.*]]
+; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    call void @exit(i32 %code)
 ; CHECK-NEXT:    unreachable
 define void @exits(i32 %code) nounwind {
@@ -29,6 +31,8 @@ define void @exits(i32 %code) nounwind {
 ; CHECK-NEXT:    unreachable
 ; CHECK:       return:
 ; CHECK:         call void @__shapetrace_exit(
+; CHECK-NEXT:    br label %[[CONT:.*]]
+; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    ret void
 define void @jumps_or_returns(ptr %env, i1 %do_jump) nounwind {
 entry:
@@ -47,6 +51,8 @@ return:
 ; CHECK-NEXT:    unreachable
 ; CHECK:       shapetrace.unwind:
 ; CHECK:         call void @__shapetrace_unwind_exit(
+; CHECK-NEXT:    br label %[[CONT:.*]]
+; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    resume
 ; CHECK-NOT:     call void @__shapetrace_exit(
 define void @throws() {

@@ -8,6 +8,8 @@ target triple = "x86_64-pc-linux-gnu"
 
 ; The table: one record per instrumented function in order, strings shared, the base id
 ; initialised to SHAPETRACE_UNREGISTERED_BASE, the constructor registered at priority 2.
+; The runtime's recording flag (abi.h), read by every instrumented function's entry.
+; CHECK: @__shapetrace_enabled = external global i8
 ; CHECK: @__shapetrace_base_id = internal global i32 -2147483648
 ; CHECK-DAG: @[[VOID_M:__shapetrace_str[.0-9]*]] = private unnamed_addr constant [9 x i8] c"void_ret\00", align 1
 ; CHECK-DAG: @[[EMPTY:__shapetrace_str[.0-9]*]] = private unnamed_addr constant [1 x i8] zeroinitializer, align 1
@@ -18,15 +20,26 @@ target triple = "x86_64-pc-linux-gnu"
 ; CHECK-SAME: { ptr, ptr, ptr, i32, i32 } { ptr @[[VAL_M:__shapetrace_str[.0-9]*]], ptr @[[VAL_M]], ptr @[[EMPTY]], i32 0, i32 0 },
 ; CHECK-SAME: { ptr, ptr, ptr, i32, i32 } { ptr @[[SEV_M]], ptr @[[SEV_D]], ptr @[[EMPTY]], i32 0, i32 0 }]
 ; CHECK: @[[MODID:__shapetrace_str[.0-9]*]] = private unnamed_addr constant [14 x i8] c"src/returns.c\00"
-; CHECK: @__shapetrace_module = private constant { i32, i32, ptr, ptr, ptr } { i32 1, i32 3, ptr @__shapetrace_functions, ptr @[[MODID]], ptr @__shapetrace_base_id }
+; CHECK: @__shapetrace_module = private constant { i32, i32, ptr, ptr, ptr } { i32 2, i32 3, ptr @__shapetrace_functions, ptr @[[MODID]], ptr @__shapetrace_base_id }
 ; CHECK: @llvm.global_ctors = appending global [1 x { i32, ptr, ptr }] [{ i32, ptr, ptr } { i32 2, ptr @shapetrace.module_ctor, ptr null }]
 
+; Recording on or off is read once, at the entry, and decides both hooks of the frame.
 ; CHECK-LABEL: define void @void_ret()
+; CHECK-NEXT:    [[FLAG:%.*]] = load atomic i8, ptr @__shapetrace_enabled monotonic, align 1
+; CHECK-NEXT:    [[ON:%.*]] = icmp ne i8 [[FLAG]], 0
+; CHECK-NEXT:    br i1 [[ON]], label %[[ENTER:.*]], label %[[BODY:.*]]
+; CHECK:       [[ENTER]]:
 ; CHECK-NEXT:    [[B:%.*]] = load i32, ptr @__shapetrace_base_id, align 4
 ; CHECK-NEXT:    call void @__shapetrace_enter(i32 [[B]])
+; CHECK-NEXT:    br label %[[BODY]]
+; CHECK:       [[BODY]]:
 ; CHECK-NEXT:    store i32 1, ptr @g
+; CHECK-NEXT:    br i1 [[ON]], label %[[EXIT:.*]], label %[[RET:.*]]
+; CHECK:       [[EXIT]]:
 ; CHECK-NEXT:    [[B2:%.*]] = load i32, ptr @__shapetrace_base_id, align 4
 ; CHECK-NEXT:    call void @__shapetrace_exit(i32 [[B2]])
+; CHECK-NEXT:    br label %[[RET]]
+; CHECK:       [[RET]]:
 ; CHECK-NEXT:    ret void
 @g = global i32 0
 define void @void_ret() {
@@ -35,34 +48,55 @@ define void @void_ret() {
 }
 
 ; CHECK-LABEL: define i32 @value_ret(i32 %x)
+; CHECK-NEXT:    [[FLAG:%.*]] = load atomic i8, ptr @__shapetrace_enabled monotonic, align 1
+; CHECK-NEXT:    [[ON:%.*]] = icmp ne i8 [[FLAG]], 0
+; CHECK-NEXT:    br i1 [[ON]], label %[[ENTER:.*]], label %[[BODY:.*]]
+; CHECK:       [[ENTER]]:
 ; CHECK-NEXT:    [[B:%.*]] = load i32, ptr @__shapetrace_base_id, align 4
 ; CHECK-NEXT:    [[ID:%.*]] = add i32 [[B]], 1
 ; CHECK-NEXT:    call void @__shapetrace_enter(i32 [[ID]])
+; CHECK:       [[BODY]]:
 ; CHECK-NEXT:    [[R:%.*]] = mul i32 %x, %x
+; CHECK-NEXT:    br i1 [[ON]], label %[[EXIT:.*]], label %[[RET:.*]]
+; CHECK:       [[EXIT]]:
 ; CHECK-NEXT:    [[B2:%.*]] = load i32, ptr @__shapetrace_base_id, align 4
 ; CHECK-NEXT:    [[ID2:%.*]] = add i32 [[B2]], 1
 ; CHECK-NEXT:    call void @__shapetrace_exit(i32 [[ID2]])
+; CHECK:       [[RET]]:
 ; CHECK-NEXT:    ret i32 [[R]]
 define i32 @value_ret(i32 %x) {
   %r = mul i32 %x, %x
   ret i32 %r
 }
 
-; Three returns, three exits, one entry.
+; Three returns, three exits, one entry, all behind the entry's one flag.
 ; CHECK-LABEL: define i32 @_Z11severalRetsi(i32 %x)
 ; CHECK:       entry:
-; CHECK-NEXT:    [[B:%.*]] = load i32, ptr @__shapetrace_base_id
+; CHECK-NEXT:    [[FLAG:%.*]] = load atomic i8, ptr @__shapetrace_enabled monotonic
+; CHECK-NEXT:    [[ON:%.*]] = icmp ne i8 [[FLAG]], 0
+; CHECK-NEXT:    br i1 [[ON]]
+; CHECK:         [[B:%.*]] = load i32, ptr @__shapetrace_base_id
 ; CHECK-NEXT:    [[ID:%.*]] = add i32 [[B]], 2
 ; CHECK-NEXT:    call void @__shapetrace_enter(i32 [[ID]])
 ; CHECK-NOT:     call void @__shapetrace_enter
+; CHECK-NOT:     load atomic i8, ptr @__shapetrace_enabled
 ; CHECK:       one:
+; CHECK-NEXT:    br i1 [[ON]], label %[[EXIT1:.*]], label %[[RET1:.*]]
+; CHECK:       [[EXIT1]]:
 ; CHECK:         call void @__shapetrace_exit(i32 %{{.*}})
+; CHECK:       [[RET1]]:
 ; CHECK-NEXT:    ret i32 1
 ; CHECK:       two:
+; CHECK-NEXT:    br i1 [[ON]], label %[[EXIT2:.*]], label %[[RET2:.*]]
+; CHECK:       [[EXIT2]]:
 ; CHECK:         call void @__shapetrace_exit(i32 %{{.*}})
+; CHECK:       [[RET2]]:
 ; CHECK-NEXT:    ret i32 2
 ; CHECK:       other:
+; CHECK-NEXT:    br i1 [[ON]], label %[[EXIT3:.*]], label %[[RET3:.*]]
+; CHECK:       [[EXIT3]]:
 ; CHECK:         call void @__shapetrace_exit(i32 %{{.*}})
+; CHECK:       [[RET3]]:
 ; CHECK-NEXT:    ret i32 %x
 ; CHECK-NOT:     call void @__shapetrace_
 ; CHECK:       }

@@ -12,14 +12,22 @@ declare i32 @odd(i32)
 ; CHECK-LABEL: define i32 @even(i32 %n)
 ; CHECK:       recurse:
 ; CHECK-NEXT:    %m = add i32 %n, -1
+; CHECK-NEXT:    br i1 %shapetrace.on, label %[[HOOK:.*]], label
+; CHECK:       [[HOOK]]:
 ; CHECK-NEXT:    [[B:%.*]] = load i32, ptr @__shapetrace_base_id
 ; CHECK-NEXT:    call void @__shapetrace_exit(i32 [[B]])
+; CHECK-NEXT:    br label %[[CONT:.*]]
+; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    [[R:%.*]] = tail call i32 @odd(i32 %m)
 ; CHECK-NEXT:    ret i32 [[R]]
 ; CHECK:       return:
-; CHECK-NEXT:    %result = phi i32 [ 1, %entry ]
+; CHECK-NEXT:    %result = phi i32 [ 1, %{{.*}} ]
+; CHECK-NEXT:    br i1 %shapetrace.on, label %[[HOOK:.*]], label
+; CHECK:       [[HOOK]]:
 ; CHECK-NEXT:    [[B2:%.*]] = load i32, ptr @__shapetrace_base_id
 ; CHECK-NEXT:    call void @__shapetrace_exit(i32 [[B2]])
+; CHECK-NEXT:    br label %[[CONT:.*]]
+; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    ret i32 %result
 ; ASM-LABEL: even:
 ; ASM:         jmp odd
@@ -40,6 +48,8 @@ return:
 ; CHECK-LABEL: define void @void_tail(i1 %c)
 ; CHECK:       call_it:
 ; CHECK:         call void @__shapetrace_exit(
+; CHECK-NEXT:    br label %[[CONT:.*]]
+; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    tail call void @sink()
 ; CHECK-NEXT:    ret void
 declare void @sink()
@@ -61,6 +71,8 @@ done:
 ; CHECK:       return:
 ; CHECK-NEXT:    %result = phi i32
 ; CHECK-NEXT:    %twice = add i32 %result, %result
+; CHECK-NEXT:    br i1 %shapetrace.on, label %[[HOOK:.*]], label
+; CHECK:       [[HOOK]]:
 ; CHECK-NEXT:    load i32, ptr @__shapetrace_base_id
 ; CHECK-NEXT:    add i32
 ; CHECK-NEXT:    call void @__shapetrace_exit(

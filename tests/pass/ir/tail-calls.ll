@@ -13,8 +13,14 @@ declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 
 ; CHECK-LABEL: define i32 @tail_returns_call(i32 %x)
 ; CHECK:         call void @__shapetrace_enter(
+; CHECK-NEXT:    br label %[[CONT:.*]]
+; CHECK:       [[CONT]]:
+; CHECK-NEXT:    br i1 %shapetrace.on, label %[[HOOK:.*]], label
+; CHECK:       [[HOOK]]:
 ; CHECK-NEXT:    [[B:%.*]] = load i32, ptr @__shapetrace_base_id
 ; CHECK-NEXT:    call void @__shapetrace_exit(i32 [[B]])
+; CHECK-NEXT:    br label %[[CONT:.*]]
+; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    [[R:%.*]] = tail call i32 @callee(i32 %x)
 ; CHECK-NEXT:    ret i32 [[R]]
 ; ASM-LABEL: tail_returns_call:
@@ -29,6 +35,8 @@ define i32 @tail_returns_call(i32 %x) {
 ; A void function returning after a tail call: still a tail call.
 ; CHECK-LABEL: define void @tail_void(i32 %x)
 ; CHECK:         call void @__shapetrace_exit(
+; CHECK-NEXT:    br label %[[CONT:.*]]
+; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    tail call void @sink(i32 %x)
 ; CHECK-NEXT:    ret void
 define void @tail_void(i32 %x) {
@@ -39,6 +47,8 @@ define void @tail_void(i32 %x) {
 ; musttail: the exit must precede the call, nothing may come between the call and the ret.
 ; CHECK-LABEL: define i32 @must_tail(i32 %x)
 ; CHECK:         call void @__shapetrace_exit(
+; CHECK-NEXT:    br label %[[CONT:.*]]
+; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    [[R:%.*]] = musttail call i32 @callee(i32 %x)
 ; CHECK-NEXT:    ret i32 [[R]]
 ; ASM-LABEL: must_tail:
@@ -52,10 +62,14 @@ define i32 @must_tail(i32 %x) {
 ; CHECK-LABEL: define i32 @tail_recursive(i32 %n)
 ; CHECK:       recurse:
 ; CHECK:         call void @__shapetrace_exit(
+; CHECK-NEXT:    br label %[[CONT:.*]]
+; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    [[R:%.*]] = tail call i32 @tail_recursive(i32 %m)
 ; CHECK-NEXT:    ret i32 [[R]]
 ; CHECK:       done:
 ; CHECK:         call void @__shapetrace_exit(
+; CHECK-NEXT:    br label %[[CONT:.*]]
+; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    ret i32 0
 define i32 @tail_recursive(i32 %n) {
 entry:
@@ -73,9 +87,13 @@ done:
 ; CHECK-LABEL: define i32 @tail_marker_not_returned(i32 %x)
 ; CHECK:         [[R:%.*]] = tail call i32 @callee(i32 %x)
 ; CHECK-NEXT:    [[S:%.*]] = add i32 [[R]], 1
+; CHECK-NEXT:    br i1 %shapetrace.on, label %[[HOOK:.*]], label
+; CHECK:       [[HOOK]]:
 ; CHECK-NEXT:    [[B:%.*]] = load i32, ptr @__shapetrace_base_id
 ; CHECK-NEXT:    [[ID:%.*]] = add i32 [[B]], 4
 ; CHECK-NEXT:    call void @__shapetrace_exit(i32 [[ID]])
+; CHECK-NEXT:    br label %[[CONT:.*]]
+; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    ret i32 [[S]]
 define i32 @tail_marker_not_returned(i32 %x) {
   %r = tail call i32 @callee(i32 %x)
@@ -87,9 +105,13 @@ define i32 @tail_marker_not_returned(i32 %x) {
 ; callee runs inside the caller, the exit follows it.
 ; CHECK-LABEL: define i32 @not_marked_tail(i32 %x)
 ; CHECK:         [[R:%.*]] = call i32 @callee(i32 %x)
+; CHECK-NEXT:    br i1 %shapetrace.on, label %[[HOOK:.*]], label
+; CHECK:       [[HOOK]]:
 ; CHECK-NEXT:    [[B:%.*]] = load i32, ptr @__shapetrace_base_id
 ; CHECK-NEXT:    [[ID:%.*]] = add i32 [[B]], 5
 ; CHECK-NEXT:    call void @__shapetrace_exit(i32 [[ID]])
+; CHECK-NEXT:    br label %[[CONT:.*]]
+; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    ret i32 [[R]]
 define i32 @not_marked_tail(i32 %x) {
   %r = call i32 @callee(i32 %x)
@@ -99,9 +121,13 @@ define i32 @not_marked_tail(i32 %x) {
 ; Intrinsics are not calls the caller leaves through.
 ; CHECK-LABEL: define void @intrinsic_before_ret(ptr %p)
 ; CHECK:         tail call void @llvm.memset.p0.i64(
+; CHECK-NEXT:    br i1 %shapetrace.on, label %[[HOOK:.*]], label
+; CHECK:       [[HOOK]]:
 ; CHECK-NEXT:    [[B:%.*]] = load i32, ptr @__shapetrace_base_id
 ; CHECK-NEXT:    [[ID:%.*]] = add i32 [[B]], 6
 ; CHECK-NEXT:    call void @__shapetrace_exit(i32 [[ID]])
+; CHECK-NEXT:    br label %[[CONT:.*]]
+; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    ret void
 define void @intrinsic_before_ret(ptr %p) {
   tail call void @llvm.memset.p0.i64(ptr %p, i8 0, i64 64, i1 false)

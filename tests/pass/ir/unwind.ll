@@ -19,6 +19,8 @@ declare void @__cxa_end_catch()
 ; personality: it gets the one the module uses.
 ; CHECK-LABEL: define void @calls_may_throw() personality ptr @__gxx_personality_v0
 ; CHECK:         call void @__shapetrace_enter(
+; CHECK-NEXT:    br label %[[CONT:.*]]
+; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    invoke void @may_throw()
 ; CHECK-NEXT:            to label %[[CONT1:.*]] unwind label %shapetrace.unwind
 ; CHECK:       [[CONT1]]:
@@ -27,12 +29,18 @@ declare void @__cxa_end_catch()
 ; CHECK-NEXT:            to label %[[CONT2:.*]] unwind label %shapetrace.unwind
 ; CHECK:       [[CONT2]]:
 ; CHECK:         call void @__shapetrace_exit(
+; CHECK-NEXT:    br label %[[CONT:.*]]
+; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    ret void
 ; CHECK:       shapetrace.unwind:
 ; CHECK-NEXT:    [[LP:%.*]] = landingpad { ptr, i32 }
 ; CHECK-NEXT:            cleanup
+; CHECK-NEXT:    br i1 %shapetrace.on, label %[[HOOK:.*]], label
+; CHECK:       [[HOOK]]:
 ; CHECK-NEXT:    [[B:%.*]] = load i32, ptr @__shapetrace_base_id
 ; CHECK-NEXT:    call void @__shapetrace_unwind_exit(i32 [[B]])
+; CHECK-NEXT:    br label %[[CONT:.*]]
+; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    resume { ptr, i32 } [[LP]]
 define void @calls_may_throw() {
   call void @may_throw()
@@ -56,14 +64,22 @@ define void @calls_may_throw() {
 ; CHECK-NEXT:            to label %{{.*}} unwind label %shapetrace.unwind
 ; CHECK:       done:
 ; CHECK:         call void @__shapetrace_exit(i32 [[ID:%.*]])
+; CHECK-NEXT:    br label %[[CONT:.*]]
+; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    ret void
 ; CHECK:       no_match:
+; CHECK-NEXT:    br i1 %shapetrace.on, label %[[HOOK:.*]], label
+; CHECK:       [[HOOK]]:
 ; CHECK-NEXT:    [[B:%.*]] = load i32, ptr @__shapetrace_base_id
 ; CHECK-NEXT:    [[ID2:%.*]] = add i32 [[B]], 1
 ; CHECK-NEXT:    call void @__shapetrace_unwind_exit(i32 [[ID2]])
+; CHECK-NEXT:    br label %[[CONT:.*]]
+; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    resume { ptr, i32 } %lp
 ; CHECK:       shapetrace.unwind:
 ; CHECK:         call void @__shapetrace_unwind_exit(
+; CHECK-NEXT:    br label %[[CONT:.*]]
+; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    resume
 define void @catches_int() personality ptr @__gxx_personality_v0 {
 entry:
@@ -116,9 +132,13 @@ terminate:
 ; CHECK-NEXT:    %lp = landingpad { ptr, i32 }
 ; CHECK-NEXT:            cleanup
 ; CHECK-NEXT:    call void @no_throw()
+; CHECK-NEXT:    br i1 %shapetrace.on, label %[[HOOK:.*]], label
+; CHECK:       [[HOOK]]:
 ; CHECK-NEXT:    [[B:%.*]] = load i32, ptr @__shapetrace_base_id
 ; CHECK-NEXT:    [[ID:%.*]] = add i32 [[B]], 3
 ; CHECK-NEXT:    call void @__shapetrace_unwind_exit(i32 [[ID]])
+; CHECK-NEXT:    br label %[[CONT:.*]]
+; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    resume { ptr, i32 } %lp
 define void @destructor_cleanup() personality ptr @__gxx_personality_v0 {
 entry:
@@ -134,6 +154,8 @@ cleanup:
 ; A tail call that may throw follows the caller's exit: it is not given an unwind path.
 ; CHECK-LABEL: define void @tail_call_may_throw()
 ; CHECK:         call void @__shapetrace_exit(
+; CHECK-NEXT:    br label %[[CONT:.*]]
+; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    tail call void @may_throw()
 ; CHECK-NEXT:    ret void
 ; CHECK-NOT:   shapetrace.unwind
