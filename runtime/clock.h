@@ -74,8 +74,10 @@ public:
     for (size_t age = 1; age < count_ && int64_t(ticks - segments_[index].ref_ticks) < 0; ++age)
       index = (index + kHistory - 1) % kHistory;
     const Segment& segment = segments_[index];
-    const int64_t delta = int64_t(ticks - segment.ref_ticks);
-    const double ns = double(segment.ref_ns) + double(delta) * segment.ns_per_tick;
+    // Fixed point, not double: the double version's conversions back to an integer were most of
+    // the drain's time per event (perf; docs/BENCHMARKS.md). One 64x64->128 multiply.
+    const __int128 delta = int64_t(ticks - segment.ref_ticks);
+    const __int128 ns = __int128(segment.ref_ns) + ((delta * segment.ns_per_tick_q32) >> 32);
     return ns <= 0 ? 0 : uint64_t(ns);
   }
 
@@ -85,9 +87,14 @@ public:
 
 private:
   struct Segment {
+    Segment() = default;
+    Segment(uint64_t ticks, uint64_t ns, double ns_per_tick_)
+        : ref_ticks(ticks), ref_ns(ns), ns_per_tick(ns_per_tick_),
+          ns_per_tick_q32(int64_t(ns_per_tick_ * 4294967296.0 + 0.5)) {}
     uint64_t ref_ticks = 0;
     uint64_t ref_ns = 0;
     double ns_per_tick = 1.0;
+    int64_t ns_per_tick_q32 = int64_t(1) << 32; // ns_per_tick with 32 fractional bits
   };
   ClockPair start_;
   Segment segments_[kHistory];

@@ -21,7 +21,7 @@ Drain::Drain(Runtime& runtime, std::unique_ptr<Sink> sink, Calibration calibrati
              wire::ProcessStart process_start)
     : runtime_(runtime), sink_(std::move(sink)), calibration_(calibration),
       process_start_(std::move(process_start)) {
-  batch_.reserve(flags().batch_events);
+  batch_.start(flags().batch_events);
   next_calibration_ns_ = process_start_.start_ns + kFirstCalibrationNs;
   calibration_step_ns_ = kFirstCalibrationNs;
 }
@@ -63,6 +63,10 @@ void Drain::run() {
       cycles_completed_ = target;
     cycle_done_.notify_all();
   }
+  // What draining cost this process (SHAPETRACE_VERBOSE reports it at exit).
+  timespec cpu{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+  cpu_ns_ = uint64_t(cpu.tv_sec) * 1000000000u + uint64_t(cpu.tv_nsec);
 }
 
 void Drain::calibrateIfDue() {
@@ -141,7 +145,7 @@ bool Drain::cycle() {
 }
 
 bool Drain::sendBatch(ThreadState& state, uint64_t up_to) {
-  if (batch_.empty())
+  if (batch_.count() == 0)
     return true;
   DrainCursor& cursor = state.drain;
   const wire::Bytes message = wire::encodeEventBatch(runtime_.process_key, state.tid,
@@ -151,9 +155,9 @@ bool Drain::sendBatch(ThreadState& state, uint64_t up_to) {
   ever_sent_ = true;
   last_success_ = Clock::now();
   ++cursor.next_sequence;
-  cursor.events_sent += batch_.size();
-  events_sent_ += batch_.size();
-  batch_.clear();
+  cursor.events_sent += batch_.count();
+  events_sent_ += batch_.count();
+  batch_.start(flags().batch_events);
   state.ring.release(up_to);
   return true;
 }
@@ -189,20 +193,19 @@ bool Drain::drainThread(ThreadState& state) {
   }
   EventRing& ring = state.ring;
   const uint64_t head = ring.readable();
-  const uint64_t limit = flags().batch_events;
-  batch_.clear();
+  batch_.start(flags().batch_events);
   uint64_t index = ring.released();
   while (index < head) {
     const Event& slot = ring.at(index);
     if (isEvent(slot)) {
-      batch_.push_back({calibration_.toNs(slot.timestamp), slot.function_id, slot.kind});
+      batch_.append(calibration_.toNs(slot.timestamp), slot.function_id, slot.kind);
       ++index;
-      if (batch_.size() >= limit && !sendBatch(state, index))
-        return (batch_.clear(), false);
+      if (batch_.full() && !sendBatch(state, index))
+        return (batch_.start(flags().batch_events), false);
       continue;
     }
     if (!sendBatch(state, index))
-      return (batch_.clear(), false);
+      return (batch_.start(flags().batch_events), false);
     const uint64_t at_ns = calibration_.toNs(slot.timestamp);
     bool sent = true;
     uint64_t used = 1;
@@ -236,7 +239,7 @@ bool Drain::drainThread(ThreadState& state) {
     ring.release(index);
   }
   if (!sendBatch(state, index))
-    return (batch_.clear(), false);
+    return (batch_.start(flags().batch_events), false);
   return ring.released() == ring.readable();
 }
 
@@ -314,9 +317,9 @@ void Drain::stop() {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
   sink_->close(left.count() > 0 ? unsigned(left.count()) : 0);
   if (flags().verbose)
-    std::fprintf(stderr, "shapetrace: %llu events sent, %llu lost, to %s\n",
+    std::fprintf(stderr, "shapetrace: %llu events sent, %llu lost, to %s; drain thread %.1f ms CPU\n",
                  (unsigned long long)events_sent_, (unsigned long long)(drops_reported_ + unsent),
-                 sink_->describe().c_str());
+                 sink_->describe().c_str(), double(cpu_ns_) / 1e6);
 }
 
 void Drain::abandonAfterFork() {

@@ -64,11 +64,12 @@ private:
   bool process_start_sent_ = false;
   uint64_t next_calibration_ns_ = 0;
   uint64_t calibration_step_ns_ = 0;
-  std::vector<Event> batch_;
+  wire::EventEncoder batch_; // the batch being made, encoded event by event
   uint64_t events_sent_ = 0;
   uint64_t drops_reported_ = 0;
   Clock::time_point last_success_ = Clock::now();
   bool ever_sent_ = false;
+  uint64_t cpu_ns_ = 0; // the drain thread's CPU time, known once it has stopped
 
   pthread_t thread_{};
   bool thread_started_ = false;

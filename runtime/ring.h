@@ -83,17 +83,21 @@ private:
     return capacity() - (head_local_ - cached_tail_) >= needed;
   }
 
+  // Read by both sides and written by neither after construction: a line of its own, so that the
+  // consumer reading it per event never pulls the producer's line (written on every push) across
+  // cores. Sharing it cost the drain about a third of its time (measured with perf; BENCHMARKS.md).
+  Event* const slots_;
+  const uint64_t mask_;
+
 public:
   // Producer-owned drop accounting, kept here so the hot path touches one producer cache line
   // (see ThreadState). Atomic only so that the drain may read it at thread or process end:
   // relaxed loads and stores, never a read-modify-write.
-  std::atomic<uint64_t> pending_drops{0};
+  alignas(64) std::atomic<uint64_t> pending_drops{0};
   std::atomic<uint64_t> first_drop_ticks{0};
 
 private:
-  // Producer's line: read-mostly fields and the producer's private indices.
-  Event* const slots_;
-  const uint64_t mask_;
+  // The producer's private indices, on the producer's line.
   uint64_t head_local_ = 0;
   uint64_t cached_tail_ = 0;
   // Written by the producer, read by the consumer.

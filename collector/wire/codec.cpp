@@ -85,18 +85,23 @@ void fill(s::ThreadEnd::Builder b, const ThreadEnd& v) {
 }
 
 void fillBatch(s::EventBatch::Builder b, uint32_t thread, uint64_t sequence,
-               std::span<const Event> events) {
-  // One scratch buffer per thread: the drain encodes many batches and should not allocate each time.
-  thread_local std::vector<uint8_t> scratch;
-  scratch.clear();
-  uint64_t base = events.empty() ? 0 : events.front().timestamp;
-  encodeEvents(events, base, scratch);
+               const EventEncoder& events) {
   b.setThread(thread);
   b.setSequence(sequence);
-  b.setCount(static_cast<uint32_t>(events.size()));
-  b.setBaseNs(base);
+  b.setCount(static_cast<uint32_t>(events.count()));
+  b.setBaseNs(events.base());
   b.setEncoding(s::EventEncoding::DELTA_VARINT);
-  b.setEvents(kj::arrayPtr(scratch.data(), scratch.size()));
+  b.setEvents(kj::arrayPtr(events.bytes().data(), events.bytes().size()));
+}
+
+void fillBatch(s::EventBatch::Builder b, uint32_t thread, uint64_t sequence,
+               std::span<const Event> events) {
+  // One encoder per thread: whoever encodes many batches should not allocate each time.
+  thread_local EventEncoder encoder;
+  encoder.start(events.size());
+  for (const Event& e : events)
+    encoder.append(e.timestamp, e.function_id, e.kind);
+  fillBatch(b, thread, sequence, encoder);
 }
 
 void fill(s::Gap::Builder b, const Gap& v) {
@@ -302,6 +307,14 @@ Bytes encodeEventBatch(uint64_t process, uint32_t thread, uint64_t sequence,
                        std::span<const Event> events) {
   // Size the first segment for the whole batch so the message is one segment and one allocation.
   unsigned words = static_cast<unsigned>(events.size() * kMaxEncodedEventBytes / 8 + 32);
+  capnp::MallocMessageBuilder message(words);
+  fillBatch(initRoot(message, process).initEventBatch(), thread, sequence, events);
+  return toBytes(message);
+}
+
+Bytes encodeEventBatch(uint64_t process, uint32_t thread, uint64_t sequence,
+                       const EventEncoder& events) {
+  unsigned words = static_cast<unsigned>(events.bytes().size() / 8 + 32);
   capnp::MallocMessageBuilder message(words);
   fillBatch(initRoot(message, process).initEventBatch(), thread, sequence, events);
   return toBytes(message);

@@ -5,6 +5,7 @@
 // bytes on a ZeroMQ socket and inside a recording frame.
 #pragma once
 
+#include "wire/event_codec.h"
 #include "wire/items.h"
 
 #include <cstddef>
@@ -30,6 +31,9 @@ Bytes encodeItem(const StreamItem& item);
 // building an EventBatch value first: the runtime's drain path.
 Bytes encodeEventBatch(uint64_t process, uint32_t thread, uint64_t sequence,
                        std::span<const Event> events);
+// The same from events already encoded one by one (the runtime's drain path).
+Bytes encodeEventBatch(uint64_t process, uint32_t thread, uint64_t sequence,
+                       const EventEncoder& events);
 
 // Parses and fully validates one message. Throws FormatError on anything wrong.
 StreamItem decodeItem(std::span<const std::byte> message);

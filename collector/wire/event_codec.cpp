@@ -5,15 +5,6 @@
 namespace shapetrace::wire {
 namespace {
 
-inline uint8_t* putVarint(uint8_t* p, uint64_t v) {
-  while (v >= 0x80) {
-    *p++ = static_cast<uint8_t>(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = static_cast<uint8_t>(v);
-  return p;
-}
-
 // Returns nullptr when the varint runs past `end` or is longer than 64 bits.
 inline const uint8_t* getVarint(const uint8_t* p, const uint8_t* end, uint64_t& v) {
   uint64_t result = 0;
@@ -28,9 +19,6 @@ inline const uint8_t* getVarint(const uint8_t* p, const uint8_t* end, uint64_t& 
   return nullptr;
 }
 
-inline uint64_t zigzag(int64_t v) {
-  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
-}
 inline int64_t unzigzag(uint64_t v) {
   return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
 }
@@ -42,12 +30,8 @@ size_t encodeEvents(std::span<const Event> events, uint64_t base, std::vector<ui
   out.resize(start + events.size() * kMaxEncodedEventBytes);
   uint8_t* p = out.data() + start;
   uint64_t previous = base;
-  for (const Event& e : events) {
-    int64_t delta = static_cast<int64_t>(e.timestamp - previous);
-    previous = e.timestamp;
-    p = putVarint(p, zigzag(delta) << 2 | static_cast<uint32_t>(e.kind));
-    p = putVarint(p, e.function_id);
-  }
+  for (const Event& e : events)
+    p = EventEncoder::encodeEvent(p, previous, e.timestamp, e.function_id, e.kind);
   size_t written = static_cast<size_t>(p - (out.data() + start));
   out.resize(start + written);
   return written;

@@ -53,6 +53,30 @@ TEST(EventCodec, AppendsAfterExistingContent) {
   EXPECT_EQ(decoded.size(), 2u);
 }
 
+TEST(EventCodec, EncoderBuildsTheSameBytesOneEventAtATime) {
+  std::vector<Event> events = {{100, 5, EventKind::Enter},
+                               {164, 300, EventKind::Exit},
+                               {163, 5, EventKind::UnwindExit}};
+  EventEncoder encoder;
+  encoder.start(3);
+  EXPECT_EQ(encoder.base(), 0u);
+  for (const Event& e : events) {
+    EXPECT_FALSE(encoder.full());
+    encoder.append(e.timestamp, e.function_id, e.kind);
+  }
+  EXPECT_TRUE(encoder.full());
+  EXPECT_EQ(encoder.count(), 3u);
+  // The first event is the base: the bytes of ExactBytesOfASmallBatch.
+  EXPECT_EQ(encoder.base(), 100u);
+  EXPECT_THAT(encoder.bytes(), ElementsAre(0x00, 0x05, 0x81, 0x04, 0xac, 0x02, 0x06, 0x05));
+
+  // start() begins a new batch with a new base, reusing the buffer.
+  encoder.start(1);
+  encoder.append(7, 1, EventKind::Exit);
+  EXPECT_EQ(encoder.base(), 7u);
+  EXPECT_THAT(encoder.bytes(), ElementsAre(0x01, 0x01));
+}
+
 void expectBadEvents(std::vector<uint8_t> bytes, uint32_t count) {
   std::vector<Event> decoded = {{9, 9, EventKind::Exit}};
   try {
