@@ -22,10 +22,20 @@ seconds() { # runs "$@", prints its wall time in seconds
   echo "$end - $start" | bc
 }
 
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+: > "$work/times"
+lost_total=0
 for i in $(seq "$runs"); do
   s=$(seconds "$build/bin/shapetrace" record -o "$work/rec$i" -- "$work/traced" fib 32)
   totals=$("$build/tests/bench/recording_totals" "$work/rec$i")
   u=$(seconds uftrace record -d "$work/uftrace$i" "$work/pg" fib 32)
   echo "run $i: shapetrace record ${s}s ($totals)  uftrace record ${u}s"
+  echo "$s $u" >> "$work/times"
+  lost_total=$((lost_total + $(echo "$totals" | sed 's/.*lost=//')))
   rm -rf "$work/rec$i" "$work/uftrace$i"
 done
+s_median=$(cut -d' ' -f1 "$work/times" | median)
+u_median=$(cut -d' ' -f2 "$work/times" | median)
+echo "median of $runs: shapetrace record ${s_median}s, uftrace record ${u_median}s," \
+  "ratio $(echo "scale=2; $s_median / $u_median" | bc); events lost in all runs: $lost_total"
