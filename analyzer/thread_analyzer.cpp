@@ -125,20 +125,25 @@ void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
   stack_.pop_back();
   ++calls_;
 
+  // The DAG outgrows the caches: start loading its slot, then intern the shape (a small table)
+  // while the line arrives.
+  const std::span<const ShapeId> child_nodes(dag_children_.data() + frame.dag_children_begin,
+                                             dag_children_.size() - frame.dag_children_begin);
+  const ShapeTable::Key dag_key = ShapeTable::keyOf(frame.function, child_nodes);
+  if (!frame.dag_unknown) dag_.prefetch(dag_key);
+
   std::span<ShapeId> child_shapes(shape_children_.data() + frame.shape_children_begin,
                                   shape_children_.size() - frame.shape_children_begin);
   const size_t distinct = canonicalizeChildSet(child_shapes);
   const ShapeId shape = shapes_.intern(frame.function, child_shapes.first(distinct));
   shape_children_.resize(frame.shape_children_begin);
 
-  std::span<const ShapeId> child_nodes(dag_children_.data() + frame.dag_children_begin,
-                                       dag_children_.size() - frame.dag_children_begin);
   ShapeId node = kNullShape;
   if (!frame.dag_unknown) {
     if (dag_full_) {
-      node = dag_.find(frame.function, child_nodes);
+      node = dag_.find(dag_key);
     } else {
-      node = dag_.intern(frame.function, child_nodes);
+      node = dag_.intern(dag_key);
       dag_full_ = dag_.size() > options_.max_dag_nodes;
     }
   }
