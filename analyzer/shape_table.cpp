@@ -1,8 +1,6 @@
 // Open-addressing interning table for shapes and DAG nodes.
 #include "shape_table.h"
 
-#include <xxhash.h>
-
 #include <algorithm>
 #include <cstring>
 
@@ -26,28 +24,10 @@ ShapeTable::ShapeTable() {
 }
 
 ShapeTable::Key ShapeTable::keyOf(uint32_t function, std::span<const ShapeId> children) {
-  // Most child lists are short: mix them inline, two ids per multiply; long ones go to XXH3.
-  if (children.size() > 16)
-    return {function, children,
-            XXH3_64bits_withSeed(children.data(), children.size_bytes(), function)};
-  constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
-  uint64_t h = (uint64_t{function} + children.size()) * kMul;
-  size_t i = 0;
-  for (; i + 1 < children.size(); i += 2) {
-    const uint64_t pair = (uint64_t{children[i]} << 32) | children[i + 1];
-    h = (h ^ pair) * kMul;
-    h ^= h >> 29;
-  }
-  if (i < children.size()) h = ((h ^ children[i]) * kMul) ^ (h >> 31);
-  // Final avalanche (from MurmurHash3's fmix64): the table uses the low bits, the tag the high.
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  return {function, children, h};
-}
-
-void ShapeTable::prefetch(const Key& key) const {
-  if (!key.children.empty()) __builtin_prefetch(&slots_[key.hash & mask_]);
+  Hash hash(function);
+  for (ShapeId child : children)
+    hash.add(child);
+  return keyOf(function, children, hash);
 }
 
 bool ShapeTable::equals(uint64_t record, const Key& key) const {

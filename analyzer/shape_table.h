@@ -37,13 +37,40 @@ public:
     uint64_t hash;
   };
 
+  // The hash of a node, built one child at a time: a call's DAG children arrive one by one, so
+  // its hash is ready (and its slot can be prefetched) before the call ends.
+  class Hash {
+  public:
+    explicit Hash(uint32_t function) : h_((uint64_t{function} + 1) * kMul) {}
+    void add(ShapeId child) {
+      h_ = (h_ ^ child) * kMul;
+      h_ ^= h_ >> 29;
+    }
+    // Final avalanche (from MurmurHash3's fmix64): the table uses the low bits, the tag the high.
+    uint64_t value(size_t child_count) const {
+      uint64_t h = h_ ^ (child_count * kMul);
+      h ^= h >> 33;
+      h *= 0xff51afd7ed558ccdull;
+      h ^= h >> 33;
+      return h;
+    }
+
+  private:
+    static constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
+    uint64_t h_;
+  };
+
   ShapeTable();
 
   // `children` must already be in the table's canonical form: for shapes sorted and unique with
   // no kNullShape; for sequences, as is.
   static Key keyOf(uint32_t function, std::span<const ShapeId> children);
-  // Starts loading the slot `key` will probe; intern or find it a little later.
-  void prefetch(const Key& key) const;
+  // The key when its hash was built along the way.
+  static Key keyOf(uint32_t function, std::span<const ShapeId> children, const Hash& hash) {
+    return {function, children, hash.value(children.size())};
+  }
+  // Starts loading the slot a node with this hash will probe; intern or find it a little later.
+  void prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[hash & mask_]); }
   // The id of the node, interned if new.
   ShapeId intern(const Key& key);
   ShapeId intern(uint32_t function, std::span<const ShapeId> children) {
