@@ -17,6 +17,8 @@
 //   while it arrives.
 #pragma once
 
+#include "huge_page_allocator.h"
+
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -117,7 +119,7 @@ private:
   // node's hash (kTagShift and up) and the offset of its record (below); 0 is an empty slot (no
   // record with children sits at offset 0, the null node's). A probe that does not match is
   // rejected by the tag, without touching the record.
-  std::vector<uint64_t> slots_;
+  HugePageVector<uint64_t> slots_;
   uint64_t mask_ = 0;
 };
 
