@@ -2,7 +2,6 @@
 #include "shape_table.h"
 
 #include <algorithm>
-#include <cstring>
 
 namespace shapetrace::analyzer {
 namespace {
@@ -32,8 +31,12 @@ ShapeTable::Key ShapeTable::keyOf(uint32_t function, std::span<const ShapeId> ch
 
 bool ShapeTable::equals(uint64_t record, const Key& key) const {
   const uint32_t* r = records_.data() + record;
-  return r[kFunction] == key.function && r[kChildCount] == key.children.size() &&
-         std::memcmp(r + kHeaderWords, key.children.data(), key.children.size_bytes()) == 0;
+  if (r[kFunction] != key.function || r[kChildCount] != key.children.size()) return false;
+  // A plain loop: the lists are short, and a call to memcmp costs more than comparing them.
+  const uint32_t* children = r + kHeaderWords;
+  for (size_t i = 0; i < key.children.size(); ++i)
+    if (children[i] != key.children[i]) return false;
+  return true;
 }
 
 // The slot holding the key's record, or the empty slot where it would go.
@@ -75,10 +78,15 @@ ShapeId ShapeTable::add(const Key& key) {
   for (ShapeId child : key.children)
     depth = std::max(depth, this->depth(child) + 1);
   const auto id = static_cast<ShapeId>(record_of_.size());
-  record_of_.push_back(records_.size());
-  records_.insert(records_.end(),
-                  {id, key.function, depth, static_cast<uint32_t>(key.children.size())});
-  records_.insert(records_.end(), key.children.begin(), key.children.end());
+  const size_t at = records_.size();
+  record_of_.push_back(at);
+  records_.resize(at + kHeaderWords + key.children.size());
+  uint32_t* r = records_.data() + at;
+  r[kId] = id;
+  r[kFunction] = key.function;
+  r[kDepth] = depth;
+  r[kChildCount] = static_cast<uint32_t>(key.children.size());
+  std::copy(key.children.begin(), key.children.end(), r + kHeaderWords);
   return id;
 }
 
@@ -102,6 +110,8 @@ size_t ShapeTable::memoryBytes() const {
 }
 
 size_t canonicalizeChildSet(std::span<ShapeId> children) {
+  // Leaves and loops over one callee, most calls, need no sort.
+  if (children.size() <= 1) return children.empty() || children[0] == kNullShape ? 0 : 1;
   std::sort(children.begin(), children.end());
   auto end = std::unique(children.begin(), children.end());
   // Null is implicit in every shape's children (Def. 5.2); it sorts first.
