@@ -68,8 +68,7 @@ void ThreadAnalyzer::enter(uint32_t function, uint64_t time_ns) {
     diagnostics_.add(Stat::stack_overflows);
     onGap(0);
   }
-  stack_.push_back(Frame{function, time_ns, shape_children_.size(), dag_children_.size(), 64,
-                         false, ShapeTable::Hash(function)});
+  stack_.emplace_back(function, time_ns, shape_children_.size(), dag_children_.size());
 }
 
 void ThreadAnalyzer::leave(uint32_t function, uint64_t time_ns) {
@@ -121,8 +120,7 @@ void ThreadAnalyzer::onEnd() {
 }
 
 void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
-  const Frame frame = stack_.back();
-  stack_.pop_back();
+  const Frame& frame = stack_.back();
   ++calls_;
 
   std::span<ShapeId> child_shapes(shape_children_.data() + frame.shape_children_begin,
@@ -142,13 +140,15 @@ void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
   ++shape_states_[shape].calls;
   ++functions_[frame.function].calls;
 
-  const uint64_t duration = time_ns - frame.enter_ns;
+  const uint64_t enter_ns = frame.enter_ns;
+  const uint64_t duration = time_ns - enter_ns;
   if (measured) {
     judge(frame, shape, duration);
     functions_[frame.function].moments.add(duration);
     shape_states_[shape].stats.add(duration);
   }
-  timeline_.record(shape, frame.enter_ns, time_ns);
+  stack_.pop_back(); // `frame` is gone from here on
+  timeline_.record(shape, enter_ns, time_ns);
   if (!stack_.empty()) appendChild(shape, node);
   if (node == kNullShape) {
     diagnostics_.add(Stat::dag_calls_not_interned);

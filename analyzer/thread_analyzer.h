@@ -107,13 +107,20 @@ public:
   size_t openCalls() const { return stack_.size(); }
 
 private:
+  // Built in place on the stack and read field by field: copying a frame whole right after its
+  // fields were written (a leaf's enter, then its exit) stalls on store-to-load forwarding.
   struct Frame {
+    Frame(uint32_t function, uint64_t enter_ns, size_t shape_children_begin,
+          size_t dag_children_begin)
+        : function(function), enter_ns(enter_ns), shape_children_begin(shape_children_begin),
+          dag_children_begin(dag_children_begin), dag_hash(function) {}
+
     uint32_t function;
     uint64_t enter_ns;
     size_t shape_children_begin;
     size_t dag_children_begin;
-    size_t compact_at; // shape child list size at which repeats are squeezed out
-    bool dag_unknown;  // a child's DAG node could not be interned, so this one cannot be either
+    size_t compact_at = 64; // shape child list size at which repeats are squeezed out
+    bool dag_unknown = false; // a child's DAG node could not be interned, so neither can this one
     ShapeTable::Hash dag_hash; // of the DAG children so far
   };
   // What changes on every call of a function. Its duration histogram is not kept here: a shape
