@@ -54,13 +54,19 @@ std::vector<ShapeId> mergeTable(const ShapeTable& local, ShapeTable& global, boo
                                 uint64_t process, FunctionIndex& functions) {
   std::vector<ShapeId> to_global(local.size(), kNullShape);
   std::vector<ShapeId> children;
+  // The DAG has a million nodes and more: look each function up once, not once per node.
+  constexpr uint32_t kUnseen = UINT32_MAX;
+  std::vector<uint32_t> function_index;
   for (ShapeId id = 1; id < local.size(); ++id) {
     children.clear();
     for (ShapeId child : local.children(id))
       children.push_back(to_global[child]);
     size_t size = children.size();
     if (is_set) size = canonicalizeChildSet(children);
-    const uint32_t function = functions.indexOf(process, local.function(id));
+    const uint32_t local_function = local.function(id);
+    if (local_function >= function_index.size()) function_index.resize(local_function + 1, kUnseen);
+    uint32_t& function = function_index[local_function];
+    if (function == kUnseen) function = functions.indexOf(process, local_function);
     to_global[id] = global.intern(function, std::span(children).first(size));
   }
   return to_global;

@@ -10,14 +10,6 @@
 
 namespace shapetrace::analyzer {
 
-struct Analyzer::ThreadSlot {
-  explicit ThreadSlot(const AnalyzerOptions& options) : analyzer(options) {}
-  ThreadAnalyzer analyzer; // touched only by its worker (or the caller when jobs == 1)
-  std::string name;
-  bool ended = false;
-  size_t worker = 0;
-};
-
 struct Analyzer::Task {
   enum class Kind : uint8_t { Batch, Gap, End } kind = Kind::Batch;
   ThreadSlot* slot = nullptr;
@@ -25,14 +17,25 @@ struct Analyzer::Task {
   uint64_t dropped = 0;
   std::vector<Event> events;
 
-  void run() {
-    switch (kind) {
-    case Kind::Batch: slot->analyzer.onBatch(sequence, events); break;
-    case Kind::Gap: slot->analyzer.onGapMarker(dropped); break;
-    case Kind::End: slot->analyzer.onEnd(); break;
-    }
-  }
+  void run();
 };
+
+struct Analyzer::ThreadSlot {
+  explicit ThreadSlot(const AnalyzerOptions& options) : analyzer(options) {}
+  ThreadAnalyzer analyzer; // touched only by its worker (or the caller when jobs == 1)
+  std::string name;
+  bool ended = false;
+  size_t worker = 0;
+  std::vector<Task> held; // jobs == 1: tasks waiting to run in one go, see Analyzer::hold
+};
+
+void Analyzer::Task::run() {
+  switch (kind) {
+  case Kind::Batch: slot->analyzer.onBatch(sequence, events); break;
+  case Kind::Gap: slot->analyzer.onGapMarker(dropped); break;
+  case Kind::End: slot->analyzer.onEnd(); break;
+  }
+}
 
 // A thread running the tasks of the threads pinned to it, in order. Tasks are handed over in
 // chunks to keep locking off the per-batch path; the queue is bounded so a fast reader cannot
@@ -127,9 +130,29 @@ Analyzer::ThreadSlot& Analyzer::slotFor(uint64_t process, uint32_t thread) {
 void Analyzer::dispatch(ThreadSlot& slot, Task task) {
   task.slot = &slot;
   if (workers_.empty())
-    task.run();
+    hold(slot, std::move(task));
   else
     workers_[slot.worker]->add(std::move(task));
+}
+
+// With jobs == 1, running each batch as it arrives switches between the threads' analyzers every
+// few thousand events (a recording interleaves its threads' batches), and each switch finds the
+// caches full of another thread's tables. Holding a thread's tasks and running them in one go
+// makes the runs longer; the total held is bounded so memory stays small.
+void Analyzer::hold(ThreadSlot& slot, Task task) {
+  if (slot.held.empty()) holding_.push_back(&slot);
+  slot.held.push_back(std::move(task));
+  if (++held_tasks_ >= kMaxHeldTasks) runHeld();
+}
+
+void Analyzer::runHeld() {
+  for (ThreadSlot* slot : holding_) {
+    for (Task& task : slot->held)
+      task.run();
+    slot->held.clear();
+  }
+  holding_.clear();
+  held_tasks_ = 0;
 }
 
 void Analyzer::consume(wire::StreamItem item) {
@@ -164,6 +187,7 @@ void Analyzer::consume(wire::StreamItem item) {
 }
 
 void Analyzer::drain() {
+  runHeld();
   for (auto& worker : workers_)
     worker->waitIdle();
 }

@@ -48,7 +48,13 @@ private:
 
   ThreadSlot& slotFor(uint64_t process, uint32_t thread);
   void dispatch(ThreadSlot& slot, Task task);
+  void hold(ThreadSlot& slot, Task task);
+  void runHeld();
   void drain();
+
+  // Batches held with jobs == 1 before the threads' tasks run in one go (64 batches of 4096
+  // events: 4 MiB).
+  static constexpr size_t kMaxHeldTasks = 64;
 
   AnalysisSettings settings_;
   std::map<ThreadKey, std::unique_ptr<ThreadSlot>> threads_;
@@ -56,6 +62,8 @@ private:
   std::vector<std::unique_ptr<Worker>> workers_;
   Diagnostics input_diagnostics_;
   uint64_t items_ = 0;
+  std::vector<ThreadSlot*> holding_; // slots with held tasks, in order of their first one
+  size_t held_tasks_ = 0;
 };
 
 } // namespace shapetrace::analyzer

@@ -2,7 +2,6 @@
 #include "running_stats.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 
 namespace shapetrace::analyzer {
@@ -29,17 +28,7 @@ double Moments::stddev() const { return std::sqrt(std::max(0.0, variance())); }
 
 namespace {
 constexpr unsigned kSub = LogHistogram::kSubBucketBits;
-constexpr uint64_t kLinearLimit = uint64_t{2} << kSub; // values below are their own bucket
 } // namespace
-
-uint32_t LogHistogram::bucketOf(uint64_t value) {
-  if (value < kLinearLimit) return static_cast<uint32_t>(value);
-  const unsigned msb = 63u - static_cast<unsigned>(std::countl_zero(value));
-  const unsigned shift = msb - kSub;
-  // Bucket groups of 2^kSub per power of two, starting after the linear range.
-  const uint64_t sub = (value >> shift) & ((uint64_t{1} << kSub) - 1);
-  return static_cast<uint32_t>(kLinearLimit + (msb - kSub - 1) * (uint64_t{1} << kSub) + sub);
-}
 
 uint64_t LogHistogram::bucketLow(uint32_t index) {
   if (index < kLinearLimit) return index;

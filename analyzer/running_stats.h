@@ -8,6 +8,7 @@
 // buckets merge exactly (integers).
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -52,6 +53,7 @@ private:
 class LogHistogram {
 public:
   static constexpr unsigned kSubBucketBits = 5;
+  static constexpr uint64_t kLinearLimit = uint64_t{2} << kSubBucketBits; // below: own bucket
 
   void add(uint64_t value) {
     const uint32_t index = bucketOf(value);
@@ -66,7 +68,16 @@ public:
   // The value at quantile q in [0, 1] (nearest rank), as the middle of its bucket; 0 when empty.
   uint64_t quantile(double q) const;
 
-  static uint32_t bucketOf(uint64_t value);
+  // Inline: it runs on every finished call.
+  static uint32_t bucketOf(uint64_t value) {
+    if (value < kLinearLimit) return static_cast<uint32_t>(value);
+    const unsigned msb = 63u - static_cast<unsigned>(std::countl_zero(value));
+    const unsigned shift = msb - kSubBucketBits;
+    // Bucket groups of 2^kSubBucketBits per power of two, starting after the linear range.
+    const uint64_t sub = (value >> shift) & ((uint64_t{1} << kSubBucketBits) - 1);
+    return static_cast<uint32_t>(kLinearLimit +
+                                 (msb - kSubBucketBits - 1) * (uint64_t{1} << kSubBucketBits) + sub);
+  }
   static uint64_t bucketLow(uint32_t index);
   static uint64_t bucketHigh(uint32_t index); // inclusive
 
@@ -83,7 +94,7 @@ struct DurationStats {
   Moments moments;
   LogHistogram histogram;
 
-  void add(uint64_t duration_ns) {
+  [[gnu::always_inline]] void add(uint64_t duration_ns) {
     moments.add(duration_ns);
     histogram.add(duration_ns);
   }

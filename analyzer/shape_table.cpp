@@ -1,105 +1,117 @@
 // Open-addressing interning table for shapes and DAG nodes.
 #include "shape_table.h"
 
-#include <xxhash.h>
-
 #include <algorithm>
-#include <cstring>
 
 namespace shapetrace::analyzer {
+namespace {
+
+// A slot: the hash's top 24 bits as a tag, and 40 bits of record offset (a trillion words).
+constexpr unsigned kTagShift = 40;
+constexpr uint64_t kOffsetMask = (uint64_t{1} << kTagShift) - 1;
+constexpr uint64_t slotTag(uint64_t hash) { return hash & ~kOffsetMask; }
+constexpr uint64_t slotRecord(uint64_t slot) { return slot & kOffsetMask; }
+
+} // namespace
 
 ShapeTable::ShapeTable() {
   // Id 0 is the null shape: no function, no children, depth 0.
-  nodes_.push_back(Node{0, 0, 0, 0, 0});
-  slots_.assign(64, kNullShape);
+  records_.assign(kHeaderWords, 0);
+  record_of_.push_back(0);
+  slots_.assign(64, 0);
   mask_ = slots_.size() - 1;
 }
 
-uint64_t ShapeTable::hashOf(uint32_t function, std::span<const ShapeId> children) {
-  // Most child lists are short: mix them inline, two ids per multiply; long ones go to XXH3.
-  if (children.size() > 16)
-    return XXH3_64bits_withSeed(children.data(), children.size_bytes(), function);
-  constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
-  uint64_t h = (uint64_t{function} + children.size()) * kMul;
-  size_t i = 0;
-  for (; i + 1 < children.size(); i += 2) {
-    const uint64_t pair = (uint64_t{children[i]} << 32) | children[i + 1];
-    h = (h ^ pair) * kMul;
-    h ^= h >> 29;
-  }
-  if (i < children.size()) h = ((h ^ children[i]) * kMul) ^ (h >> 31);
-  // Final avalanche (from MurmurHash3's fmix64): the table uses the low bits.
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  return h;
+ShapeTable::Key ShapeTable::keyOf(uint32_t function, std::span<const ShapeId> children) {
+  Hash hash(function);
+  for (ShapeId child : children)
+    hash.add(child);
+  return keyOf(function, children, hash);
 }
 
-bool ShapeTable::equals(const Node& node, uint32_t function,
-                        std::span<const ShapeId> children) const {
-  return node.function == function && node.child_count == children.size() &&
-         (children.empty() ||
-          std::memcmp(pool_.data() + node.child_offset, children.data(), children.size_bytes()) == 0);
+bool ShapeTable::equals(uint64_t record, const Key& key) const {
+  const uint32_t* r = records_.data() + record;
+  if (r[kFunction] != key.function || r[kChildCount] != key.children.size()) return false;
+  // A plain loop: the lists are short, and a call to memcmp costs more than comparing them.
+  const uint32_t* children = r + kHeaderWords;
+  for (size_t i = 0; i < key.children.size(); ++i)
+    if (children[i] != key.children[i]) return false;
+  return true;
 }
 
-// The slot holding (function, children), or the empty slot where it would go.
-namespace {
-constexpr uint64_t slotTag(uint64_t hash) { return hash & 0xffffffff00000000ull; }
-constexpr ShapeId slotId(uint64_t slot) { return static_cast<ShapeId>(slot); }
-} // namespace
-
-uint64_t ShapeTable::slotOf(uint64_t hash, uint32_t function,
-                            std::span<const ShapeId> children) const {
-  uint64_t slot = hash & mask_;
+// The slot holding the key's record, or the empty slot where it would go.
+uint64_t ShapeTable::slotOf(const Key& key) const {
+  uint64_t slot = key.hash & mask_;
   for (;;) {
     const uint64_t entry = slots_[slot];
-    if (slotId(entry) == kNullShape) break;
-    if (slotTag(entry) == slotTag(hash)) {
-      const Node& node = nodes_[slotId(entry)];
-      if (node.hash == hash && equals(node, function, children)) break;
-    }
+    if (entry == 0) return slot;
+    if (slotTag(entry) == slotTag(key.hash) && equals(slotRecord(entry), key)) return slot;
     slot = (slot + 1) & mask_;
   }
-  return slot;
 }
 
-ShapeId ShapeTable::find(uint32_t function, std::span<const ShapeId> children) const {
-  return slotId(slots_[slotOf(hashOf(function, children), function, children)]);
+ShapeId ShapeTable::find(const Key& key) const {
+  if (key.children.empty()) return leafOf(key.function);
+  const uint64_t entry = slots_[slotOf(key)];
+  return entry == 0 ? kNullShape : records_[slotRecord(entry) + kId];
 }
 
-ShapeId ShapeTable::intern(uint32_t function, std::span<const ShapeId> children) {
-  const uint64_t hash = hashOf(function, children);
-  const uint64_t slot = slotOf(hash, function, children);
-  if (slotId(slots_[slot]) != kNullShape) return slotId(slots_[slot]);
-  uint32_t depth = 1;
-  for (ShapeId child : children)
-    depth = std::max(depth, nodes_[child].depth + 1);
-  const auto id = static_cast<ShapeId>(nodes_.size());
-  nodes_.push_back(Node{hash, function, depth, pool_.size(), static_cast<uint32_t>(children.size())});
-  pool_.insert(pool_.end(), children.begin(), children.end());
-  slots_[slot] = slotTag(hash) | id;
+ShapeId ShapeTable::intern(const Key& key) {
+  if (key.children.empty()) {
+    const ShapeId leaf = leafOf(key.function);
+    if (leaf != kNullShape) return leaf;
+    if (key.function >= leaf_of_function_.size()) leaf_of_function_.resize(key.function + 1);
+    return leaf_of_function_[key.function] = add(key);
+  }
+  const uint64_t slot = slotOf(key);
+  if (slots_[slot] != 0) return records_[slotRecord(slots_[slot]) + kId];
+  const ShapeId id = add(key);
+  slots_[slot] = slotTag(key.hash) | record_of_[id];
   // Keep the load factor at or below one half so probes stay short.
-  if (nodes_.size() * 2 > slots_.size()) rehash();
+  if (record_of_.size() * 2 > slots_.size()) rehash();
+  return id;
+}
+
+// Appends the key's record and gives it the next id.
+ShapeId ShapeTable::add(const Key& key) {
+  uint32_t depth = 1;
+  for (ShapeId child : key.children)
+    depth = std::max(depth, this->depth(child) + 1);
+  const auto id = static_cast<ShapeId>(record_of_.size());
+  const size_t at = records_.size();
+  record_of_.push_back(at);
+  records_.resize(at + kHeaderWords + key.children.size());
+  uint32_t* r = records_.data() + at;
+  r[kId] = id;
+  r[kFunction] = key.function;
+  r[kDepth] = depth;
+  r[kChildCount] = static_cast<uint32_t>(key.children.size());
+  std::copy(key.children.begin(), key.children.end(), r + kHeaderWords);
   return id;
 }
 
 void ShapeTable::rehash() {
-  slots_.assign(slots_.size() * 2, kNullShape);
+  slots_.assign(slots_.size() * 2, 0);
   mask_ = slots_.size() - 1;
-  for (ShapeId id = 1; id < nodes_.size(); ++id) {
-    uint64_t slot = nodes_[id].hash & mask_;
-    while (slotId(slots_[slot]) != kNullShape)
+  for (ShapeId id = 1; id < record_of_.size(); ++id) {
+    if (isLeaf(id)) continue; // leaves are found through leaf_of_function_
+    const uint64_t record = record_of_[id];
+    const uint64_t hash = keyOf(function(id), children(id)).hash;
+    uint64_t slot = hash & mask_;
+    while (slots_[slot] != 0)
       slot = (slot + 1) & mask_;
-    slots_[slot] = slotTag(nodes_[id].hash) | id;
+    slots_[slot] = slotTag(hash) | record;
   }
 }
 
 size_t ShapeTable::memoryBytes() const {
-  return nodes_.capacity() * sizeof(Node) + pool_.capacity() * sizeof(ShapeId) +
-         slots_.capacity() * sizeof(uint64_t);
+  return records_.capacity() * sizeof(uint32_t) + record_of_.capacity() * sizeof(uint64_t) +
+         leaf_of_function_.capacity() * sizeof(ShapeId) + slots_.capacity() * sizeof(uint64_t);
 }
 
 size_t canonicalizeChildSet(std::span<ShapeId> children) {
+  // Leaves and loops over one callee, most calls, need no sort.
+  if (children.size() <= 1) return children.empty() || children[0] == kNullShape ? 0 : 1;
   std::sort(children.begin(), children.end());
   auto end = std::unique(children.begin(), children.end());
   // Null is implicit in every shape's children (Def. 5.2); it sorts first.

@@ -8,8 +8,16 @@
 // child is always interned before its parent, so every child id is smaller than its parent's id.
 //
 // Interning a finished call costs one hash of its child list and one probe of an open-addressing
-// table; memory grows with the number of distinct nodes, never with the number of calls.
+// table; memory grows with the number of distinct nodes, never with the number of calls. The DAG
+// of a long run outgrows the caches, so the look-up is shaped to miss as little as possible:
+// - a node without children (most calls) is found by its function in a plain array, no hashing;
+// - a slot points straight at the node's record, which holds the id, the function and the
+//   children side by side: a hit reads the slot and one record, usually one cache line;
+// - the hash is a separate step (Key) so that the caller can prefetch the slot and do other work
+//   while it arrives.
 #pragma once
+
+#include "huge_page_allocator.h"
 
 #include <cstdint>
 #include <span>
@@ -24,46 +32,94 @@ inline constexpr int64_t kNullFunction = -1;
 
 class ShapeTable {
 public:
+  // A node's identity and its hash, computed once.
+  struct Key {
+    uint32_t function;
+    std::span<const ShapeId> children;
+    uint64_t hash;
+  };
+
+  // The hash of a node, built one child at a time: a call's DAG children arrive one by one, so
+  // its hash is ready (and its slot can be prefetched) before the call ends.
+  class Hash {
+  public:
+    explicit Hash(uint32_t function) : h_((uint64_t{function} + 1) * kMul) {}
+    void add(ShapeId child) {
+      h_ = (h_ ^ child) * kMul;
+      h_ ^= h_ >> 29;
+    }
+    // Final avalanche (from MurmurHash3's fmix64): the table uses the low bits, the tag the high.
+    uint64_t value(size_t child_count) const {
+      uint64_t h = h_ ^ (child_count * kMul);
+      h ^= h >> 33;
+      h *= 0xff51afd7ed558ccdull;
+      h ^= h >> 33;
+      return h;
+    }
+
+  private:
+    static constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
+    uint64_t h_;
+  };
+
   ShapeTable();
 
-  // The id of the node (function, children), interned if new. `children` must already be in the
-  // table's canonical form: for shapes sorted and unique with no kNullShape; for sequences, as is.
-  ShapeId intern(uint32_t function, std::span<const ShapeId> children);
-  // The id of (function, children) when already interned, kNullShape otherwise.
-  ShapeId find(uint32_t function, std::span<const ShapeId> children) const;
+  // `children` must already be in the table's canonical form: for shapes sorted and unique with
+  // no kNullShape; for sequences, as is.
+  static Key keyOf(uint32_t function, std::span<const ShapeId> children);
+  // The key when its hash was built along the way.
+  static Key keyOf(uint32_t function, std::span<const ShapeId> children, const Hash& hash) {
+    return {function, children, hash.value(children.size())};
+  }
+  // Starts loading the slot a node with this hash will probe; intern or find it a little later.
+  void prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[hash & mask_]); }
+  // The id of the node, interned if new.
+  ShapeId intern(const Key& key);
+  ShapeId intern(uint32_t function, std::span<const ShapeId> children) {
+    return intern(keyOf(function, children));
+  }
+  // The id of the node when already interned, kNullShape otherwise.
+  ShapeId find(const Key& key) const;
+  ShapeId find(uint32_t function, std::span<const ShapeId> children) const {
+    return find(keyOf(function, children));
+  }
 
   // Number of ids, the null shape included (so the first real node is id 1).
-  size_t size() const { return nodes_.size(); }
-  uint32_t function(ShapeId id) const { return nodes_[id].function; }
+  size_t size() const { return record_of_.size(); }
+  uint32_t function(ShapeId id) const { return records_[record_of_[id] + kFunction]; }
   std::span<const ShapeId> children(ShapeId id) const {
-    return {pool_.data() + nodes_[id].child_offset, nodes_[id].child_count};
+    const uint64_t at = record_of_[id];
+    return {records_.data() + at + kHeaderWords, records_[at + kChildCount]};
   }
   // Def. 5.2: null has depth 0, [f, {null}] depth 1, otherwise 1 + the deepest child.
-  uint32_t depth(ShapeId id) const { return nodes_[id].depth; }
+  uint32_t depth(ShapeId id) const { return records_[record_of_[id] + kDepth]; }
   // [f, {null}]: a call without children. Tables 1 and 2 leave these out.
-  bool isLeaf(ShapeId id) const { return id != kNullShape && nodes_[id].child_count == 0; }
+  bool isLeaf(ShapeId id) const {
+    return id != kNullShape && records_[record_of_[id] + kChildCount] == 0;
+  }
 
   size_t memoryBytes() const;
 
 private:
-  struct Node {
-    uint64_t hash;
-    uint32_t function;
-    uint32_t depth;
-    uint64_t child_offset;
-    uint32_t child_count;
-  };
-  static uint64_t hashOf(uint32_t function, std::span<const ShapeId> children);
-  bool equals(const Node& node, uint32_t function, std::span<const ShapeId> children) const;
-  void rehash();
-  uint64_t slotOf(uint64_t hash, uint32_t function, std::span<const ShapeId> children) const;
+  // A record in records_: its header words, then the child ids.
+  static constexpr unsigned kId = 0, kFunction = 1, kDepth = 2, kChildCount = 3, kHeaderWords = 4;
 
-  std::vector<Node> nodes_;
-  std::vector<ShapeId> pool_;
-  // Open addressing, linear probing. A slot holds a node id (low 32 bits; kNullShape: empty) and
-  // the high 32 bits of the node's hash, so a probe that does not match is rejected without
-  // touching the node (a cache miss once the table outgrows the caches).
-  std::vector<uint64_t> slots_;
+  ShapeId leafOf(uint32_t function) const {
+    return function < leaf_of_function_.size() ? leaf_of_function_[function] : kNullShape;
+  }
+  bool equals(uint64_t record, const Key& key) const;
+  uint64_t slotOf(const Key& key) const;
+  ShapeId add(const Key& key);
+  void rehash();
+
+  std::vector<uint32_t> records_;   // every node's record, in id order; the null node's first
+  std::vector<uint64_t> record_of_; // id -> offset of its record in records_
+  std::vector<ShapeId> leaf_of_function_; // function -> its [f, {null}] node, kNullShape if none
+  // Open addressing, linear probing, for nodes with children. A slot holds the high bits of the
+  // node's hash (kTagShift and up) and the offset of its record (below); 0 is an empty slot (no
+  // record with children sits at offset 0, the null node's). A probe that does not match is
+  // rejected by the tag, without touching the record.
+  HugePageVector<uint64_t> slots_;
   uint64_t mask_ = 0;
 };
 

@@ -68,8 +68,7 @@ void ThreadAnalyzer::enter(uint32_t function, uint64_t time_ns) {
     diagnostics_.add(Stat::stack_overflows);
     onGap(0);
   }
-  stack_.push_back(
-      Frame{function, time_ns, shape_children_.size(), dag_children_.size(), 64, false});
+  stack_.emplace_back(function, time_ns, shape_children_.size(), dag_children_.size());
 }
 
 void ThreadAnalyzer::leave(uint32_t function, uint64_t time_ns) {
@@ -121,8 +120,7 @@ void ThreadAnalyzer::onEnd() {
 }
 
 void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
-  const Frame frame = stack_.back();
-  stack_.pop_back();
+  const Frame& frame = stack_.back();
   ++calls_;
 
   std::span<ShapeId> child_shapes(shape_children_.data() + frame.shape_children_begin,
@@ -131,46 +129,58 @@ void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
   const ShapeId shape = shapes_.intern(frame.function, child_shapes.first(distinct));
   shape_children_.resize(frame.shape_children_begin);
 
-  std::span<const ShapeId> child_nodes(dag_children_.data() + frame.dag_children_begin,
-                                       dag_children_.size() - frame.dag_children_begin);
-  ShapeId node = kNullShape;
-  if (!frame.dag_unknown) {
-    if (dag_full_) {
-      node = dag_.find(frame.function, child_nodes);
-    } else {
-      node = dag_.intern(frame.function, child_nodes);
-      dag_full_ = dag_.size() > options_.max_dag_nodes;
-    }
-  }
-  if (node == kNullShape) diagnostics_.add(Stat::dag_calls_not_interned);
+  const ShapeId node = internDagNode(frame);
   dag_children_.resize(frame.dag_children_begin);
+  // The DAG's statistics outgrow the caches too: load the node's line while the rest is done.
+  if (node >= dag_stats_.size()) dag_stats_.resize(node + 1);
+  __builtin_prefetch(&dag_stats_[node]);
 
   if (shape >= shape_states_.size()) shape_states_.resize(shape + 1);
-  if (node >= dag_stats_.size()) dag_stats_.resize(node + 1);
-  if (frame.function >= function_states_.size()) function_states_.resize(frame.function + 1);
+  if (frame.function >= functions_.size()) functions_.resize(frame.function + 1);
   ++shape_states_[shape].calls;
-  ++function_states_[frame.function].calls;
+  ++functions_[frame.function].calls;
 
-  const uint64_t duration = time_ns - frame.enter_ns;
+  const uint64_t enter_ns = frame.enter_ns;
+  const uint64_t duration = time_ns - enter_ns;
   if (measured) {
     judge(frame, shape, duration);
-    function_states_[frame.function].stats.add(duration);
+    functions_[frame.function].moments.add(duration);
     shape_states_[shape].stats.add(duration);
-    if (node != kNullShape) {
-      DagStats& dag = dag_stats_[node];
-      ++dag.count;
-      dag.sum += duration;
-      dag.sum_squares += static_cast<unsigned __int128>(duration) * duration;
-    }
   }
-  timeline_.record(shape, frame.enter_ns, time_ns);
+  stack_.pop_back(); // `frame` is gone from here on
+  timeline_.record(shape, enter_ns, time_ns);
   if (!stack_.empty()) appendChild(shape, node);
+  if (node == kNullShape) {
+    diagnostics_.add(Stat::dag_calls_not_interned);
+  } else if (measured) {
+    DagStats& dag = dag_stats_[node];
+    ++dag.count;
+    dag.sum += duration;
+    dag.sum_squares += static_cast<unsigned __int128>(duration) * duration;
+  }
+}
+
+// The frame's exact-sequence DAG node, kNullShape when it cannot be interned (a child could not
+// be, or the DAG is full and this node is new).
+ShapeId ThreadAnalyzer::internDagNode(const Frame& frame) {
+  if (frame.dag_unknown) return kNullShape;
+  const std::span<const ShapeId> child_nodes(dag_children_.data() + frame.dag_children_begin,
+                                             dag_children_.size() - frame.dag_children_begin);
+  const ShapeTable::Key key = ShapeTable::keyOf(frame.function, child_nodes, frame.dag_hash);
+  if (dag_full_) return dag_.find(key);
+  const ShapeId node = dag_.intern(key);
+  dag_full_ = dag_.size() > options_.max_dag_nodes;
+  return node;
 }
 
 void ThreadAnalyzer::appendChild(ShapeId shape, ShapeId dag_node) {
   Frame& parent = stack_.back();
   dag_children_.push_back(dag_node);
   if (dag_node == kNullShape) parent.dag_unknown = true;
+  // The DAG outgrows the caches: when this is the parent's last child, its exit comes next, so
+  // start loading the slot it will probe now.
+  parent.dag_hash.add(dag_node);
+  dag_.prefetch(parent.dag_hash.value(dag_children_.size() - parent.dag_children_begin));
   // Loops repeat the same child: skip an immediate repeat, and squeeze the list when it grows so a
   // long loop costs memory for its distinct children only.
   if (shape_children_.size() > parent.shape_children_begin && shape_children_.back() == shape)
@@ -186,7 +196,7 @@ void ThreadAnalyzer::appendChild(ShapeId shape, ShapeId dag_node) {
 }
 
 void ThreadAnalyzer::judge(const Frame& frame, ShapeId shape, uint64_t duration_ns) {
-  const Moments& by_function = function_states_[frame.function].stats.moments;
+  const Moments& by_function = functions_[frame.function].moments;
   const Moments& by_shape = shape_states_[shape].stats.moments;
   const auto x = static_cast<double>(duration_ns);
   // x > mean + sigma * sd, without a square root on the common path (x at or below the mean).
@@ -216,7 +226,7 @@ void ThreadAnalyzer::judge(const Frame& frame, ShapeId shape, uint64_t duration_
   outlier.shape_sd = by_shape.stddev();
   outlier.shape_count = by_shape.count();
   if (function_outlier) {
-    ++function_states_[frame.function].outliers;
+    ++functions_[frame.function].outliers;
     outlier.score = (x - outlier.function_mean) / outlier.function_sd;
   }
   if (shape_outlier) {
@@ -238,6 +248,18 @@ void ThreadAnalyzer::keepOutlier(const Outlier& outlier) {
   std::pop_heap(outlier_heap_.begin(), outlier_heap_.end(), outlierBefore);
   outlier_heap_.back() = outlier;
   std::push_heap(outlier_heap_.begin(), outlier_heap_.end(), outlierBefore);
+}
+
+std::vector<FunctionState> ThreadAnalyzer::functionStates() const {
+  std::vector<FunctionState> states(functions_.size());
+  for (size_t f = 0; f < functions_.size(); ++f) {
+    states[f].stats.moments = functions_[f].moments;
+    states[f].outliers = functions_[f].outliers;
+    states[f].calls = functions_[f].calls;
+  }
+  for (ShapeId shape = 1; shape < shape_states_.size(); ++shape)
+    states[shapes_.function(shape)].stats.histogram.merge(shape_states_[shape].stats.histogram);
+  return states;
 }
 
 std::vector<Outlier> ThreadAnalyzer::outliers() const {

@@ -97,7 +97,7 @@ public:
   const std::vector<ShapeState>& shapeStates() const { return shape_states_; }
   const std::vector<DagStats>& dagStats() const { return dag_stats_; }
   // Per process function id (index), only for ids seen; calls == 0 means never seen.
-  const std::vector<FunctionState>& functionStates() const { return function_states_; }
+  std::vector<FunctionState> functionStates() const;
   const Diagnostics& diagnostics() const { return diagnostics_; }
   const OccurrenceTimeline& timeline() const { return timeline_; }
   // The kept outliers, most extreme first.
@@ -107,13 +107,29 @@ public:
   size_t openCalls() const { return stack_.size(); }
 
 private:
+  // Built in place on the stack and read field by field: copying a frame whole right after its
+  // fields were written (a leaf's enter, then its exit) stalls on store-to-load forwarding.
   struct Frame {
+    Frame(uint32_t function, uint64_t enter_ns, size_t shape_children_begin,
+          size_t dag_children_begin)
+        : function(function), enter_ns(enter_ns), shape_children_begin(shape_children_begin),
+          dag_children_begin(dag_children_begin), dag_hash(function) {}
+
     uint32_t function;
     uint64_t enter_ns;
     size_t shape_children_begin;
     size_t dag_children_begin;
-    size_t compact_at; // shape child list size at which repeats are squeezed out
-    bool dag_unknown;  // a child's DAG node could not be interned, so this one cannot be either
+    size_t compact_at = 64; // shape child list size at which repeats are squeezed out
+    bool dag_unknown = false; // a child's DAG node could not be interned, so neither can this one
+    ShapeTable::Hash dag_hash; // of the DAG children so far
+  };
+  // What changes on every call of a function. Its duration histogram is not kept here: a shape
+  // has one base function, so the function's histogram is the sum of its shapes' (built when
+  // asked for), which saves a histogram update per call.
+  struct FunctionRunning {
+    Moments moments;
+    uint64_t outliers = 0;
+    uint64_t calls = 0;
   };
 
   void enter(uint32_t function, uint64_t time_ns);
@@ -122,6 +138,7 @@ private:
   void discardStack(Stat reason);
   void judge(const Frame& frame, ShapeId shape, uint64_t duration_ns);
   void keepOutlier(const Outlier& outlier);
+  ShapeId internDagNode(const Frame& frame);
   void appendChild(ShapeId shape, ShapeId dag_node);
 
   AnalyzerOptions options_;
@@ -133,7 +150,7 @@ private:
   bool dag_full_ = false;
   std::vector<ShapeState> shape_states_;
   std::vector<DagStats> dag_stats_;
-  std::vector<FunctionState> function_states_;
+  std::vector<FunctionRunning> functions_;
   Diagnostics diagnostics_;
   OccurrenceTimeline timeline_;
   std::vector<Outlier> outlier_heap_; // min-heap under outlierBefore: the least extreme on top

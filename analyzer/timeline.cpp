@@ -39,7 +39,7 @@ void OccurrenceTimeline::addCell(std::vector<TimelineCell>& cells, uint64_t bin,
   }
 }
 
-void OccurrenceTimeline::record(ShapeId shape, uint64_t start_ns, uint64_t end_ns) {
+void OccurrenceTimeline::recordSlow(ShapeId shape, uint64_t start_ns, uint64_t end_ns) {
   if (!started_) start(start_ns);
   end_ns = std::max(end_ns, start_ns);
   const uint64_t last_ns = end_ns > start_ns ? end_ns - 1 : start_ns;

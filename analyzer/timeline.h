@@ -32,7 +32,19 @@ public:
   // Sets the first time the thread is known to be alive; calls never start earlier.
   void start(uint64_t time_ns);
   bool started() const { return started_; }
-  void record(ShapeId shape, uint64_t start_ns, uint64_t end_ns);
+  void record(ShapeId shape, uint64_t start_ns, uint64_t end_ns) {
+    // Inline fast path, taken by most calls: within one bin that is already the shape's last.
+    if (started_ && end_ns > start_ns && shape < per_shape_.size()) {
+      const uint64_t bin = start_ns >> shift_;
+      auto& cells = per_shape_[shape];
+      if (!cells.empty() && cells.back().bin == bin && ((end_ns - 1) >> shift_) == bin) {
+        ++cells.back().count;
+        cells.back().busy_ns += end_ns - start_ns;
+        return;
+      }
+    }
+    recordSlow(shape, start_ns, end_ns);
+  }
   // Re-bins onto a wider width (shift >= shift()), as merging with other threads needs.
   void coarsenTo(unsigned shift);
 
@@ -44,6 +56,7 @@ public:
   size_t shapeSlots() const { return per_shape_.size(); }
 
 private:
+  void recordSlow(ShapeId shape, uint64_t start_ns, uint64_t end_ns);
   void coarsenOnce();
   void addCell(std::vector<TimelineCell>& cells, uint64_t bin, uint64_t count, uint64_t busy_ns);
 
