@@ -2,6 +2,13 @@
 // a private ipc socket, starts PROGRAM with SHAPETRACE_ENDPOINT pointing at it, records until the
 // program and every process it started have exited, prints a summary and exits with the
 // program's exit code (128 + N when signal N killed it).
+//
+// A recording made this way is meant to be complete, so the program runs in the runtime's blocking
+// mode (SHAPETRACE_BLOCKING=1): when its rings fill faster than the pipeline drains them (fib at
+// ~28 M events/s on one thread outruns drain + ZeroMQ + collector on the one other core of a 2-core
+// machine), a thread waits for room instead of dropping; it never waits longer than
+// SHAPETRACE_EXIT_TIMEOUT_MS without progress. `--lossy`, or SHAPETRACE_BLOCKING set by the user,
+// keeps the runtime's own default (drop and count, never wait), as for `collect` and `live`.
 #include "cli/command.h"
 #include "cli/signals.h"
 #include "cli/summary.h"
@@ -22,11 +29,13 @@ namespace {
 struct RecordOptions {
   std::string out;
   std::string publish;
+  bool lossy = false;
   std::vector<std::string> program;
 };
 
 // Starts the program; exits 127 in the child when it cannot be executed.
-pid_t startProgram(const std::vector<std::string>& program, const std::string& endpoint) {
+pid_t startProgram(const std::vector<std::string>& program, const std::string& endpoint,
+                   bool lossy) {
   std::vector<char*> argv;
   for (const std::string& arg : program)
     argv.push_back(const_cast<char*>(arg.c_str()));
@@ -36,6 +45,8 @@ pid_t startProgram(const std::vector<std::string>& program, const std::string& e
     throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
     ::setenv("SHAPETRACE_ENDPOINT", endpoint.c_str(), 1);
+    if (!lossy)
+      ::setenv("SHAPETRACE_BLOCKING", "1", /*overwrite=*/0); // the user's own setting wins
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGTERM, SIG_DFL);
     ::execvp(argv[0], argv.data());
@@ -87,7 +98,7 @@ int runRecord(const RecordOptions& o) {
   // Grandchildren whose parent exits are re-parented to us, so we can wait for all of them.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   installStopHandlers();
-  const pid_t program = startProgram(o.program, options.listen.front());
+  const pid_t program = startProgram(o.program, options.listen.front(), o.lossy);
   int program_status = 0;
   bool forwarded = false;
   for (;;) {
@@ -132,11 +143,15 @@ Runner setupRecord(CLI::App& command) {
   command.add_option("--out,-o", o->out, "recording directory (new or empty)")->required();
   command.add_option("--publish,-p", o->publish,
                      "also fan out live on this ZeroMQ PUB endpoint");
+  command.add_flag("--lossy", o->lossy,
+                   "let the program drop events (counted) instead of waiting when the pipeline "
+                   "falls behind; by default it waits, so the recording is complete");
   command.add_option("program", o->program, "the program and its arguments (after --)")
       ->required()
       ->expected(-1);
   command.footer("Example: shapetrace record -o trace.rec -- ./server --port 8080\n"
-                 "The program runs with SHAPETRACE_ENDPOINT set to a private socket; its exit code "
+                 "The program runs with SHAPETRACE_ENDPOINT set to a private socket and, unless\n"
+                 "--lossy or SHAPETRACE_BLOCKING is given, SHAPETRACE_BLOCKING=1; its exit code "
                  "is shapetrace's.");
   return [o] { return runRecord(*o); };
 }

@@ -202,6 +202,22 @@ TEST(RecordCommand, RecordsAProgramAndTheProcessesItStartsAndReturnsItsExitCode)
   EXPECT_TRUE(j["processes"][0]["ended"]);
 }
 
+// A recording is complete by default: the program runs in the runtime's blocking mode, unless
+// --lossy is given or the user chose SHAPETRACE_BLOCKING.
+TEST(RecordCommand, RunsTheProgramLosslessUnlessAskedOtherwise) {
+  TempDir tmp;
+  const std::string show = "echo \"blocking=${SHAPETRACE_BLOCKING-unset}\"";
+  auto [code, output] = run({kShapetrace, "record", "-o", tmp.sub("rec"), "--", "sh", "-c", show});
+  EXPECT_EQ(code, 0) << output;
+  EXPECT_NE(output.find("blocking=1\n"), std::string::npos) << output;
+  std::tie(code, output) =
+      run({kShapetrace, "record", "--lossy", "-o", tmp.sub("rec2"), "--", "sh", "-c", show});
+  EXPECT_NE(output.find("blocking=unset\n"), std::string::npos) << output;
+  std::tie(code, output) = run({kShapetrace, "record", "-o", tmp.sub("rec3"), "--", "sh", "-c", show},
+                               {{"SHAPETRACE_BLOCKING", "0"}});
+  EXPECT_NE(output.find("blocking=0\n"), std::string::npos) << output;
+}
+
 TEST(RecordCommand, ReportsAProgramThatCannotRunAndUsageErrors) {
   TempDir tmp;
   auto [code, output] =
