@@ -128,6 +128,10 @@ void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
   const size_t distinct = canonicalizeChildSet(child_shapes);
   const ShapeId shape = shapes_.intern(frame.function, child_shapes.first(distinct));
   shape_children_.resize(frame.shape_children_begin);
+  // The shapes' statistics outgrow the caches: load what the update will touch while the DAG
+  // node is looked up.
+  if (shape >= shape_states_.size()) shape_states_.resize(shape + 1);
+  if (measured) shape_states_[shape].stats.prefetch(time_ns - frame.enter_ns);
 
   const ShapeId node = internDagNode(frame);
   dag_children_.resize(frame.dag_children_begin);
@@ -135,7 +139,6 @@ void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
   if (node >= dag_stats_.size()) dag_stats_.resize(node + 1);
   __builtin_prefetch(&dag_stats_[node]);
 
-  if (shape >= shape_states_.size()) shape_states_.resize(shape + 1);
   if (frame.function >= functions_.size()) functions_.resize(frame.function + 1);
   ++shape_states_[shape].calls;
   ++functions_[frame.function].calls;
