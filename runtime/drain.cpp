@@ -157,7 +157,7 @@ bool Drain::sendBatch(ThreadState& state, uint64_t up_to) {
   ++cursor.next_sequence;
   cursor.events_sent += batch_.count();
   events_sent_ += batch_.count();
-  batch_.start(flags().batch_events);
+  batch_.clear();
   state.ring.release(up_to);
   return true;
 }
@@ -193,7 +193,7 @@ bool Drain::drainThread(ThreadState& state) {
   }
   EventRing& ring = state.ring;
   const uint64_t head = ring.readable();
-  batch_.start(flags().batch_events);
+  batch_.clear();
   uint64_t index = ring.released();
   while (index < head) {
     const Event& slot = ring.at(index);
@@ -201,11 +201,11 @@ bool Drain::drainThread(ThreadState& state) {
       batch_.append(calibration_.toNs(slot.timestamp), slot.function_id, slot.kind);
       ++index;
       if (batch_.full() && !sendBatch(state, index))
-        return (batch_.start(flags().batch_events), false);
+        return (batch_.clear(), false);
       continue;
     }
     if (!sendBatch(state, index))
-      return (batch_.start(flags().batch_events), false);
+      return (batch_.clear(), false);
     const uint64_t at_ns = calibration_.toNs(slot.timestamp);
     bool sent = true;
     uint64_t used = 1;
@@ -239,7 +239,7 @@ bool Drain::drainThread(ThreadState& state) {
     ring.release(index);
   }
   if (!sendBatch(state, index))
-    return (batch_.start(flags().batch_events), false);
+    return (batch_.clear(), false);
   return ring.released() == ring.readable();
 }
 

@@ -24,11 +24,15 @@ inline constexpr size_t kMaxEncodedEventBytes = 15;
 // every event. Room for `capacity` events is made once; append() then only writes bytes.
 class EventEncoder {
 public:
-  // Forgets the events so far; the next append() is the batch's first and sets its base.
+  // Makes room for `capacity` events per batch and starts an empty batch.
   void start(size_t capacity) {
     if (bytes_.size() < capacity * kMaxEncodedEventBytes)
       bytes_.resize(capacity * kMaxEncodedEventBytes);
     capacity_ = capacity;
+    clear();
+  }
+  // Forgets the events so far; the next append() is the batch's first and sets its base.
+  void clear() {
     end_ = 0;
     count_ = 0;
   }

@@ -70,9 +70,11 @@ TEST(EventCodec, EncoderBuildsTheSameBytesOneEventAtATime) {
   EXPECT_EQ(encoder.base(), 100u);
   EXPECT_THAT(encoder.bytes(), ElementsAre(0x00, 0x05, 0x81, 0x04, 0xac, 0x02, 0x06, 0x05));
 
-  // start() begins a new batch with a new base, reusing the buffer.
-  encoder.start(1);
+  // clear() begins a new batch with a new base, reusing the buffer.
+  encoder.clear();
+  EXPECT_EQ(encoder.count(), 0u);
   encoder.append(7, 1, EventKind::Exit);
+  EXPECT_FALSE(encoder.full());
   EXPECT_EQ(encoder.base(), 7u);
   EXPECT_THAT(encoder.bytes(), ElementsAre(0x01, 0x01));
 }
