@@ -12,6 +12,7 @@ core, which says more about the machine than about the tracer.
   empty hooks      -finstrument-functions with empty __cyg_profile_func_* (the cost of the calls)
   shapetrace       the shapetrace plugin (build/bin/shapetrace-cc), recording to disk
                    (SHAPETRACE_OUTPUT, drained by the runtime while it runs)
+  shapetrace lossless  the same binary with SHAPETRACE_BLOCKING=1 (a full ring waits, drops nothing)
   shapetrace off   the same binary with SHAPETRACE_ENABLED=0
   xray-fdr         -fxray-instrument -fxray-instruction-threshold=1, FDR mode started in a constructor
   uftrace          uftrace record of a -pg build
@@ -105,6 +106,15 @@ class Shapetrace(Variant):
         totals = run([os.path.join(self.build, "tests", "bench", "recording_totals"), output]).stdout
         match = re.search(r"recorded=(\d+) lost=(\d+)", totals)
         return calls, ns, int(match.group(1)), int(match.group(2))
+
+
+class ShapetraceLossless(Shapetrace):
+    # Like the peers, which keep every event: a full ring makes the thread wait for the drain.
+    name = "shapetrace lossless"
+    env = {"SHAPETRACE_BLOCKING": "1"}
+
+    def compile(self):
+        shutil.copy(os.path.join(self.work, "shapetrace"), self.binary)
 
 
 class ShapetraceOff(Shapetrace):
@@ -204,7 +214,8 @@ def workload_functions(workload):
     return {"fib"} if workload[0] == "fib" else {"a", "b", "c", "d"}
 
 
-VARIANTS = [Uninstrumented, EmptyHooks, Shapetrace, ShapetraceOff, XrayFdr, Uftrace, LttngUst]
+VARIANTS = [Uninstrumented, EmptyHooks, Shapetrace, ShapetraceLossless, ShapetraceOff, XrayFdr,
+            Uftrace, LttngUst]
 
 
 def main():
