@@ -3,6 +3,7 @@
 #include "fanout.h"
 #include "recording/recording.h"
 #include "trace_builder.h"
+#include "support/files.h"
 #include "wire/codec.h"
 
 #include <gtest/gtest.h>
@@ -29,12 +30,7 @@ struct Result {
   std::string out, err;
 };
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using shapetrace::testing::slurp;
 
 class AnalyzeCommandTest : public ::testing::Test {
 protected:

@@ -2,6 +2,8 @@
 // publisher), the command analyses it, serves the page and the snapshot over real HTTP, and prints
 // its terminal summary; plus every usage error (port in use, bad --http, bad endpoint) and the
 // "waiting for collector" state.
+#include "support/files.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -28,12 +30,7 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using shapetrace::testing::slurp;
 
 // A child process with stdout and stderr in files.
 class Child {

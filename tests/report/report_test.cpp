@@ -7,6 +7,7 @@
 #include "report/report_data.h"
 #include "report/run_info.h"
 #include "service_trace.h"
+#include "support/files.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -24,12 +25,7 @@ using report_testing::ServiceTrace;
 using report_testing::ServiceTraceOptions;
 using Json = nlohmann::json;
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using shapetrace::testing::slurp;
 
 // The calls of one thread rebuilt from its events by plain recursion: the ground truth an
 // instance read from the recording must equal.
