@@ -74,8 +74,8 @@ public:
     for (size_t age = 1; age < count_ && int64_t(ticks - segments_[index].ref_ticks) < 0; ++age)
       index = (index + kHistory - 1) % kHistory;
     const Segment& segment = segments_[index];
-    // Fixed point, not double: the double version's conversions back to an integer were most of
-    // the drain's time per event (perf; docs/BENCHMARKS.md). One 64x64->128 multiply.
+    // Fixed point, not double: the double version's conversions back to an integer were about a
+    // quarter of the drain's samples (perf; docs/BENCHMARKS.md). One 64x64->128 multiply.
     const __int128 delta = int64_t(ticks - segment.ref_ticks);
     const __int128 ns = __int128(segment.ref_ns) + ((delta * segment.ns_per_tick_q32) >> 32);
     return ns <= 0 ? 0 : uint64_t(ns);
