@@ -49,25 +49,63 @@ private:
   std::unordered_map<std::string, uint32_t> by_identity_;
 };
 
-// Interns every node of `local` into `global`, returning the local -> global id map.
-std::vector<ShapeId> mergeTable(const ShapeTable& local, ShapeTable& global, bool is_set,
-                                uint64_t process, FunctionIndex& functions) {
+// A process's function ids to analysis function indices, each looked up once: the DAG has a
+// million nodes and more.
+class ProcessFunctions {
+public:
+  ProcessFunctions(uint64_t process, FunctionIndex& functions)
+      : process_(process), functions_(functions) {}
+  uint32_t indexOf(uint32_t id) {
+    if (id >= index_.size()) index_.resize(id + 1, kUnseen);
+    if (index_[id] == kUnseen) index_[id] = functions_.indexOf(process_, id);
+    return index_[id];
+  }
+
+private:
+  static constexpr uint32_t kUnseen = UINT32_MAX;
+  uint64_t process_;
+  FunctionIndex& functions_;
+  std::vector<uint32_t> index_;
+};
+
+// Interns every shape of a thread into the analysis' shapes, returning the local -> global id map.
+std::vector<ShapeId> mergeShapes(const ShapeTable& local, ShapeTable& global,
+                                 ProcessFunctions& functions) {
   std::vector<ShapeId> to_global(local.size(), kNullShape);
   std::vector<ShapeId> children;
-  // The DAG has a million nodes and more: look each function up once, not once per node.
-  constexpr uint32_t kUnseen = UINT32_MAX;
-  std::vector<uint32_t> function_index;
   for (ShapeId id = 1; id < local.size(); ++id) {
     children.clear();
     for (ShapeId child : local.children(id))
       children.push_back(to_global[child]);
-    size_t size = children.size();
-    if (is_set) size = canonicalizeChildSet(children);
-    const uint32_t local_function = local.function(id);
-    if (local_function >= function_index.size()) function_index.resize(local_function + 1, kUnseen);
-    uint32_t& function = function_index[local_function];
-    if (function == kUnseen) function = functions.indexOf(process, local_function);
-    to_global[id] = global.intern(function, std::span(children).first(size));
+    const size_t size = canonicalizeChildSet(children);
+    to_global[id] = global.intern(functions.indexOf(local.function(id)),
+                                  std::span(children).first(size));
+  }
+  return to_global;
+}
+
+// The same for a thread's DAG, which outgrows the caches: a node's slot is prefetched a few
+// nodes ahead. That works because its Merkle hash (over analysis function indices) needs only
+// its children's hashes, all computed first, never their global ids.
+std::vector<ShapeId> mergeDag(const ShapeTable& local, ShapeTable& global,
+                              ProcessFunctions& functions) {
+  std::vector<uint64_t> hashes(local.size());
+  for (ShapeId id = 1; id < local.size(); ++id) {
+    ShapeTable::Hash hash(functions.indexOf(local.function(id)));
+    for (ShapeId child : local.children(id))
+      hash.add(hashes[child]);
+    hashes[id] = hash.value(local.children(id).size());
+  }
+  constexpr size_t kAhead = 16;
+  std::vector<ShapeId> to_global(local.size(), kNullShape);
+  std::vector<ShapeId> children;
+  for (ShapeId id = 1; id < local.size(); ++id) {
+    if (id + kAhead < local.size()) global.prefetch(hashes[id + kAhead]);
+    children.clear();
+    for (ShapeId child : local.children(id))
+      children.push_back(to_global[child]);
+    to_global[id] =
+        global.intern(ShapeTable::Key{functions.indexOf(local.function(id)), children, hashes[id]});
   }
   return to_global;
 }
@@ -81,6 +119,7 @@ void mergeThread(Analysis& analysis, const ThreadInput& input, FunctionIndex& fu
                  std::vector<std::vector<ShapeId>>& shape_maps) {
   const ThreadAnalyzer& thread = *input.analyzer;
   const uint64_t process = input.key.process;
+  ProcessFunctions process_functions(process, functions);
   ThreadSummary summary;
   summary.key = input.key;
   summary.name = input.name;
@@ -96,13 +135,13 @@ void mergeThread(Analysis& analysis, const ThreadInput& input, FunctionIndex& fu
   const auto& function_states = thread.functionStates();
   for (uint32_t id = 0; id < function_states.size(); ++id) {
     if (function_states[id].calls == 0) continue;
-    FunctionSummary& f = analysis.functions[functions.indexOf(process, id)];
+    FunctionSummary& f = analysis.functions[process_functions.indexOf(id)];
     f.stats.merge(function_states[id].stats);
     f.calls += function_states[id].calls;
     f.outliers += function_states[id].outliers;
   }
 
-  std::vector<ShapeId> shape_map = mergeTable(thread.shapes(), analysis.shapes, true, process, functions);
+  std::vector<ShapeId> shape_map = mergeShapes(thread.shapes(), analysis.shapes, process_functions);
   for (ShapeId id = 1; id < shape_map.size(); ++id) {
     ShapeState& global = at(analysis.shape_states, shape_map[id]);
     const ShapeState& local = thread.shapeStates()[id];
@@ -113,7 +152,10 @@ void mergeThread(Analysis& analysis, const ThreadInput& input, FunctionIndex& fu
   }
   std::sort(summary.shapes.begin(), summary.shapes.end());
 
-  const std::vector<ShapeId> dag_map = mergeTable(thread.dag(), analysis.dag, false, process, functions);
+  // Room for the thread's nodes up front (threads share few): growing a table of a million
+  // nodes one node at a time rehashes it over and over.
+  analysis.dag.reserve(thread.dag().size() - 1, thread.dag().childIds());
+  const std::vector<ShapeId> dag_map = mergeDag(thread.dag(), analysis.dag, process_functions);
   for (ShapeId id = 1; id < dag_map.size(); ++id) {
     DagStats& global = at(analysis.dag_stats, dag_map[id]);
     const DagStats& local = thread.dagStats()[id];
@@ -125,7 +167,7 @@ void mergeThread(Analysis& analysis, const ThreadInput& input, FunctionIndex& fu
   for (Outlier outlier : thread.outliers()) {
     outlier.process = process;
     outlier.thread = input.key.thread;
-    outlier.function = functions.indexOf(process, outlier.function);
+    outlier.function = process_functions.indexOf(outlier.function);
     outlier.shape = shape_map[outlier.shape];
     analysis.outliers.push_back(outlier);
   }

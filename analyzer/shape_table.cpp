@@ -12,6 +12,12 @@ constexpr uint64_t kOffsetMask = (uint64_t{1} << kTagShift) - 1;
 constexpr uint64_t slotTag(uint64_t hash) { return hash & ~kOffsetMask; }
 constexpr uint64_t slotRecord(uint64_t slot) { return slot & kOffsetMask; }
 
+// Capacity for `size` elements, at least doubling: reserve() called once per merged thread must
+// not copy the records once per thread.
+template <typename Vector> void growTo(Vector& vector, size_t size) {
+  if (size > vector.capacity()) vector.reserve(std::max(size, 2 * vector.capacity()));
+}
+
 } // namespace
 
 ShapeTable::ShapeTable() {
@@ -68,7 +74,7 @@ ShapeId ShapeTable::intern(const Key& key) {
   const ShapeId id = add(key);
   slots_[slot] = slotTag(key.hash) | record_of_[id];
   // Keep the load factor at or below one half so probes stay short.
-  if (record_of_.size() * 2 > slots_.size()) rehash();
+  if (record_of_.size() * 2 > slots_.size()) rehash(slots_.size() * 2);
   return id;
 }
 
@@ -86,22 +92,33 @@ ShapeId ShapeTable::add(const Key& key) {
   r[kFunction] = key.function;
   r[kDepth] = depth;
   r[kChildCount] = static_cast<uint32_t>(key.children.size());
+  r[kHashLow] = static_cast<uint32_t>(key.hash);
+  r[kHashHigh] = static_cast<uint32_t>(key.hash >> 32);
   std::copy(key.children.begin(), key.children.end(), r + kHeaderWords);
   return id;
 }
 
-void ShapeTable::rehash() {
-  slots_.assign(slots_.size() * 2, 0);
+void ShapeTable::rehash(size_t slot_count) {
+  slots_.assign(slot_count, 0);
   mask_ = slots_.size() - 1;
   for (ShapeId id = 1; id < record_of_.size(); ++id) {
     if (isLeaf(id)) continue; // leaves are found through leaf_of_function_
-    const uint64_t record = record_of_[id];
-    const uint64_t hash = keyOf(function(id), children(id)).hash;
+    const uint64_t hash = this->hash(id);
     uint64_t slot = hash & mask_;
     while (slots_[slot] != 0)
       slot = (slot + 1) & mask_;
-    slots_[slot] = slotTag(hash) | record;
+    slots_[slot] = slotTag(hash) | record_of_[id];
   }
+}
+
+void ShapeTable::reserve(size_t nodes, size_t child_ids) {
+  const size_t total = record_of_.size() + nodes;
+  growTo(records_, records_.size() + nodes * kHeaderWords + child_ids);
+  growTo(record_of_, total);
+  size_t slot_count = slots_.size();
+  while (total * 2 > slot_count)
+    slot_count *= 2;
+  if (slot_count != slots_.size()) rehash(slot_count);
 }
 
 size_t ShapeTable::memoryBytes() const {

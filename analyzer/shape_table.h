@@ -14,7 +14,13 @@
 // - a slot points straight at the node's record, which holds the id, the function and the
 //   children side by side: a hit reads the slot and one record, usually one cache line;
 // - the hash is a separate step (Key) so that the caller can prefetch the slot and do other work
-//   while it arrives.
+//   while it arrives;
+// - each record keeps its node's hash, so growing the table never recomputes one.
+//
+// The hash is the caller's choice, provided equal keys always get equal hashes and one table sees
+// one kind: keyOf() hashes the child ids; the DAG uses a Merkle hash (of the children's hashes),
+// which a call's parent can compute before the child's id is known, and which any thread and
+// the merge compute alike from the structure alone.
 #pragma once
 
 #include "huge_page_allocator.h"
@@ -44,7 +50,7 @@ public:
   class Hash {
   public:
     explicit Hash(uint32_t function) : h_((uint64_t{function} + 1) * kMul) {}
-    void add(ShapeId child) {
+    void add(uint64_t child) {
       h_ = (h_ ^ child) * kMul;
       h_ ^= h_ >> 29;
     }
@@ -73,6 +79,9 @@ public:
   }
   // Starts loading the slot a node with this hash will probe; intern or find it a little later.
   void prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[hash & mask_]); }
+  // Makes room for `nodes` more nodes with `child_ids` child ids in all, so that interning them
+  // never grows the table.
+  void reserve(size_t nodes, size_t child_ids);
   // The id of the node, interned if new.
   ShapeId intern(const Key& key);
   ShapeId intern(uint32_t function, std::span<const ShapeId> children) {
@@ -86,6 +95,8 @@ public:
 
   // Number of ids, the null shape included (so the first real node is id 1).
   size_t size() const { return record_of_.size(); }
+  // Child ids over all nodes (what reserve() takes).
+  size_t childIds() const { return records_.size() - record_of_.size() * kHeaderWords; }
   uint32_t function(ShapeId id) const { return records_[record_of_[id] + kFunction]; }
   std::span<const ShapeId> children(ShapeId id) const {
     const uint64_t at = record_of_[id];
@@ -93,6 +104,11 @@ public:
   }
   // Def. 5.2: null has depth 0, [f, {null}] depth 1, otherwise 1 + the deepest child.
   uint32_t depth(ShapeId id) const { return records_[record_of_[id] + kDepth]; }
+  // The hash the node was interned with (0 for null).
+  uint64_t hash(ShapeId id) const {
+    const uint32_t* r = records_.data() + record_of_[id];
+    return uint64_t{r[kHashHigh]} << 32 | r[kHashLow];
+  }
   // [f, {null}]: a call without children. Tables 1 and 2 leave these out.
   bool isLeaf(ShapeId id) const {
     return id != kNullShape && records_[record_of_[id] + kChildCount] == 0;
@@ -102,7 +118,8 @@ public:
 
 private:
   // A record in records_: its header words, then the child ids.
-  static constexpr unsigned kId = 0, kFunction = 1, kDepth = 2, kChildCount = 3, kHeaderWords = 4;
+  static constexpr unsigned kId = 0, kFunction = 1, kDepth = 2, kChildCount = 3, kHashLow = 4,
+                            kHashHigh = 5, kHeaderWords = 6;
 
   ShapeId leafOf(uint32_t function) const {
     return function < leaf_of_function_.size() ? leaf_of_function_[function] : kNullShape;
@@ -110,7 +127,7 @@ private:
   bool equals(uint64_t record, const Key& key) const;
   uint64_t slotOf(const Key& key) const;
   ShapeId add(const Key& key);
-  void rehash();
+  void rehash(size_t slot_count);
 
   std::vector<uint32_t> records_;   // every node's record, in id order; the null node's first
   std::vector<uint64_t> record_of_; // id -> offset of its record in records_

@@ -133,7 +133,10 @@ void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
   if (shape >= shape_states_.size()) shape_states_.resize(shape + 1);
   if (measured) shape_states_[shape].stats.prefetch(time_ns - frame.enter_ns);
 
-  const ShapeId node = internDagNode(frame);
+  const std::span<const ShapeId> child_nodes(dag_children_.data() + frame.dag_children_begin,
+                                             dag_children_.size() - frame.dag_children_begin);
+  const ShapeTable::Key dag_key = ShapeTable::keyOf(frame.function, child_nodes, frame.dag_hash);
+  const ShapeId node = internDagNode(frame, dag_key);
   dag_children_.resize(frame.dag_children_begin);
   // The DAG's statistics outgrow the caches too: load the node's line while the rest is done.
   if (node >= dag_stats_.size()) dag_stats_.resize(node + 1);
@@ -152,7 +155,7 @@ void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
   }
   stack_.pop_back(); // `frame` is gone from here on
   timeline_.record(shape, enter_ns, time_ns);
-  if (!stack_.empty()) appendChild(shape, node);
+  if (!stack_.empty()) appendChild(shape, node, dag_key.hash);
   if (node == kNullShape) {
     diagnostics_.add(Stat::dag_calls_not_interned);
   } else if (measured) {
@@ -165,24 +168,21 @@ void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
 
 // The frame's exact-sequence DAG node, kNullShape when it cannot be interned (a child could not
 // be, or the DAG is full and this node is new).
-ShapeId ThreadAnalyzer::internDagNode(const Frame& frame) {
+ShapeId ThreadAnalyzer::internDagNode(const Frame& frame, const ShapeTable::Key& key) {
   if (frame.dag_unknown) return kNullShape;
-  const std::span<const ShapeId> child_nodes(dag_children_.data() + frame.dag_children_begin,
-                                             dag_children_.size() - frame.dag_children_begin);
-  const ShapeTable::Key key = ShapeTable::keyOf(frame.function, child_nodes, frame.dag_hash);
   if (dag_full_) return dag_.find(key);
   const ShapeId node = dag_.intern(key);
   dag_full_ = dag_.size() > options_.max_dag_nodes;
   return node;
 }
 
-void ThreadAnalyzer::appendChild(ShapeId shape, ShapeId dag_node) {
+void ThreadAnalyzer::appendChild(ShapeId shape, ShapeId dag_node, uint64_t dag_hash) {
   Frame& parent = stack_.back();
   dag_children_.push_back(dag_node);
   if (dag_node == kNullShape) parent.dag_unknown = true;
   // The DAG outgrows the caches: when this is the parent's last child, its exit comes next, so
   // start loading the slot it will probe now.
-  parent.dag_hash.add(dag_node);
+  parent.dag_hash.add(dag_hash);
   dag_.prefetch(parent.dag_hash.value(dag_children_.size() - parent.dag_children_begin));
   // Loops repeat the same child: skip an immediate repeat, and squeeze the list when it grows so a
   // long loop costs memory for its distinct children only.

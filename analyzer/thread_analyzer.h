@@ -121,7 +121,7 @@ private:
     size_t dag_children_begin;
     size_t compact_at = 64; // shape child list size at which repeats are squeezed out
     bool dag_unknown = false; // a child's DAG node could not be interned, so neither can this one
-    ShapeTable::Hash dag_hash; // of the DAG children so far
+    ShapeTable::Hash dag_hash; // Merkle hash of the DAG children so far (of their hashes)
   };
   // What changes on every call of a function. Its duration histogram is not kept here: a shape
   // has one base function, so the function's histogram is the sum of its shapes' (built when
@@ -138,8 +138,8 @@ private:
   void discardStack(Stat reason);
   void judge(const Frame& frame, ShapeId shape, uint64_t duration_ns);
   void keepOutlier(const Outlier& outlier);
-  ShapeId internDagNode(const Frame& frame);
-  void appendChild(ShapeId shape, ShapeId dag_node);
+  ShapeId internDagNode(const Frame& frame, const ShapeTable::Key& key);
+  void appendChild(ShapeId shape, ShapeId dag_node, uint64_t dag_hash);
 
   AnalyzerOptions options_;
   std::vector<Frame> stack_;

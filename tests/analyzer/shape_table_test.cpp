@@ -71,6 +71,28 @@ TEST(ShapeTableTest, ManyShapesSurviveRehashing) {
   }
 }
 
+// The merge reserves room for a thread's DAG, then interns it: nothing may move or grow meanwhile,
+// and every node keeps the hash it was interned with (the DAG's Merkle hash is the caller's).
+TEST(ShapeTableTest, ReservedRoomTakesTheNodesWithoutGrowing) {
+  ShapeTable table;
+  const ShapeId leaf = table.intern(7, {});
+  table.reserve(1000, 2000);
+  const size_t reserved = table.memoryBytes();
+  std::vector<ShapeId> ids;
+  for (uint32_t i = 0; i < 1000; ++i) {
+    const std::vector<ShapeId> children{leaf, i == 0 ? leaf : ids.back()};
+    const uint64_t hash = 0x9E3779B97F4A7C15ull * (i + 1); // any hash, as long as it is the key's
+    ids.push_back(table.intern(ShapeTable::Key{i % 13, children, hash}));
+    ASSERT_EQ(table.hash(ids.back()), hash);
+  }
+  EXPECT_EQ(table.memoryBytes(), reserved);
+  EXPECT_EQ(table.childIds(), 2000u);
+  for (uint32_t i = 0; i < 1000; ++i) {
+    const std::vector<ShapeId> children{leaf, i == 0 ? leaf : ids[i - 1]};
+    ASSERT_EQ(table.find(ShapeTable::Key{i % 13, children, 0x9E3779B97F4A7C15ull * (i + 1)}), ids[i]);
+  }
+}
+
 TEST(ShapeTableTest, CanonicalizeSortsDedupsAndDropsNull) {
   std::vector<ShapeId> v{5, 0, 3, 5, 1, 3, 0};
   const size_t n = canonicalizeChildSet(v);
