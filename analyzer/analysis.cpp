@@ -156,8 +156,9 @@ void mergeThread(Analysis& analysis, const ThreadInput& input, FunctionIndex& fu
   // nodes one node at a time rehashes it over and over.
   analysis.dag.reserve(thread.dag().size() - 1, thread.dag().childIds());
   const std::vector<ShapeId> dag_map = mergeDag(thread.dag(), analysis.dag, process_functions);
+  analysis.dag_stats.resize(analysis.dag.size());
   for (ShapeId id = 1; id < dag_map.size(); ++id) {
-    DagStats& global = at(analysis.dag_stats, dag_map[id]);
+    DagStats& global = analysis.dag_stats[dag_map[id]];
     const DagStats& local = thread.dagStats()[id];
     global.count += local.count;
     global.sum += local.sum;

@@ -56,6 +56,12 @@ uint64_t ShapeTable::slotOf(const Key& key) const {
   }
 }
 
+void ShapeTable::prefetchRecord(uint64_t hash) const {
+  const uint64_t entry = slots_[hash & mask_];
+  if (entry != 0 && slotTag(entry) == slotTag(hash))
+    __builtin_prefetch(records_.data() + slotRecord(entry));
+}
+
 ShapeId ShapeTable::find(const Key& key) const {
   if (key.children.empty()) return leafOf(key.function);
   const uint64_t entry = slots_[slotOf(key)];

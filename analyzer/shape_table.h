@@ -79,6 +79,9 @@ public:
   }
   // Starts loading the slot a node with this hash will probe; intern or find it a little later.
   void prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[hash & mask_]); }
+  // Once that slot is in cache: starts loading the record it points to when the tag matches (the
+  // node is most likely there), so the comparison does not wait for it either.
+  void prefetchRecord(uint64_t hash) const;
   // Makes room for `nodes` more nodes with `child_ids` child ids in all, so that interning them
   // never grows the table.
   void reserve(size_t nodes, size_t child_ids);

@@ -60,7 +60,9 @@ void ThreadAnalyzer::onEvents(std::span<const Event> events) {
       break;
     case EventKind::Exit: leave(event.function_id, time); break;
     }
+    if (dag_queue_.size() >= kDagQueueLength) accountDagQueue();
   }
+  accountDagQueue();
 }
 
 void ThreadAnalyzer::enter(uint32_t function, uint64_t time_ns) {
@@ -68,6 +70,7 @@ void ThreadAnalyzer::enter(uint32_t function, uint64_t time_ns) {
     diagnostics_.add(Stat::stack_overflows);
     onGap(0);
   }
+  if (function >= functions_.size()) functions_.resize(function + 1);
   stack_.emplace_back(function, time_ns, shape_children_.size(), dag_children_.size());
 }
 
@@ -108,82 +111,86 @@ void ThreadAnalyzer::onGap(uint64_t dropped) {
   orphan_exit_budget_ += stack_.size() + dropped;
   stack_.clear();
   shape_children_.clear();
-  dag_children_.clear();
+  popDagChildren(0);
 }
 
 void ThreadAnalyzer::onEnd() {
   diagnostics_.add(Stat::frames_open_at_thread_end, stack_.size());
   stack_.clear();
   shape_children_.clear();
-  dag_children_.clear();
+  popDagChildren(0);
   orphan_exit_budget_ = 0;
 }
 
 void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
-  const Frame& frame = stack_.back();
+  Frame& frame = stack_.back();
   ++calls_;
-
-  std::span<ShapeId> child_shapes(shape_children_.data() + frame.shape_children_begin,
-                                  shape_children_.size() - frame.shape_children_begin);
-  const size_t distinct = canonicalizeChildSet(child_shapes);
-  const ShapeId shape = shapes_.intern(frame.function, child_shapes.first(distinct));
-  shape_children_.resize(frame.shape_children_begin);
-  // The shapes' statistics outgrow the caches: load what the update will touch while the DAG
-  // node is looked up.
-  if (shape >= shape_states_.size()) shape_states_.resize(shape + 1);
-  if (measured) shape_states_[shape].stats.prefetch(time_ns - frame.enter_ns);
-
-  const std::span<const ShapeId> child_nodes(dag_children_.data() + frame.dag_children_begin,
-                                             dag_children_.size() - frame.dag_children_begin);
-  const ShapeTable::Key dag_key = ShapeTable::keyOf(frame.function, child_nodes, frame.dag_hash);
-  const ShapeId node = internDagNode(frame, dag_key);
-  dag_children_.resize(frame.dag_children_begin);
-  // The DAG's statistics outgrow the caches too: load the node's line while the rest is done.
-  if (node >= dag_stats_.size()) dag_stats_.resize(node + 1);
-  __builtin_prefetch(&dag_stats_[node]);
-
-  if (frame.function >= functions_.size()) functions_.resize(frame.function + 1);
-  ++shape_states_[shape].calls;
-  ++functions_[frame.function].calls;
-
+  const uint32_t function = frame.function;
   const uint64_t enter_ns = frame.enter_ns;
   const uint64_t duration = time_ns - enter_ns;
-  if (measured) {
-    judge(frame, shape, duration);
-    functions_[frame.function].moments.add(duration);
-    shape_states_[shape].stats.add(duration);
+  // Most calls are leaves: their shape and DAG node depend on the function alone.
+  const bool leaf = shape_children_.size() == frame.shape_children_begin &&
+                    dag_children_.size() == frame.dag_children_begin;
+  ShapeId shape, dag_node;
+  uint64_t dag_hash;
+  if (leaf) {
+    const LeafIds& ids = leafIds(function);
+    shape = ids.shape;
+    dag_node = ids.dag_node;
+    dag_hash = ids.dag_hash;
+  } else {
+    std::span<ShapeId> child_shapes(shape_children_.data() + frame.shape_children_begin,
+                                    shape_children_.size() - frame.shape_children_begin);
+    const size_t distinct = canonicalizeChildSet(child_shapes);
+    shape = shapes_.intern(function, child_shapes.first(distinct));
+    shape_children_.resize(frame.shape_children_begin);
+    if (shape >= shape_states_.size()) shape_states_.resize(shape + 1);
+    dag_hash = frame.dag_hash.value(dag_children_.size() - frame.dag_children_begin);
+    dag_node = queueDagNode(frame, dag_hash, duration, measured);
   }
   stack_.pop_back(); // `frame` is gone from here on
-  timeline_.record(shape, enter_ns, time_ns);
-  if (!stack_.empty()) appendChild(shape, node, dag_key.hash);
-  if (node == kNullShape) {
-    diagnostics_.add(Stat::dag_calls_not_interned);
-  } else if (measured) {
-    DagStats& dag = dag_stats_[node];
-    ++dag.count;
-    dag.sum += duration;
-    dag.sum_squares += static_cast<unsigned __int128>(duration) * duration;
+
+  ShapeState& shape_state = shape_states_[shape];
+  FunctionRunning& function_state = functions_[function];
+  ++shape_state.calls;
+  ++function_state.calls;
+  if (measured) {
+    const Moments& by_function = functionMoments(function_state, shape);
+    judge(by_function, shape_state.stats.moments, function, shape, enter_ns, duration);
+    if (&by_function != &shape_state.stats.moments) function_state.moments.add(duration);
+    shape_state.stats.add(duration);
   }
+  timeline_.record(shape, enter_ns, time_ns);
+  if (leaf) {
+    if (dag_node == kNullShape)
+      diagnostics_.add(Stat::dag_calls_not_interned);
+    else if (measured)
+      addToDagStats(dag_stats_[dag_node], duration);
+  }
+  if (!stack_.empty()) appendChild(shape, dag_node, dag_hash);
 }
 
-// The frame's exact-sequence DAG node, kNullShape when it cannot be interned (a child could not
-// be, or the DAG is full and this node is new).
-ShapeId ThreadAnalyzer::internDagNode(const Frame& frame, const ShapeTable::Key& key) {
-  if (frame.dag_unknown) return kNullShape;
-  if (dag_full_) return dag_.find(key);
-  const ShapeId node = dag_.intern(key);
-  dag_full_ = dag_.size() > options_.max_dag_nodes;
-  return node;
+// The shape and DAG node of a call of `function` without children, interned on its first call.
+const ThreadAnalyzer::LeafIds& ThreadAnalyzer::leafIds(uint32_t function) {
+  if (function >= leaf_ids_.size()) leaf_ids_.resize(function + 1);
+  LeafIds& ids = leaf_ids_[function];
+  if (ids.shape != kNullShape) [[likely]]
+    return ids;
+  ids.shape = shapes_.intern(function, {});
+  if (ids.shape >= shape_states_.size()) shape_states_.resize(ids.shape + 1);
+  // DAG ids follow the order calls finish in: the queued calls, which finished earlier, first.
+  accountDagQueue();
+  const ShapeTable::Key key = ShapeTable::keyOf(function, {}, ShapeTable::Hash(function));
+  ids.dag_hash = key.hash;
+  ids.dag_node = internDagNode(key);
+  if (ids.dag_node >= dag_stats_.size()) dag_stats_.resize(ids.dag_node + 1);
+  return ids;
 }
 
 void ThreadAnalyzer::appendChild(ShapeId shape, ShapeId dag_node, uint64_t dag_hash) {
   Frame& parent = stack_.back();
   dag_children_.push_back(dag_node);
-  if (dag_node == kNullShape) parent.dag_unknown = true;
-  // The DAG outgrows the caches: when this is the parent's last child, its exit comes next, so
-  // start loading the slot it will probe now.
   parent.dag_hash.add(dag_hash);
-  dag_.prefetch(parent.dag_hash.value(dag_children_.size() - parent.dag_children_begin));
   // Loops repeat the same child: skip an immediate repeat, and squeeze the list when it grows so a
   // long loop costs memory for its distinct children only.
   if (shape_children_.size() > parent.shape_children_begin && shape_children_.back() == shape)
@@ -198,9 +205,127 @@ void ThreadAnalyzer::appendChild(ShapeId shape, ShapeId dag_node, uint64_t dag_h
   }
 }
 
-void ThreadAnalyzer::judge(const Frame& frame, ShapeId shape, uint64_t duration_ns) {
-  const Moments& by_function = functions_[frame.function].moments;
-  const Moments& by_shape = shape_states_[shape].stats.moments;
+// Shrinks the open frames' DAG children to `size`, remembering how much of them is known to hold
+// node ids only: accounting the queue then looks at what was added since, not at all of it (a
+// long-lived frame's children grow with its calls).
+void ThreadAnalyzer::popDagChildren(size_t size) {
+  dag_children_.resize(size);
+  dag_children_settled_ = std::min(dag_children_settled_, size);
+}
+
+// Queues the DAG node of the call on top of the stack (it has children), and returns how its
+// parent refers to it until the queue is accounted.
+ShapeId ThreadAnalyzer::queueDagNode(const Frame& frame, uint64_t dag_hash, uint64_t duration_ns,
+                                     bool measured) {
+  dag_queue_.push_back(QueuedDagNode{dag_hash, duration_ns, frame.function,
+                                     static_cast<uint32_t>(dag_queue_children_.size()),
+                                     static_cast<uint32_t>(dag_children_.size() -
+                                                           frame.dag_children_begin),
+                                     measured});
+  dag_queue_children_.insert(dag_queue_children_.end(),
+                             dag_children_.begin() + frame.dag_children_begin, dag_children_.end());
+  popDagChildren(frame.dag_children_begin);
+  return kQueuedCall | static_cast<ShapeId>(dag_queue_.size() - 1);
+}
+
+// Interns the queued DAG nodes in the order their calls finished, each node's slot and record
+// loading a few nodes ahead, then gives the open frames that refer to them their ids.
+void ThreadAnalyzer::accountDagQueue() {
+  const size_t count = dag_queue_.size();
+  if (count == 0) return;
+  dag_queue_nodes_.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    if (i + kPrefetchFar < count) dag_.prefetch(dag_queue_[i + kPrefetchFar].hash);
+    if (i + kPrefetchNear < count) dag_.prefetchRecord(dag_queue_[i + kPrefetchNear].hash);
+    const QueuedDagNode& queued = dag_queue_[i];
+    const ShapeId node = internQueued(queued);
+    dag_queue_nodes_[i] = node;
+    if (node == kNullShape)
+      diagnostics_.add(Stat::dag_calls_not_interned);
+    else if (queued.measured)
+      updateDagStatsLater(node, queued.duration_ns);
+  }
+  applyDagUpdates();
+  for (size_t i = dag_children_settled_; i < dag_children_.size(); ++i)
+    if (dag_children_[i] & kQueuedCall)
+      dag_children_[i] = dag_queue_nodes_[dag_children_[i] & ~kQueuedCall];
+  dag_children_settled_ = dag_children_.size();
+  dag_queue_.clear();
+  dag_queue_children_.clear();
+}
+
+// A queued node's id, kNullShape when it cannot be interned (a child could not be, or the DAG is
+// full and this node is new). Its children were accounted before it.
+ShapeId ThreadAnalyzer::internQueued(const QueuedDagNode& queued) {
+  const std::span<ShapeId> children(dag_queue_children_.data() + queued.children_begin,
+                                    queued.child_count);
+  for (ShapeId& child : children) {
+    if (child & kQueuedCall) child = dag_queue_nodes_[child & ~kQueuedCall];
+    if (child == kNullShape) return kNullShape;
+  }
+  return internDagNode(ShapeTable::Key{queued.function, children, queued.hash});
+}
+
+ShapeId ThreadAnalyzer::internDagNode(const ShapeTable::Key& key) {
+  if (dag_full_) return dag_.find(key);
+  const ShapeId node = dag_.intern(key);
+  dag_full_ = dag_.size() > options_.max_dag_nodes;
+  return node;
+}
+
+void ThreadAnalyzer::addToDagStats(DagStats& stats, uint64_t duration_ns) {
+  ++stats.count;
+  stats.sum += duration_ns;
+  stats.sum_squares += static_cast<unsigned __int128>(duration_ns) * duration_ns;
+}
+
+// The DAG's statistics outgrow the caches too: an update is applied a few nodes later, its line
+// loading meanwhile (sums do not depend on the order).
+void ThreadAnalyzer::updateDagStatsLater(ShapeId node, uint64_t duration_ns) {
+  if (node >= dag_stats_.size()) dag_stats_.resize(node + 1);
+  __builtin_prefetch(&dag_stats_[node], 1);
+  DagUpdate& slot = dag_updates_[dag_update_next_++ % kDagUpdateDelay];
+  if (slot.node != kNullShape) addToDagStats(dag_stats_[slot.node], slot.duration_ns);
+  slot = {node, duration_ns};
+}
+
+void ThreadAnalyzer::applyDagUpdates() {
+  for (DagUpdate& update : dag_updates_) {
+    if (update.node != kNullShape) addToDagStats(dag_stats_[update.node], update.duration_ns);
+    update = {};
+  }
+}
+
+// The moments of a function's measured calls, about to take one of `shape`. While they all had
+// one shape, they are that shape's moments (the same durations added in the same order), so only
+// the shape's are kept: most functions, leaves above all, only ever have one shape. A second shape
+// gives the function moments of its own, starting as a copy of the first shape's.
+const Moments& ThreadAnalyzer::functionMoments(FunctionRunning& function, ShapeId shape) {
+  if (function.sole_shape == shape) [[likely]]
+    return shape_states_[shape].stats.moments;
+  if (function.sole_shape == kNullShape) {
+    function.sole_shape = shape; // its first measured call
+    return shape_states_[shape].stats.moments;
+  }
+  if (function.sole_shape != kManyShapes) {
+    function.moments = shape_states_[function.sole_shape].stats.moments;
+    function.sole_shape = kManyShapes;
+  }
+  return function.moments;
+}
+
+const Moments& ThreadAnalyzer::functionMoments(uint32_t function) const {
+  const FunctionRunning& running = functions_[function];
+  if (running.sole_shape == kNullShape || running.sole_shape == kManyShapes) return running.moments;
+  return shape_states_[running.sole_shape].stats.moments;
+}
+
+// 001's rule against the function's moments, and against the shape's. Inline: it runs on every
+// measured call, and the call is almost never an outlier.
+[[gnu::always_inline]] inline void ThreadAnalyzer::judge(const Moments& by_function,
+                                                         const Moments& by_shape, uint32_t function,
+                                                         ShapeId shape, uint64_t enter_ns,
+                                                         uint64_t duration_ns) {
   const auto x = static_cast<double>(duration_ns);
   // x > mean + sigma * sd, without a square root on the common path (x at or below the mean).
   const double sigma2 = options_.outlier_sigma * options_.outlier_sigma;
@@ -212,13 +337,21 @@ void ThreadAnalyzer::judge(const Frame& frame, ShapeId shape, uint64_t duration_
     return m2 > 0 && excess * excess * static_cast<double>(m.count()) > sigma2 * m2;
   };
   const bool function_outlier = fires(by_function);
-  const bool shape_outlier = fires(by_shape);
-  if (!function_outlier && !shape_outlier) [[likely]]
-    return;
+  const bool shape_outlier = &by_shape == &by_function ? function_outlier : fires(by_shape);
+  if (function_outlier || shape_outlier) [[unlikely]]
+    reportOutlier(by_function, by_shape, function, shape, enter_ns, duration_ns, function_outlier,
+                  shape_outlier);
+}
+
+void ThreadAnalyzer::reportOutlier(const Moments& by_function, const Moments& by_shape,
+                                   uint32_t function, ShapeId shape, uint64_t enter_ns,
+                                   uint64_t duration_ns, bool function_outlier,
+                                   bool shape_outlier) {
+  const auto x = static_cast<double>(duration_ns);
   Outlier outlier;
-  outlier.start_ns = frame.enter_ns;
+  outlier.start_ns = enter_ns;
   outlier.duration_ns = duration_ns;
-  outlier.function = frame.function;
+  outlier.function = function;
   outlier.shape = shape;
   outlier.function_outlier = function_outlier;
   outlier.shape_outlier = shape_outlier;
@@ -229,7 +362,7 @@ void ThreadAnalyzer::judge(const Frame& frame, ShapeId shape, uint64_t duration_
   outlier.shape_sd = by_shape.stddev();
   outlier.shape_count = by_shape.count();
   if (function_outlier) {
-    ++functions_[frame.function].outliers;
+    ++functions_[function].outliers;
     outlier.score = (x - outlier.function_mean) / outlier.function_sd;
   }
   if (shape_outlier) {
@@ -256,7 +389,7 @@ void ThreadAnalyzer::keepOutlier(const Outlier& outlier) {
 std::vector<FunctionState> ThreadAnalyzer::functionStates() const {
   std::vector<FunctionState> states(functions_.size());
   for (size_t f = 0; f < functions_.size(); ++f) {
-    states[f].stats.moments = functions_[f].moments;
+    states[f].stats.moments = functionMoments(static_cast<uint32_t>(f));
     states[f].outliers = functions_[f].outliers;
     states[f].calls = functions_[f].calls;
   }

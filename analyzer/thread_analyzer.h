@@ -6,6 +6,15 @@
 // analyzer; the results of several are combined by merge.h in a fixed order. Function ids here are
 // the process's own (as the events carry them); merging maps them to the analysis' functions.
 //
+// Most calls are leaves, whose shape and DAG node are found by their function alone. A call with
+// children interns its shape at once (its parent needs the id; the shape table is small) but
+// queues its DAG node: the DAG outgrows the caches, and interning a few hundred nodes in a row,
+// each one's slot and record prefetched several nodes ahead, overlaps their cache misses instead
+// of waiting for each. A parent can queue before its children are interned because a node's hash
+// is a Merkle hash of its children's; its child list refers to queued children by their place in
+// the queue. The queue is interned in the order the calls finished, so node ids are exactly what
+// interning each call as it finished would give, and it is empty whenever a method returns.
+//
 // Resynchronisation rules (each case is counted, see stats.inc):
 // - exit of the function on top of the stack: the call finishes normally;
 // - exit of a function deeper in the stack (longjmp-like escape, lost exits): the calls above it
@@ -22,6 +31,7 @@
 #include "wire/event.h"
 #include "wire/items.h"
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -120,31 +130,80 @@ private:
     size_t shape_children_begin;
     size_t dag_children_begin;
     size_t compact_at = 64; // shape child list size at which repeats are squeezed out
-    bool dag_unknown = false; // a child's DAG node could not be interned, so neither can this one
     ShapeTable::Hash dag_hash; // Merkle hash of the DAG children so far (of their hashes)
+  };
+  // A finished call's DAG node, waiting in the queue.
+  struct QueuedDagNode {
+    uint64_t hash;
+    uint64_t duration_ns;
+    uint32_t function;
+    uint32_t children_begin; // in dag_queue_children_
+    uint32_t child_count;
+    bool measured;
+  };
+  struct LeafIds {
+    ShapeId shape = kNullShape; // kNullShape: not interned yet
+    ShapeId dag_node = kNullShape;
+    uint64_t dag_hash = 0;
   };
   // What changes on every call of a function. Its duration histogram is not kept here: a shape
   // has one base function, so the function's histogram is the sum of its shapes' (built when
   // asked for), which saves a histogram update per call.
   struct FunctionRunning {
-    Moments moments;
+    Moments moments; // kept only once the function had calls of two shapes (functionMoments())
     uint64_t outliers = 0;
     uint64_t calls = 0;
+    ShapeId sole_shape = kNullShape; // of all its measured calls so far, or kManyShapes
   };
+  static constexpr ShapeId kManyShapes = UINT32_MAX;
+  struct DagUpdate {
+    ShapeId node = kNullShape;
+    uint64_t duration_ns = 0;
+  };
+
+  // A DAG child whose node is still queued is referred to by its place in the queue.
+  static constexpr ShapeId kQueuedCall = ShapeId{1} << 31;
+  // Nodes interned in one go, and how far ahead their memory is loaded (far: the hash slot; near:
+  // the record it points to, once the slot has arrived).
+  static constexpr size_t kDagQueueLength = 256;
+  static constexpr size_t kPrefetchFar = 16, kPrefetchNear = 8;
+  // DAG statistics updates wait this many nodes, their line loading meanwhile.
+  static constexpr size_t kDagUpdateDelay = 8;
 
   void enter(uint32_t function, uint64_t time_ns);
   void leave(uint32_t function, uint64_t time_ns);
   void finishTop(uint64_t time_ns, bool measured);
-  void discardStack(Stat reason);
-  void judge(const Frame& frame, ShapeId shape, uint64_t duration_ns);
-  void keepOutlier(const Outlier& outlier);
-  ShapeId internDagNode(const Frame& frame, const ShapeTable::Key& key);
+  const LeafIds& leafIds(uint32_t function);
   void appendChild(ShapeId shape, ShapeId dag_node, uint64_t dag_hash);
+  void popDagChildren(size_t size);
+  const Moments& functionMoments(FunctionRunning& function, ShapeId shape);
+  const Moments& functionMoments(uint32_t function) const;
+  void judge(const Moments& by_function, const Moments& by_shape, uint32_t function, ShapeId shape,
+             uint64_t enter_ns, uint64_t duration_ns);
+  void reportOutlier(const Moments& by_function, const Moments& by_shape, uint32_t function,
+                     ShapeId shape, uint64_t enter_ns, uint64_t duration_ns, bool function_outlier,
+                     bool shape_outlier);
+  void keepOutlier(const Outlier& outlier);
+
+  ShapeId queueDagNode(const Frame& frame, uint64_t dag_hash, uint64_t duration_ns, bool measured);
+  void accountDagQueue();
+  ShapeId internQueued(const QueuedDagNode& queued);
+  ShapeId internDagNode(const ShapeTable::Key& key);
+  static void addToDagStats(DagStats& stats, uint64_t duration_ns);
+  void updateDagStatsLater(ShapeId node, uint64_t duration_ns);
+  void applyDagUpdates();
 
   AnalyzerOptions options_;
   std::vector<Frame> stack_;
   std::vector<ShapeId> shape_children_; // the open frames' child shapes, frame after frame
   std::vector<ShapeId> dag_children_;   // the open frames' child DAG nodes, frame after frame
+  size_t dag_children_settled_ = 0;     // entries below hold no kQueuedCall reference
+  std::vector<QueuedDagNode> dag_queue_;
+  std::vector<ShapeId> dag_queue_children_;
+  std::vector<ShapeId> dag_queue_nodes_; // the id each queued node got
+  std::vector<LeafIds> leaf_ids_;        // per function
+  std::array<DagUpdate, kDagUpdateDelay> dag_updates_{};
+  size_t dag_update_next_ = 0;
   ShapeTable shapes_;
   ShapeTable dag_;
   bool dag_full_ = false;

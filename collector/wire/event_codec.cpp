@@ -19,6 +19,32 @@ inline const uint8_t* getVarint(const uint8_t* p, const uint8_t* end, uint64_t& 
   return nullptr;
 }
 
+// The same without bounds checks, for when the varint cannot run past the end (10 bytes remain):
+// one and two bytes, most varints of a batch, take no loop.
+inline const uint8_t* getVarintUnchecked(const uint8_t* p, uint64_t& v) {
+  uint64_t byte = *p++;
+  if (byte < 0x80) {
+    v = byte;
+    return p;
+  }
+  uint64_t result = byte & 0x7f;
+  byte = *p++;
+  result |= (byte & 0x7f) << 7;
+  if (byte < 0x80) {
+    v = result;
+    return p;
+  }
+  for (unsigned shift = 14; shift < 64; shift += 7) {
+    byte = *p++;
+    result |= (byte & 0x7f) << shift;
+    if (byte < 0x80) {
+      v = result;
+      return p;
+    }
+  }
+  return nullptr;
+}
+
 inline int64_t unzigzag(uint64_t v) {
   return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
 }
@@ -53,8 +79,14 @@ void decodeEvents(std::span<const uint8_t> bytes, uint32_t count, uint64_t base,
   uint64_t previous = base;
   for (uint32_t i = 0; i < count; ++i, ++e) {
     uint64_t head, function;
-    if (!(p = getVarint(p, end, head)) || !(p = getVarint(p, end, function)) ||
-        function > UINT32_MAX || (head & 3) >= kEventKindCount) {
+    // Two varints of at most 10 bytes each (a hostile head may take 10) cannot run past the end.
+    if (end - p >= 20) [[likely]] {
+      p = getVarintUnchecked(p, head);
+      if (p) p = getVarintUnchecked(p, function);
+    } else if ((p = getVarint(p, end, head))) {
+      p = getVarint(p, end, function);
+    }
+    if (!p || function > UINT32_MAX || (head & 3) >= kEventKindCount) {
       out.resize(first);
       throw FormatError(FormatErrorReason::BadEvents,
                         "event " + std::to_string(i) + " of " + std::to_string(count) +

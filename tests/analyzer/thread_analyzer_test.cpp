@@ -153,6 +153,59 @@ TEST(ThreadAnalyzerTest, LongLoopKeepsOneChildEntryPerDistinctShape) {
   EXPECT_EQ(a.shapes().children(4).size(), 3u);
 }
 
+// A DAG node's children may still wait in the queue of nodes to intern when their parent
+// finishes, or when the queue is interned while the parent is open; fed in spans of 7 events, a
+// parent of 1000 children (of two kinds, each with a child) sees both, many times.
+TEST(ThreadAnalyzerTest, DagChildrenKeepTheirNodesAcrossQueueFlushes) {
+  ThreadAnalyzer a;
+  std::vector<testing::Call> children;
+  for (int i = 0; i < 1000; ++i)
+    children.push_back(i % 3 == 0 ? call(2, {call(4)}) : call(3, {call(4), call(4)}));
+  const std::vector<Event> events = eventsOf({call(1, children), call(1, children)});
+  for (size_t at = 0; at < events.size(); at += 7)
+    a.onEvents(std::span(events).subspan(at, std::min<size_t>(7, events.size() - at)));
+  const ShapeTable& dag = a.dag();
+  ASSERT_EQ(dag.size(), 5u); // null, [4], [2:(4)], [3:(4,4)], [1:(...)]
+  const ShapeId two = 2, three = 3, main_node = 4;
+  EXPECT_THAT(dag.children(two), ::testing::ElementsAre(1u));
+  EXPECT_THAT(dag.children(three), ::testing::ElementsAre(1u, 1u));
+  const auto main_children = dag.children(main_node);
+  ASSERT_EQ(main_children.size(), 1000u);
+  for (size_t i = 0; i < main_children.size(); ++i)
+    ASSERT_EQ(main_children[i], i % 3 == 0 ? two : three) << "child " << i;
+  EXPECT_EQ(a.dagStats()[main_node].count, 2u);
+  EXPECT_EQ(a.dagStats()[three].count, 2u * 666u);
+}
+
+// A function's moments are its shape's while it has one shape, then its own: either way they
+// are Welford's over all its measured calls, as a two-pass computation gives them.
+TEST(ThreadAnalyzerTest, FunctionMomentsCoverEveryShapeOfTheFunction) {
+  ThreadAnalyzer a;
+  std::vector<testing::Call> calls;
+  std::vector<double> durations; // of function 1
+  for (int i = 0; i < 300; ++i) {
+    const uint64_t own = 50 + static_cast<uint64_t>(i * 37 % 101);
+    if (i < 100 || i % 4 != 0) {
+      calls.push_back(call(1, {}, own));
+      durations.push_back(static_cast<double>(own));
+    } else {
+      calls.push_back(call(1, {call(2, {}, 5)}, own)); // a second shape, from the 101st call
+      durations.push_back(static_cast<double>(own + 5));
+    }
+  }
+  a.onEvents(eventsOf(calls));
+  double mean = 0, m2 = 0;
+  for (double d : durations)
+    mean += d / static_cast<double>(durations.size());
+  for (double d : durations)
+    m2 += (d - mean) * (d - mean);
+  const Moments m = a.functionStates()[1].stats.moments;
+  EXPECT_EQ(m.count(), 300u);
+  EXPECT_NEAR(m.mean(), mean, 1e-9 * mean);
+  EXPECT_NEAR(m.variance(), m2 / 300.0, 1e-9 * m2 / 300.0);
+  EXPECT_EQ(a.shapeStates()[leafOf(a, 1)].stats.moments.count(), 250u);
+}
+
 // 20 calls of 100 or 110 ns (mean 105, sd 5), then one of 1000 ns: an outlier against both its
 // function and its shape ("same work, slower"). Then a call of the same function with a child
 // that takes long: an outlier for the function only ("did more work": a new shape).
