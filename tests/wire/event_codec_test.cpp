@@ -99,5 +99,20 @@ TEST(EventCodec, RejectsCutShortTrailingAndBadKind) {
   expectBadEvents({0x00, 0x01}, 1000000);             // more events than bytes can hold
 }
 
+// The same checks where the decoder reads without bounds checks (20 bytes or more remain).
+TEST(EventCodec, RejectsBadEventsWhereManyBytesRemain) {
+  std::vector<uint8_t> padding(40, 0x00); // 20 more events of head 0, id 0
+  auto with = [&](std::vector<uint8_t> bad) {
+    bad.insert(bad.end(), padding.begin(), padding.end());
+    return bad;
+  };
+  expectBadEvents(with({0x03, 0x05}), 21);                                     // bad kind
+  expectBadEvents(with({0x00, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}), 21);       // id beyond 32 bits
+  expectBadEvents(std::vector<uint8_t>(40, 0x80), 1); // a varint longer than 64 bits
+  std::vector<uint8_t> head_too_long(10, 0xff);       // ten bytes, all continued
+  head_too_long.push_back(0x01);
+  expectBadEvents(with(head_too_long), 21);
+}
+
 } // namespace
 } // namespace shapetrace::wire
