@@ -115,8 +115,13 @@ template <typename State> State& at(std::vector<State>& states, size_t index) {
   return states[index];
 }
 
-void mergeThread(Analysis& analysis, const ThreadInput& input, FunctionIndex& functions,
-                 std::vector<std::vector<ShapeId>>& shape_maps) {
+// A thread's shape and DAG node ids -> the analysis' ids.
+struct IdMaps {
+  std::vector<ShapeId> shapes;
+  std::vector<ShapeId> dag;
+};
+
+IdMaps mergeThread(Analysis& analysis, const ThreadInput& input, FunctionIndex& functions) {
   const ThreadAnalyzer& thread = *input.analyzer;
   const uint64_t process = input.key.process;
   ProcessFunctions process_functions(process, functions);
@@ -155,15 +160,7 @@ void mergeThread(Analysis& analysis, const ThreadInput& input, FunctionIndex& fu
   // Room for the thread's nodes up front (threads share few): growing a table of a million
   // nodes one node at a time rehashes it over and over.
   analysis.dag.reserve(thread.dag().size() - 1, thread.dag().childIds());
-  const std::vector<ShapeId> dag_map = mergeDag(thread.dag(), analysis.dag, process_functions);
-  analysis.dag_stats.resize(analysis.dag.size());
-  for (ShapeId id = 1; id < dag_map.size(); ++id) {
-    DagStats& global = analysis.dag_stats[dag_map[id]];
-    const DagStats& local = thread.dagStats()[id];
-    global.count += local.count;
-    global.sum += local.sum;
-    global.sum_squares += local.sum_squares;
-  }
+  std::vector<ShapeId> dag_map = mergeDag(thread.dag(), analysis.dag, process_functions);
 
   for (Outlier outlier : thread.outliers()) {
     outlier.process = process;
@@ -173,7 +170,24 @@ void mergeThread(Analysis& analysis, const ThreadInput& input, FunctionIndex& fu
     analysis.outliers.push_back(outlier);
   }
   analysis.threads.push_back(std::move(summary));
-  shape_maps.push_back(std::move(shape_map));
+  return IdMaps{std::move(shape_map), std::move(dag_map)};
+}
+
+// Sums the threads' DAG statistics, once the DAG is complete: one array of the final size,
+// instead of one grown (and copied) thread after thread.
+void sumDagStats(Analysis& analysis, const std::vector<ThreadInput>& inputs,
+                 const std::vector<IdMaps>& maps) {
+  analysis.dag_stats.assign(analysis.dag.size(), DagStats{});
+  for (size_t t = 0; t < inputs.size(); ++t) {
+    const std::vector<DagStats>& local = inputs[t].analyzer->dagStats();
+    const std::vector<ShapeId>& to_global = maps[t].dag;
+    for (ShapeId id = 1; id < to_global.size(); ++id) {
+      DagStats& global = analysis.dag_stats[to_global[id]];
+      global.count += local[id].count;
+      global.sum += local[id].sum;
+      global.sum_squares += local[id].sum_squares;
+    }
+  }
 }
 
 void countTables(Analysis& analysis) {
@@ -214,7 +228,7 @@ std::vector<TimelineCell> sumCells(const std::vector<const std::vector<TimelineC
 }
 
 void buildRibbonsAndTimeline(Analysis& analysis, const std::vector<ThreadInput>& inputs,
-                             const std::vector<std::vector<ShapeId>>& shape_maps,
+                             const std::vector<IdMaps>& maps,
                              const ShapeRelations& relations) {
   const auto& clusters = analysis.clustering.clusters;
   std::vector<ClusterId> all(clusters.size());
@@ -238,7 +252,7 @@ void buildRibbonsAndTimeline(Analysis& analysis, const std::vector<ThreadInput>&
     timeline.coarsenTo(shift);
     // Local shapes of each cluster on this thread.
     std::map<ClusterId, std::vector<const std::vector<TimelineCell>*>> cells_of;
-    const auto& shape_map = shape_maps[t];
+    const auto& shape_map = maps[t].shapes;
     for (ShapeId local = 1; local < shape_map.size(); ++local)
       cells_of[analysis.clustering.cluster_of_shape[shape_map[local]]].push_back(
           &timeline.cells(local));
@@ -260,13 +274,12 @@ Analysis analyze(std::vector<ThreadInput> threads, const FunctionResolver& resol
   Analysis analysis;
   analysis.settings = settings;
   analysis.shape_states.resize(1);
-  analysis.dag_stats.resize(1);
   FunctionIndex functions(analysis, resolve);
-  std::vector<std::vector<ShapeId>> shape_maps;
+  std::vector<IdMaps> maps;
   for (const ThreadInput& input : threads)
-    mergeThread(analysis, input, functions, shape_maps);
+    maps.push_back(mergeThread(analysis, input, functions));
   analysis.shape_states.resize(analysis.shapes.size());
-  analysis.dag_stats.resize(analysis.dag.size());
+  sumDagStats(analysis, threads, maps);
 
   std::sort(analysis.outliers.begin(), analysis.outliers.end(), outlierBefore);
   if (analysis.outliers.size() > settings.options.max_outliers)
@@ -288,7 +301,7 @@ Analysis analyze(std::vector<ThreadInput> threads, const FunctionResolver& resol
       analysis.cluster_calls[id] += analysis.shape_states[shape].calls;
     }
   countTables(analysis);
-  buildRibbonsAndTimeline(analysis, threads, shape_maps, relations);
+  buildRibbonsAndTimeline(analysis, threads, maps, relations);
   return analysis;
 }
 

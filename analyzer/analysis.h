@@ -81,7 +81,7 @@ struct Analysis {
   std::vector<FunctionSummary> functions;
   ShapeTable shapes;
   std::vector<ShapeState> shape_states;
-  ShapeTable dag;
+  ShapeTable dag{ShapeTable::Depth::kNotKept};
   std::vector<DagStats> dag_stats;
   Clustering clustering;
   std::vector<DurationStats> cluster_stats;

@@ -8,8 +8,11 @@
 // analyzer benchmark (docs/BENCHMARKS.md). Smaller blocks go to operator new as usual.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <new>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace shapetrace::analyzer {
@@ -34,8 +37,23 @@ template <typename T> struct HugePageAllocator {
       deallocateHuge(p, n * sizeof(T));
   }
   template <typename U> bool operator==(const HugePageAllocator<U>&) const { return true; }
+  // Default construction leaves elements as the memory came (see zeroedHugePageVector).
+  template <typename U> void construct(U* p) { ::new (static_cast<void*>(p)) U; }
+  template <typename U, typename... Args> void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
 };
 
 template <typename T> using HugePageVector = std::vector<T, HugePageAllocator<T>>;
+
+// `size` zeros. A mapped block comes zeroed from the kernel; filling it again would touch every
+// page twice (a table of a million nodes is tens of megabytes), so only small blocks are filled.
+template <typename T> HugePageVector<T> zeroedHugePageVector(size_t size) {
+  static_assert(std::is_trivial_v<T>);
+  HugePageVector<T> vector;
+  vector.resize(size);
+  if (size * sizeof(T) < kHugePageBytes) std::fill(vector.begin(), vector.end(), T{});
+  return vector;
+}
 
 } // namespace shapetrace::analyzer

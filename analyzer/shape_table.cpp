@@ -20,7 +20,7 @@ template <typename Vector> void growTo(Vector& vector, size_t size) {
 
 } // namespace
 
-ShapeTable::ShapeTable() {
+ShapeTable::ShapeTable(Depth depth) : depth_(depth) {
   // Id 0 is the null shape: no function, no children, depth 0.
   records_.assign(kHeaderWords, 0);
   record_of_.push_back(0);
@@ -86,9 +86,12 @@ ShapeId ShapeTable::intern(const Key& key) {
 
 // Appends the key's record and gives it the next id.
 ShapeId ShapeTable::add(const Key& key) {
-  uint32_t depth = 1;
-  for (ShapeId child : key.children)
-    depth = std::max(depth, this->depth(child) + 1);
+  uint32_t depth = 0;
+  if (depth_ == Depth::kKept) {
+    depth = 1;
+    for (ShapeId child : key.children)
+      depth = std::max(depth, this->depth(child) + 1);
+  }
   const auto id = static_cast<ShapeId>(record_of_.size());
   const size_t at = records_.size();
   record_of_.push_back(at);
@@ -105,7 +108,8 @@ ShapeId ShapeTable::add(const Key& key) {
 }
 
 void ShapeTable::rehash(size_t slot_count) {
-  slots_.assign(slot_count, 0);
+  slots_ = HugePageVector<uint64_t>(); // the old block goes back before the new one is mapped
+  slots_ = zeroedHugePageVector<uint64_t>(slot_count);
   mask_ = slots_.size() - 1;
   for (ShapeId id = 1; id < record_of_.size(); ++id) {
     if (isLeaf(id)) continue; // leaves are found through leaf_of_function_

@@ -68,7 +68,10 @@ public:
     uint64_t h_;
   };
 
-  ShapeTable();
+  // Whether nodes know their depth: shapes need it (Def. 5.2, clustering); the DAG does not, and
+  // finding it costs a look-up of every child of every new node, in tables that outgrow the caches.
+  enum class Depth : bool { kNotKept, kKept };
+  explicit ShapeTable(Depth depth = Depth::kKept);
 
   // `children` must already be in the table's canonical form: for shapes sorted and unique with
   // no kNullShape; for sequences, as is.
@@ -105,7 +108,8 @@ public:
     const uint64_t at = record_of_[id];
     return {records_.data() + at + kHeaderWords, records_[at + kChildCount]};
   }
-  // Def. 5.2: null has depth 0, [f, {null}] depth 1, otherwise 1 + the deepest child.
+  // Def. 5.2: null has depth 0, [f, {null}] depth 1, otherwise 1 + the deepest child. 0 for
+  // every node of a table built with Depth::kNotKept.
   uint32_t depth(ShapeId id) const { return records_[record_of_[id] + kDepth]; }
   // The hash the node was interned with (0 for null).
   uint64_t hash(ShapeId id) const {
@@ -141,6 +145,7 @@ private:
   // rejected by the tag, without touching the record.
   HugePageVector<uint64_t> slots_;
   uint64_t mask_ = 0;
+  Depth depth_;
 };
 
 // Brings a shape's child list into canonical form in place (sort, drop repeats and null) and

@@ -240,6 +240,7 @@ void ThreadAnalyzer::accountDagQueue() {
     const QueuedDagNode& queued = dag_queue_[i];
     const ShapeId node = internQueued(queued);
     dag_queue_nodes_[i] = node;
+    if (node >= dag_stats_.size()) dag_stats_.resize(node + 1); // every node has statistics
     if (node == kNullShape)
       diagnostics_.add(Stat::dag_calls_not_interned);
     else if (queued.measured)
@@ -282,7 +283,6 @@ void ThreadAnalyzer::addToDagStats(DagStats& stats, uint64_t duration_ns) {
 // The DAG's statistics outgrow the caches too: an update is applied a few nodes later, its line
 // loading meanwhile (sums do not depend on the order).
 void ThreadAnalyzer::updateDagStatsLater(ShapeId node, uint64_t duration_ns) {
-  if (node >= dag_stats_.size()) dag_stats_.resize(node + 1);
   __builtin_prefetch(&dag_stats_[node], 1);
   DagUpdate& slot = dag_updates_[dag_update_next_++ % kDagUpdateDelay];
   if (slot.node != kNullShape) addToDagStats(dag_stats_[slot.node], slot.duration_ns);

@@ -205,7 +205,7 @@ private:
   std::array<DagUpdate, kDagUpdateDelay> dag_updates_{};
   size_t dag_update_next_ = 0;
   ShapeTable shapes_;
-  ShapeTable dag_;
+  ShapeTable dag_{ShapeTable::Depth::kNotKept};
   bool dag_full_ = false;
   std::vector<ShapeState> shape_states_;
   std::vector<DagStats> dag_stats_;

@@ -78,6 +78,11 @@ TEST(ThreadAnalyzerTest, LongjmpLikeEscapeClosesInnerCallsUnmeasured) {
   EXPECT_EQ(a.functionStates()[1].stats.moments.count(), 1u);
   EXPECT_EQ(a.functionStates()[2].stats.moments.count(), 0u);
   EXPECT_EQ(a.functionStates()[2].calls, 1u);
+  // Every DAG node has its statistics, the unmeasured ones too (empty).
+  ASSERT_EQ(a.dag().size(), 4u);
+  ASSERT_EQ(a.dagStats().size(), 4u);
+  EXPECT_EQ(a.dagStats()[2].count, 0u); // [2:(3)], closed without its exit
+  EXPECT_EQ(a.dagStats()[3].count, 1u); // [1:(2)]
 }
 
 TEST(ThreadAnalyzerTest, GapDiscardsOpenCallsAndExpectsTheirExits) {
