@@ -179,7 +179,7 @@ void sumDagStats(Analysis& analysis, const std::vector<ThreadInput>& inputs,
                  const std::vector<IdMaps>& maps) {
   analysis.dag_stats.assign(analysis.dag.size(), DagStats{});
   for (size_t t = 0; t < inputs.size(); ++t) {
-    const std::vector<DagStats>& local = inputs[t].analyzer->dagStats();
+    const auto& local = inputs[t].analyzer->dagStats();
     const std::vector<ShapeId>& to_global = maps[t].dag;
     for (ShapeId id = 1; id < to_global.size(); ++id) {
       DagStats& global = analysis.dag_stats[to_global[id]];

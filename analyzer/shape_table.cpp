@@ -22,7 +22,7 @@ template <typename Vector> void growTo(Vector& vector, size_t size) {
 
 ShapeTable::ShapeTable(Depth depth) : depth_(depth) {
   // Id 0 is the null shape: no function, no children, depth 0.
-  records_.assign(kHeaderWords, 0);
+  records_.resize(kHeaderWords);
   record_of_.push_back(0);
   slots_.assign(64, 0);
   mask_ = slots_.size() - 1;

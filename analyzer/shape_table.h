@@ -23,6 +23,7 @@
 // the merge compute alike from the structure alone.
 #pragma once
 
+#include "growable_array.h"
 #include "huge_page_allocator.h"
 
 #include <cstdint>
@@ -136,8 +137,8 @@ private:
   ShapeId add(const Key& key);
   void rehash(size_t slot_count);
 
-  std::vector<uint32_t> records_;   // every node's record, in id order; the null node's first
-  std::vector<uint64_t> record_of_; // id -> offset of its record in records_
+  GrowableArray<uint32_t> records_;   // every node's record, in id order; the null node's first
+  GrowableArray<uint64_t> record_of_; // id -> offset of its record in records_
   std::vector<ShapeId> leaf_of_function_; // function -> its [f, {null}] node, kNullShape if none
   // Open addressing, linear probing, for nodes with children. A slot holds the high bits of the
   // node's hash (kTagShift and up) and the offset of its record (below); 0 is an empty slot (no

@@ -105,7 +105,7 @@ public:
   const ShapeTable& shapes() const { return shapes_; }
   const ShapeTable& dag() const { return dag_; }
   const std::vector<ShapeState>& shapeStates() const { return shape_states_; }
-  const std::vector<DagStats>& dagStats() const { return dag_stats_; }
+  const GrowableArray<DagStats>& dagStats() const { return dag_stats_; }
   // Per process function id (index), only for ids seen; calls == 0 means never seen.
   std::vector<FunctionState> functionStates() const;
   const Diagnostics& diagnostics() const { return diagnostics_; }
@@ -208,7 +208,7 @@ private:
   ShapeTable dag_{ShapeTable::Depth::kNotKept};
   bool dag_full_ = false;
   std::vector<ShapeState> shape_states_;
-  std::vector<DagStats> dag_stats_;
+  GrowableArray<DagStats> dag_stats_; // all-zero bytes: an empty DagStats
   std::vector<FunctionRunning> functions_;
   Diagnostics diagnostics_;
   OccurrenceTimeline timeline_;
