@@ -3,8 +3,8 @@
 // running statistics per function and shape, online outliers and the occurrence timeline.
 //
 // A ThreadAnalyzer is owned by one worker at a time and never shares state with another thread's
-// analyzer; the results of several are combined by merge.h in a fixed order. Function ids here are
-// the process's own (as the events carry them); merging maps them to the analysis' functions.
+// analyzer; the results of several are combined by analysis.h in a fixed order. Function ids here
+// are the process's own (as the events carry them); merging maps them to the analysis' functions.
 //
 // Most calls are leaves, whose shape and DAG node are found by their function alone. A call with
 // children interns its shape at once (its parent needs the id; the shape table is small) but
