@@ -5,37 +5,15 @@
 namespace shapetrace::wire {
 namespace {
 
-// Returns nullptr when the varint runs past `end` or is longer than 64 bits.
+// Returns nullptr when the varint runs past `end` or is longer than 64 bits. kChecked = false
+// leaves out the bounds checks, for when 10 bytes surely remain (most of a batch): the loop then
+// unrolls into straight-line code.
+template <bool kChecked>
 inline const uint8_t* getVarint(const uint8_t* p, const uint8_t* end, uint64_t& v) {
   uint64_t result = 0;
-  for (unsigned shift = 0; shift < 64 && p < end; shift += 7) {
-    uint8_t byte = *p++;
-    result |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if (byte < 0x80) {
-      v = result;
-      return p;
-    }
-  }
-  return nullptr;
-}
-
-// The same without bounds checks, for when the varint cannot run past the end (10 bytes remain):
-// one and two bytes, most varints of a batch, take no loop.
-inline const uint8_t* getVarintUnchecked(const uint8_t* p, uint64_t& v) {
-  uint64_t byte = *p++;
-  if (byte < 0x80) {
-    v = byte;
-    return p;
-  }
-  uint64_t result = byte & 0x7f;
-  byte = *p++;
-  result |= (byte & 0x7f) << 7;
-  if (byte < 0x80) {
-    v = result;
-    return p;
-  }
-  for (unsigned shift = 14; shift < 64; shift += 7) {
-    byte = *p++;
+  for (unsigned shift = 0; shift < 64; shift += 7) {
+    if (kChecked && p >= end) return nullptr;
+    const uint64_t byte = *p++;
     result |= (byte & 0x7f) << shift;
     if (byte < 0x80) {
       v = result;
@@ -81,10 +59,9 @@ void decodeEvents(std::span<const uint8_t> bytes, uint32_t count, uint64_t base,
     uint64_t head, function;
     // Two varints of at most 10 bytes each (a hostile head may take 10) cannot run past the end.
     if (end - p >= 20) [[likely]] {
-      p = getVarintUnchecked(p, head);
-      if (p) p = getVarintUnchecked(p, function);
-    } else if ((p = getVarint(p, end, head))) {
-      p = getVarint(p, end, function);
+      if ((p = getVarint<false>(p, end, head))) p = getVarint<false>(p, end, function);
+    } else if ((p = getVarint<true>(p, end, head))) {
+      p = getVarint<true>(p, end, function);
     }
     if (!p || function > UINT32_MAX || (head & 3) >= kEventKindCount) {
       out.resize(first);
