@@ -59,14 +59,19 @@ public:
     data_ = static_cast<T*>(grown);
     capacity_ = capacity;
   }
-  // Grows (new elements zero) or shrinks to `size`; the capacity at least doubles when it grows.
-  void resize(size_t size) {
+  // Room for `size` elements, the capacity at least doubling when it grows: making room piece by
+  // piece (a node, a merged thread) stays linear in all.
+  void makeRoom(size_t size) {
     if (size > capacity_) reserve(std::max({size, 2 * capacity_, size_t{16}}));
+  }
+  // Grows (new elements zero) or shrinks to `size`.
+  void resize(size_t size) {
+    makeRoom(size);
     if (size > size_) std::memset(static_cast<void*>(data_ + size_), 0, (size - size_) * sizeof(T));
     size_ = size;
   }
   void push_back(const T& value) {
-    if (size_ == capacity_) reserve(std::max(2 * capacity_, size_t{16}));
+    makeRoom(size_ + 1);
     data_[size_++] = value;
   }
 

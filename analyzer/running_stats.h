@@ -63,12 +63,6 @@ public:
     ++total_;
   }
   void merge(const LogHistogram& other);
-  // Starts loading the bucket add(value) will increment (a cache miss per call otherwise).
-  void prefetch(uint64_t value) const {
-    const uint32_t index = bucketOf(value);
-    if (index >= first_ && index < first_ + counts_.size())
-      __builtin_prefetch(&counts_[index - first_], 1);
-  }
 
   uint64_t total() const { return total_; }
   // The value at quantile q in [0, 1] (nearest rank), as the middle of its bucket; 0 when empty.
@@ -103,10 +97,6 @@ struct DurationStats {
   [[gnu::always_inline]] void add(uint64_t duration_ns) {
     moments.add(duration_ns);
     histogram.add(duration_ns);
-  }
-  void prefetch(uint64_t duration_ns) const {
-    __builtin_prefetch(&moments, 1);
-    histogram.prefetch(duration_ns);
   }
   void merge(const DurationStats& other) {
     moments.merge(other.moments);

@@ -12,12 +12,6 @@ constexpr uint64_t kOffsetMask = (uint64_t{1} << kTagShift) - 1;
 constexpr uint64_t slotTag(uint64_t hash) { return hash & ~kOffsetMask; }
 constexpr uint64_t slotRecord(uint64_t slot) { return slot & kOffsetMask; }
 
-// Capacity for `size` elements, at least doubling: reserve() called once per merged thread must
-// not copy the records once per thread.
-template <typename Vector> void growTo(Vector& vector, size_t size) {
-  if (size > vector.capacity()) vector.reserve(std::max(size, 2 * vector.capacity()));
-}
-
 } // namespace
 
 ShapeTable::ShapeTable(Depth depth) : depth_(depth) {
@@ -123,8 +117,8 @@ void ShapeTable::rehash(size_t slot_count) {
 
 void ShapeTable::reserve(size_t nodes, size_t child_ids) {
   const size_t total = record_of_.size() + nodes;
-  growTo(records_, records_.size() + nodes * kHeaderWords + child_ids);
-  growTo(record_of_, total);
+  records_.makeRoom(records_.size() + nodes * kHeaderWords + child_ids);
+  record_of_.makeRoom(total);
   size_t slot_count = slots_.size();
   while (total * 2 > slot_count)
     slot_count *= 2;

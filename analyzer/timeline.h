@@ -45,15 +45,6 @@ public:
     }
     recordSlow(shape, start_ns, end_ns);
   }
-  // Start loading what record() will touch for `shape`: its cell list, then (a little later,
-  // once the list is in cache) its last cell.
-  void prefetchCells(ShapeId shape) const {
-    if (shape < per_shape_.size()) __builtin_prefetch(&per_shape_[shape]);
-  }
-  void prefetchLastCell(ShapeId shape) const {
-    if (shape < per_shape_.size() && !per_shape_[shape].empty())
-      __builtin_prefetch(&per_shape_[shape].back(), 1);
-  }
   // Re-bins onto a wider width (shift >= shift()), as merging with other threads needs.
   void coarsenTo(unsigned shift);
 
