@@ -22,8 +22,6 @@
 #include <cstring>
 #include <cstdio>
 #include <fstream>
-#include <iomanip>
-#include <iostream>
 #include <stdexcept>
 #include <thread>
 
@@ -45,11 +43,9 @@ std::atomic<bool> g_stop{false};
 void onSignal(int) { g_stop.store(true); }
 
 void writeModel(const Analysis& analysis, const AnalyzeOptions& options) {
-  const nlohmann::ordered_json model = toJson(analysis, ModelOptions{options.distances, options.dag});
-  // Serialised straight into the stream (std::setw(1) is dump(1)): a model of tens of megabytes is
-  // never held as one string as well.
+  const std::string text = toJson(analysis, ModelOptions{options.distances, options.dag}).dump(1) + "\n";
   if (options.json == "-") {
-    std::cout << std::setw(1) << model << '\n' << std::flush;
+    std::fwrite(text.data(), 1, text.size(), stdout);
     return;
   }
   // Write a sibling file and rename it, so a reader (or a live snapshot) never sees half a model.
@@ -57,7 +53,7 @@ void writeModel(const Analysis& analysis, const AnalyzeOptions& options) {
   {
     std::ofstream out(partial, std::ios::binary | std::ios::trunc);
     if (!out) throw std::runtime_error("cannot write " + partial);
-    out << std::setw(1) << model << '\n';
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
     if (!out.flush()) throw std::runtime_error("cannot write " + partial);
   }
   if (std::rename(partial.c_str(), options.json.c_str()) != 0)
