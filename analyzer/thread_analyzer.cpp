@@ -38,7 +38,9 @@ void ThreadAnalyzer::onBatch(uint64_t sequence, std::span<const Event> events) {
 
 void ThreadAnalyzer::onEvents(std::span<const Event> events) {
   events_ += events.size();
-  for (const Event& event : events) {
+  const Event* const end = events.data() + events.size();
+  for (const Event* next = events.data(); next != end; ++next) {
+    const Event& event = *next;
     uint64_t time = event.timestamp;
     if (time < last_ns_) [[unlikely]] {
       diagnostics_.add(Stat::timestamp_regressions);
@@ -53,7 +55,19 @@ void ThreadAnalyzer::onEvents(std::span<const Event> events) {
       continue;
     }
     switch (event.kind) {
-    case EventKind::Enter: enter(event.function_id, time); break;
+    case EventKind::Enter:
+      // A call without children has its exit right after its enter (most calls do): it is
+      // finished here, without a frame. Anything unusual takes the general path.
+      if (next + 1 != end && next[1].kind == EventKind::Exit &&
+          next[1].function_id == event.function_id && next[1].timestamp >= time &&
+          stack_.size() < kMaxStackDepth) [[likely]] {
+        ++next;
+        last_ns_ = next->timestamp;
+        finishLeaf(event.function_id, time, last_ns_, true);
+        break;
+      }
+      enter(event.function_id, time);
+      break;
     case EventKind::UnwindExit:
       diagnostics_.add(Stat::unwind_exits);
       leave(event.function_id, time);
@@ -124,58 +138,70 @@ void ThreadAnalyzer::onEnd() {
 
 void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
   Frame& frame = stack_.back();
-  ++calls_;
   const uint32_t function = frame.function;
   const uint64_t enter_ns = frame.enter_ns;
-  const uint64_t duration = time_ns - enter_ns;
-  // Most calls are leaves: their shape and DAG node depend on the function alone.
-  const bool leaf = shape_children_.size() == frame.shape_children_begin &&
-                    dag_children_.size() == frame.dag_children_begin;
-  ShapeId shape, dag_node;
-  uint64_t dag_hash;
-  if (leaf) {
-    const LeafIds& ids = leafIds(function);
-    shape = ids.shape;
-    dag_node = ids.dag_node;
-    dag_hash = ids.dag_hash;
-  } else {
-    std::span<ShapeId> child_shapes(shape_children_.data() + frame.shape_children_begin,
-                                    shape_children_.size() - frame.shape_children_begin);
-    const size_t distinct = canonicalizeChildSet(child_shapes);
-    shape = shapes_.intern(function, child_shapes.first(distinct));
-    shape_children_.resize(frame.shape_children_begin);
-    if (shape >= shape_states_.size()) shape_states_.resize(shape + 1);
-    dag_hash = frame.dag_hash.value(dag_children_.size() - frame.dag_children_begin);
-    dag_node = queueDagNode(frame, dag_hash, duration, measured);
+  if (shape_children_.size() == frame.shape_children_begin &&
+      dag_children_.size() == frame.dag_children_begin) {
+    stack_.pop_back();
+    finishLeaf(function, enter_ns, time_ns, measured);
+    return;
   }
+  std::span<ShapeId> child_shapes(shape_children_.data() + frame.shape_children_begin,
+                                  shape_children_.size() - frame.shape_children_begin);
+  const size_t distinct = canonicalizeChildSet(child_shapes);
+  const ShapeId shape = shapes_.intern(function, child_shapes.first(distinct));
+  shape_children_.resize(frame.shape_children_begin);
+  if (shape >= shape_states_.size()) shape_states_.resize(shape + 1);
+  const uint64_t dag_hash = frame.dag_hash.value(dag_children_.size() - frame.dag_children_begin);
+  const ShapeId dag_node = queueDagNode(frame, dag_hash, time_ns - enter_ns, measured);
   stack_.pop_back(); // `frame` is gone from here on
+  account(function, shape, enter_ns, time_ns, measured);
+  if (!stack_.empty()) appendChild(shape, dag_node, dag_hash);
+}
 
+// A call without children: its shape and DAG node depend on the function alone.
+[[gnu::always_inline]] inline void ThreadAnalyzer::finishLeaf(uint32_t function, uint64_t enter_ns, uint64_t exit_ns,
+                                bool measured) {
+  const LeafIds& ids = leafIds(function);
+  account(function, ids.shape, enter_ns, exit_ns, measured);
+  if (ids.dag_node == kNullShape)
+    diagnostics_.add(Stat::dag_calls_not_interned);
+  else if (measured)
+    addToDagStats(dag_stats_[ids.dag_node], exit_ns - enter_ns);
+  if (!stack_.empty()) appendChild(ids.shape, ids.dag_node, ids.dag_hash);
+}
+
+// The statistics, outlier judgement and timeline of a finished call whose shape is known.
+[[gnu::always_inline]] inline void ThreadAnalyzer::account(uint32_t function, ShapeId shape,
+                                                           uint64_t enter_ns, uint64_t exit_ns,
+                                                           bool measured) {
+  ++calls_;
   ShapeState& shape_state = shape_states_[shape];
-  FunctionRunning& function_state = functions_[function];
   ++shape_state.calls;
-  ++function_state.calls;
   if (measured) {
+    const uint64_t duration = exit_ns - enter_ns;
+    FunctionRunning& function_state = functions_[function];
     const Moments& by_function = functionMoments(function_state, shape);
     judge(by_function, shape_state.stats.moments, function, shape, enter_ns, duration);
     if (&by_function != &shape_state.stats.moments) function_state.moments.add(duration);
     shape_state.stats.add(duration);
   }
-  timeline_.record(shape, enter_ns, time_ns);
-  if (leaf) {
-    if (dag_node == kNullShape)
-      diagnostics_.add(Stat::dag_calls_not_interned);
-    else if (measured)
-      addToDagStats(dag_stats_[dag_node], duration);
-  }
-  if (!stack_.empty()) appendChild(shape, dag_node, dag_hash);
+  timeline_.record(shape, enter_ns, exit_ns);
 }
 
 // The shape and DAG node of a call of `function` without children, interned on its first call.
-const ThreadAnalyzer::LeafIds& ThreadAnalyzer::leafIds(uint32_t function) {
+[[gnu::always_inline]] inline const ThreadAnalyzer::LeafIds&
+ThreadAnalyzer::leafIds(uint32_t function) {
+  if (function < leaf_ids_.size() && leaf_ids_[function].shape != kNullShape) [[likely]]
+    return leaf_ids_[function];
+  return internLeaf(function);
+}
+
+const ThreadAnalyzer::LeafIds& ThreadAnalyzer::internLeaf(uint32_t function) {
   if (function >= leaf_ids_.size()) leaf_ids_.resize(function + 1);
   LeafIds& ids = leaf_ids_[function];
-  if (ids.shape != kNullShape) [[likely]]
-    return ids;
+  // A function whose first call was a leaf was never entered through enter().
+  if (function >= functions_.size()) functions_.resize(function + 1);
   ids.shape = shapes_.intern(function, {});
   if (ids.shape >= shape_states_.size()) shape_states_.resize(ids.shape + 1);
   // DAG ids follow the order calls finish in: the queued calls, which finished earlier, first.
@@ -187,7 +213,8 @@ const ThreadAnalyzer::LeafIds& ThreadAnalyzer::leafIds(uint32_t function) {
   return ids;
 }
 
-void ThreadAnalyzer::appendChild(ShapeId shape, ShapeId dag_node, uint64_t dag_hash) {
+[[gnu::always_inline]] inline void ThreadAnalyzer::appendChild(ShapeId shape, ShapeId dag_node,
+                                                               uint64_t dag_hash) {
   Frame& parent = stack_.back();
   dag_children_.push_back(dag_node);
   parent.dag_hash.add(dag_hash);
@@ -196,13 +223,16 @@ void ThreadAnalyzer::appendChild(ShapeId shape, ShapeId dag_node, uint64_t dag_h
   if (shape_children_.size() > parent.shape_children_begin && shape_children_.back() == shape)
     return;
   shape_children_.push_back(shape);
-  const size_t size = shape_children_.size() - parent.shape_children_begin;
-  if (size >= parent.compact_at) {
-    const size_t distinct = canonicalizeChildSet(
-        std::span<ShapeId>(shape_children_.data() + parent.shape_children_begin, size));
-    shape_children_.resize(parent.shape_children_begin + distinct);
-    parent.compact_at = std::max<size_t>(64, 2 * distinct);
-  }
+  if (shape_children_.size() - parent.shape_children_begin >= parent.compact_at) [[unlikely]]
+    compactShapeChildren(parent);
+}
+
+void ThreadAnalyzer::compactShapeChildren(Frame& frame) {
+  const size_t distinct = canonicalizeChildSet(
+      std::span<ShapeId>(shape_children_.data() + frame.shape_children_begin,
+                         shape_children_.size() - frame.shape_children_begin));
+  shape_children_.resize(frame.shape_children_begin + distinct);
+  frame.compact_at = std::max<size_t>(64, 2 * distinct);
 }
 
 // Shrinks the open frames' DAG children to `size`, remembering how much of them is known to hold
@@ -391,10 +421,13 @@ std::vector<FunctionState> ThreadAnalyzer::functionStates() const {
   for (size_t f = 0; f < functions_.size(); ++f) {
     states[f].stats.moments = functionMoments(static_cast<uint32_t>(f));
     states[f].outliers = functions_[f].outliers;
-    states[f].calls = functions_[f].calls;
   }
-  for (ShapeId shape = 1; shape < shape_states_.size(); ++shape)
-    states[shapes_.function(shape)].stats.histogram.merge(shape_states_[shape].stats.histogram);
+  // A shape has one base function, so the function's calls and histogram are its shapes' summed.
+  for (ShapeId shape = 1; shape < shape_states_.size(); ++shape) {
+    FunctionState& state = states[shapes_.function(shape)];
+    state.calls += shape_states_[shape].calls;
+    state.stats.histogram.merge(shape_states_[shape].stats.histogram);
+  }
   return states;
 }
 

@@ -6,11 +6,12 @@
 // analyzer; the results of several are combined by analysis.h in a fixed order. Function ids here
 // are the process's own (as the events carry them); merging maps them to the analysis' functions.
 //
-// Most calls are leaves, whose shape and DAG node are found by their function alone. A call with
-// children interns its shape at once (its parent needs the id; the shape table is small) but
-// queues its DAG node: the DAG outgrows the caches, and interning a few hundred nodes in a row,
-// each one's slot and record prefetched several nodes ahead, overlaps their cache misses instead
-// of waiting for each. A parent can queue before its children are interned because a node's hash
+// Most calls are leaves, whose shape and DAG node are found by their function alone; when a leaf's
+// exit comes right after its enter (in the same span of events) the call is finished from the
+// pair without a frame on the stack. A call with children interns its shape at once (its parent
+// needs the id; the shape table is small) but queues its DAG node: the DAG outgrows the caches,
+// and interning a few hundred nodes in a row, each one's slot and record prefetched several
+// nodes ahead, overlaps their cache misses instead of waiting for each. A parent can queue before its children are interned because a node's hash
 // is a Merkle hash of its children's; its child list refers to queued children by their place in
 // the queue. The queue is interned in the order the calls finished, so node ids are exactly what
 // interning each call as it finished would give, and it is empty whenever a method returns.
@@ -146,13 +147,12 @@ private:
     ShapeId dag_node = kNullShape;
     uint64_t dag_hash = 0;
   };
-  // What changes on every call of a function. Its duration histogram is not kept here: a shape
-  // has one base function, so the function's histogram is the sum of its shapes' (built when
-  // asked for), which saves a histogram update per call.
+  // What changes on every call of a function. Its call count and duration histogram are not kept
+  // here: a shape has one base function, so they are the sums of its shapes' (built when asked
+  // for), which saves two updates per call.
   struct FunctionRunning {
     Moments moments; // kept only once the function had calls of two shapes (functionMoments())
     uint64_t outliers = 0;
-    uint64_t calls = 0;
     ShapeId sole_shape = kNullShape; // of all its measured calls so far, or kManyShapes
   };
   static constexpr ShapeId kManyShapes = UINT32_MAX;
@@ -173,8 +173,13 @@ private:
   void enter(uint32_t function, uint64_t time_ns);
   void leave(uint32_t function, uint64_t time_ns);
   void finishTop(uint64_t time_ns, bool measured);
+  void finishLeaf(uint32_t function, uint64_t enter_ns, uint64_t exit_ns, bool measured);
+  void account(uint32_t function, ShapeId shape, uint64_t enter_ns, uint64_t exit_ns,
+               bool measured);
   const LeafIds& leafIds(uint32_t function);
+  const LeafIds& internLeaf(uint32_t function);
   void appendChild(ShapeId shape, ShapeId dag_node, uint64_t dag_hash);
+  void compactShapeChildren(Frame& frame);
   void popDagChildren(size_t size);
   const Moments& functionMoments(FunctionRunning& function, ShapeId shape);
   const Moments& functionMoments(uint32_t function) const;

@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace shapetrace::analyzer {
 namespace {
 
@@ -180,6 +182,61 @@ TEST(ThreadAnalyzerTest, DagChildrenKeepTheirNodesAcrossQueueFlushes) {
     ASSERT_EQ(main_children[i], i % 3 == 0 ? two : three) << "child " << i;
   EXPECT_EQ(a.dagStats()[main_node].count, 2u);
   EXPECT_EQ(a.dagStats()[three].count, 2u * 666u);
+}
+
+// Most leaf calls are finished straight from their adjacent enter and exit, without a frame; fed
+// one event at a time (so no enter ever has its exit beside it) every call takes the general
+// path. Both must give the same shapes, DAG, statistics, timeline and outliers.
+TEST(ThreadAnalyzerTest, LeafCallsGiveTheSameResultsWithOrWithoutTheirExitAlongside) {
+  std::vector<testing::Call> calls;
+  for (int i = 0; i < 200; ++i) {
+    const uint64_t own = 20 + static_cast<uint64_t>(i * 53 % 89) + (i == 150 ? 5000 : 0);
+    calls.push_back(call(1, {call(2, {}, own), call(3, {call(2), call(4, {}, own)}), call(2)}));
+    calls.push_back(call(4, {}, own));
+  }
+  const std::vector<Event> events = eventsOf(calls);
+  ThreadAnalyzer whole, one_by_one;
+  whole.onEvents(events);
+  for (const Event& event : events)
+    one_by_one.onEvents({&event, 1});
+  for (ThreadAnalyzer* a : {&whole, &one_by_one})
+    a->onEnd();
+
+  EXPECT_EQ(whole.calls(), one_by_one.calls());
+  ASSERT_EQ(whole.shapes().size(), one_by_one.shapes().size());
+  for (ShapeId id = 1; id < whole.shapes().size(); ++id) {
+    EXPECT_EQ(whole.shapes().function(id), one_by_one.shapes().function(id));
+    EXPECT_THAT(whole.shapes().children(id),
+                ::testing::ElementsAreArray(one_by_one.shapes().children(id)));
+    const Moments& m = whole.shapeStates()[id].stats.moments;
+    const Moments& n = one_by_one.shapeStates()[id].stats.moments;
+    EXPECT_EQ(m.count(), n.count());
+    EXPECT_EQ(m.mean(), n.mean());
+    EXPECT_EQ(m.m2(), n.m2());
+    EXPECT_EQ(whole.timeline().cells(id), one_by_one.timeline().cells(id));
+  }
+  ASSERT_EQ(whole.dag().size(), one_by_one.dag().size());
+  for (ShapeId id = 1; id < whole.dag().size(); ++id) {
+    EXPECT_THAT(whole.dag().children(id), ::testing::ElementsAreArray(one_by_one.dag().children(id)));
+    EXPECT_EQ(whole.dagStats()[id].count, one_by_one.dagStats()[id].count);
+    EXPECT_TRUE(whole.dagStats()[id].sum_squares == one_by_one.dagStats()[id].sum_squares);
+  }
+  const auto functions = whole.functionStates(), others = one_by_one.functionStates();
+  ASSERT_EQ(functions.size(), others.size());
+  for (size_t f = 0; f < functions.size(); ++f) {
+    EXPECT_EQ(functions[f].calls, others[f].calls);
+    EXPECT_EQ(functions[f].outliers, others[f].outliers);
+    EXPECT_EQ(functions[f].stats.moments.m2(), others[f].stats.moments.m2());
+  }
+  EXPECT_EQ(functions[4].calls, 400u);
+  const auto outliers = whole.outliers();
+  ASSERT_EQ(outliers.size(), one_by_one.outliers().size());
+  ASSERT_FALSE(outliers.empty());
+  // The 5000 ns leaf call in the 151st main, and that main itself.
+  EXPECT_TRUE(std::any_of(outliers.begin(), outliers.end(), [](const Outlier& o) {
+    return o.function == 2 && o.duration_ns > 5000 && o.function_outlier;
+  }));
+  EXPECT_EQ(whole.diagnostics(), one_by_one.diagnostics());
 }
 
 // A function's moments are its shape's while it has one shape, then its own: either way they
