@@ -62,20 +62,35 @@ ShapeId ShapeTable::find(const Key& key) const {
   return entry == 0 ? kNullShape : records_[slotRecord(entry) + kId];
 }
 
-ShapeId ShapeTable::intern(const Key& key) {
+ShapeId ShapeTable::intern(const Key& key) { return internNode(key).id; }
+
+ShapeTable::Node ShapeTable::internNode(const Key& key) {
   if (key.children.empty()) {
-    const ShapeId leaf = leafOf(key.function);
-    if (leaf != kNullShape) return leaf;
-    if (key.function >= leaf_of_function_.size()) leaf_of_function_.resize(key.function + 1);
-    return leaf_of_function_[key.function] = add(key);
+    ShapeId leaf = leafOf(key.function);
+    const bool added = leaf == kNullShape;
+    if (added) {
+      if (key.function >= leaf_of_function_.size()) leaf_of_function_.resize(key.function + 1);
+      leaf = leaf_of_function_[key.function] = add(key);
+    }
+    return {leaf, added, records_.data() + record_of_[leaf] + kDepth};
   }
   const uint64_t slot = slotOf(key);
-  if (slots_[slot] != 0) return records_[slotRecord(slots_[slot]) + kId];
+  if (slots_[slot] != 0) {
+    uint32_t* r = records_.data() + slotRecord(slots_[slot]);
+    return {r[kId], false, r + kDepth};
+  }
   const ShapeId id = add(key);
-  slots_[slot] = slotTag(key.hash) | record_of_[id];
+  const uint64_t at = record_of_[id];
+  slots_[slot] = slotTag(key.hash) | at;
   // Keep the load factor at or below one half so probes stay short.
   if (record_of_.size() * 2 > slots_.size()) rehash(slots_.size() * 2);
-  return id;
+  return {id, true, records_.data() + at + kDepth};
+}
+
+ShapeTable::Node ShapeTable::findNode(const Key& key) {
+  const ShapeId id = find(key);
+  if (id == kNullShape) return {};
+  return {id, false, records_.data() + record_of_[id] + kDepth};
 }
 
 // Appends the key's record and gives it the next id.

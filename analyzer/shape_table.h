@@ -96,6 +96,17 @@ public:
   }
   // The id of the node when already interned, kNullShape otherwise.
   ShapeId find(const Key& key) const;
+  // intern() and find() for a table built with Depth::kNotKept, whose nodes each keep a word of
+  // the owner's (the DAG keeps the node's shape there): the node, whether it was just added (its
+  // word is then 0), and where its word is, until the next node is added.
+  struct Node {
+    ShapeId id = kNullShape;
+    bool added = false;
+    uint32_t* payload = nullptr;
+  };
+  Node internNode(const Key& key);
+  Node findNode(const Key& key);
+  uint32_t payload(ShapeId id) const { return records_[record_of_[id] + kDepth]; }
   ShapeId find(uint32_t function, std::span<const ShapeId> children) const {
     return find(keyOf(function, children));
   }
@@ -109,8 +120,8 @@ public:
     const uint64_t at = record_of_[id];
     return {records_.data() + at + kHeaderWords, records_[at + kChildCount]};
   }
-  // Def. 5.2: null has depth 0, [f, {null}] depth 1, otherwise 1 + the deepest child. 0 for
-  // every node of a table built with Depth::kNotKept.
+  // Def. 5.2: null has depth 0, [f, {null}] depth 1, otherwise 1 + the deepest child. Only for a
+  // table built with Depth::kKept (the word is the owner's otherwise, see payload()).
   uint32_t depth(ShapeId id) const { return records_[record_of_[id] + kDepth]; }
   // The hash the node was interned with (0 for null).
   uint64_t hash(ShapeId id) const {

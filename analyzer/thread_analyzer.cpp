@@ -85,7 +85,7 @@ void ThreadAnalyzer::enter(uint32_t function, uint64_t time_ns) {
     onGap(0);
   }
   if (function >= functions_.size()) functions_.resize(function + 1);
-  stack_.emplace_back(function, time_ns, shape_children_.size(), dag_children_.size());
+  stack_.emplace_back(function, time_ns, dag_children_.size());
 }
 
 void ThreadAnalyzer::leave(uint32_t function, uint64_t time_ns) {
@@ -124,14 +124,12 @@ void ThreadAnalyzer::onGap(uint64_t dropped) {
   // Every frame open now may see its exit after the gap; dropped events may hide more.
   orphan_exit_budget_ += stack_.size() + dropped;
   stack_.clear();
-  shape_children_.clear();
   popDagChildren(0);
 }
 
 void ThreadAnalyzer::onEnd() {
   diagnostics_.add(Stat::frames_open_at_thread_end, stack_.size());
   stack_.clear();
-  shape_children_.clear();
   popDagChildren(0);
   orphan_exit_budget_ = 0;
 }
@@ -139,36 +137,34 @@ void ThreadAnalyzer::onEnd() {
 void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
   Frame& frame = stack_.back();
   const uint32_t function = frame.function;
-  const uint64_t enter_ns = frame.enter_ns;
-  if (shape_children_.size() == frame.shape_children_begin &&
-      dag_children_.size() == frame.dag_children_begin) {
+  if (dag_children_.size() == frame.dag_children_begin) {
+    const uint64_t enter_ns = frame.enter_ns;
     stack_.pop_back();
     finishLeaf(function, enter_ns, time_ns, measured);
     return;
   }
-  std::span<ShapeId> child_shapes(shape_children_.data() + frame.shape_children_begin,
-                                  shape_children_.size() - frame.shape_children_begin);
-  const size_t distinct = canonicalizeChildSet(child_shapes);
-  const ShapeId shape = shapes_.intern(function, child_shapes.first(distinct));
-  shape_children_.resize(frame.shape_children_begin);
-  if (shape >= shape_states_.size()) shape_states_.resize(shape + 1);
+  // The rest waits in the queue: see accountDagQueue().
   const uint64_t dag_hash = frame.dag_hash.value(dag_children_.size() - frame.dag_children_begin);
-  const ShapeId dag_node = queueDagNode(frame, dag_hash, time_ns - enter_ns, measured);
+  const ShapeId dag_node = queueDagNode(frame, dag_hash, time_ns, measured);
+  functions_[function].queued_in = dag_queue_generation_;
   stack_.pop_back(); // `frame` is gone from here on
-  account(function, shape, enter_ns, time_ns, measured);
-  if (!stack_.empty()) appendChild(shape, dag_node, dag_hash);
+  if (!stack_.empty()) appendChild(dag_node, dag_hash);
 }
 
 // A call without children: its shape and DAG node depend on the function alone.
-[[gnu::always_inline]] inline void ThreadAnalyzer::finishLeaf(uint32_t function, uint64_t enter_ns, uint64_t exit_ns,
-                                bool measured) {
+[[gnu::always_inline]] inline void ThreadAnalyzer::finishLeaf(uint32_t function,
+                                                              uint64_t enter_ns, uint64_t exit_ns,
+                                                              bool measured) {
   const LeafIds& ids = leafIds(function);
+  // A function's calls are accounted in the order they finished: its queued calls first.
+  if (functions_[function].queued_in == dag_queue_generation_) [[unlikely]]
+    accountDagQueue();
   account(function, ids.shape, enter_ns, exit_ns, measured);
-  if (ids.dag_node == kNullShape)
+  if (ids.dag_node & kShapeOnly)
     diagnostics_.add(Stat::dag_calls_not_interned);
   else if (measured)
     addToDagStats(dag_stats_[ids.dag_node], exit_ns - enter_ns);
-  if (!stack_.empty()) appendChild(ids.shape, ids.dag_node, ids.dag_hash);
+  if (!stack_.empty()) appendChild(ids.dag_node, ids.dag_hash);
 }
 
 // The statistics, outlier judgement and timeline of a finished call whose shape is known.
@@ -202,37 +198,28 @@ const ThreadAnalyzer::LeafIds& ThreadAnalyzer::internLeaf(uint32_t function) {
   LeafIds& ids = leaf_ids_[function];
   // A function whose first call was a leaf was never entered through enter().
   if (function >= functions_.size()) functions_.resize(function + 1);
+  // Shape and DAG ids follow the order calls finish in: the queued calls, which finished earlier,
+  // first.
+  accountDagQueue();
   ids.shape = shapes_.intern(function, {});
   if (ids.shape >= shape_states_.size()) shape_states_.resize(ids.shape + 1);
-  // DAG ids follow the order calls finish in: the queued calls, which finished earlier, first.
-  accountDagQueue();
   const ShapeTable::Key key = ShapeTable::keyOf(function, {}, ShapeTable::Hash(function));
   ids.dag_hash = key.hash;
-  ids.dag_node = internDagNode(key);
-  if (ids.dag_node >= dag_stats_.size()) dag_stats_.resize(ids.dag_node + 1);
+  const ShapeTable::Node node = internDagNode(key);
+  if (node.id == kNullShape) {
+    ids.dag_node = kShapeOnly | ids.shape;
+  } else {
+    ids.dag_node = node.id;
+    *node.payload = ids.shape;
+    if (node.id >= dag_stats_.size()) dag_stats_.resize(node.id + 1);
+  }
   return ids;
 }
 
-[[gnu::always_inline]] inline void ThreadAnalyzer::appendChild(ShapeId shape, ShapeId dag_node,
+[[gnu::always_inline]] inline void ThreadAnalyzer::appendChild(ShapeId dag_node,
                                                                uint64_t dag_hash) {
-  Frame& parent = stack_.back();
   dag_children_.push_back(dag_node);
-  parent.dag_hash.add(dag_hash);
-  // Loops repeat the same child: skip an immediate repeat, and squeeze the list when it grows so a
-  // long loop costs memory for its distinct children only.
-  if (shape_children_.size() > parent.shape_children_begin && shape_children_.back() == shape)
-    return;
-  shape_children_.push_back(shape);
-  if (shape_children_.size() - parent.shape_children_begin >= parent.compact_at) [[unlikely]]
-    compactShapeChildren(parent);
-}
-
-void ThreadAnalyzer::compactShapeChildren(Frame& frame) {
-  const size_t distinct = canonicalizeChildSet(
-      std::span<ShapeId>(shape_children_.data() + frame.shape_children_begin,
-                         shape_children_.size() - frame.shape_children_begin));
-  shape_children_.resize(frame.shape_children_begin + distinct);
-  frame.compact_at = std::max<size_t>(64, 2 * distinct);
+  stack_.back().dag_hash.add(dag_hash);
 }
 
 // Shrinks the open frames' DAG children to `size`, remembering how much of them is known to hold
@@ -245,9 +232,9 @@ void ThreadAnalyzer::popDagChildren(size_t size) {
 
 // Queues the DAG node of the call on top of the stack (it has children), and returns how its
 // parent refers to it until the queue is accounted.
-ShapeId ThreadAnalyzer::queueDagNode(const Frame& frame, uint64_t dag_hash, uint64_t duration_ns,
+ShapeId ThreadAnalyzer::queueDagNode(const Frame& frame, uint64_t dag_hash, uint64_t exit_ns,
                                      bool measured) {
-  dag_queue_.push_back(QueuedDagNode{dag_hash, duration_ns, frame.function,
+  dag_queue_.push_back(QueuedDagNode{dag_hash, frame.enter_ns, exit_ns, frame.function,
                                      static_cast<uint32_t>(dag_queue_children_.size()),
                                      static_cast<uint32_t>(dag_children_.size() -
                                                            frame.dag_children_begin),
@@ -259,7 +246,8 @@ ShapeId ThreadAnalyzer::queueDagNode(const Frame& frame, uint64_t dag_hash, uint
 }
 
 // Interns the queued DAG nodes in the order their calls finished, each node's slot and record
-// loading a few nodes ahead, then gives the open frames that refer to them their ids.
+// loading a few nodes ahead, and accounts each call with the shape its node gives; then gives the
+// open frames that refer to them their ids.
 void ThreadAnalyzer::accountDagQueue() {
   const size_t count = dag_queue_.size();
   if (count == 0) return;
@@ -268,13 +256,13 @@ void ThreadAnalyzer::accountDagQueue() {
     if (i + kPrefetchFar < count) dag_.prefetch(dag_queue_[i + kPrefetchFar].hash);
     if (i + kPrefetchNear < count) dag_.prefetchRecord(dag_queue_[i + kPrefetchNear].hash);
     const QueuedDagNode& queued = dag_queue_[i];
-    const ShapeId node = internQueued(queued);
-    dag_queue_nodes_[i] = node;
-    if (node >= dag_stats_.size()) dag_stats_.resize(node + 1); // every node has statistics
-    if (node == kNullShape)
+    const NodeAndShape interned = internQueued(queued);
+    dag_queue_nodes_[i] = interned.node;
+    account(queued.function, interned.shape, queued.enter_ns, queued.exit_ns, queued.measured);
+    if (interned.node & kShapeOnly)
       diagnostics_.add(Stat::dag_calls_not_interned);
     else if (queued.measured)
-      updateDagStatsLater(node, queued.duration_ns);
+      updateDagStatsLater(interned.node, queued.exit_ns - queued.enter_ns);
   }
   applyDagUpdates();
   for (size_t i = dag_children_settled_; i < dag_children_.size(); ++i)
@@ -283,24 +271,53 @@ void ThreadAnalyzer::accountDagQueue() {
   dag_children_settled_ = dag_children_.size();
   dag_queue_.clear();
   dag_queue_children_.clear();
+  ++dag_queue_generation_;
 }
 
-// A queued node's id, kNullShape when it cannot be interned (a child could not be, or the DAG is
-// full and this node is new). Its children were accounted before it.
-ShapeId ThreadAnalyzer::internQueued(const QueuedDagNode& queued) {
+// A queued call's DAG node and shape: the node found, or interned with its shape worked out from
+// its children's; kShapeOnly | shape when it cannot be interned (a child could not be, or the DAG
+// is full and this node is new). Its children were accounted before it.
+ThreadAnalyzer::NodeAndShape ThreadAnalyzer::internQueued(const QueuedDagNode& queued) {
   const std::span<ShapeId> children(dag_queue_children_.data() + queued.children_begin,
                                     queued.child_count);
+  bool children_interned = true;
   for (ShapeId& child : children) {
     if (child & kQueuedCall) child = dag_queue_nodes_[child & ~kQueuedCall];
-    if (child == kNullShape) return kNullShape;
+    if (child & kShapeOnly) children_interned = false;
   }
-  return internDagNode(ShapeTable::Key{queued.function, children, queued.hash});
+  if (children_interned) {
+    const ShapeTable::Node node =
+        internDagNode(ShapeTable::Key{queued.function, children, queued.hash});
+    if (node.id != kNullShape && !node.added) return {node.id, *node.payload};
+    if (node.id != kNullShape) {
+      const ShapeId shape = shapeOf(queued.function, children); // adds no DAG node
+      *node.payload = shape;
+      if (node.id >= dag_stats_.size()) dag_stats_.resize(node.id + 1); // every node has some
+      return {node.id, shape};
+    }
+  }
+  const ShapeId shape = shapeOf(queued.function, children);
+  return {kShapeOnly | shape, shape};
 }
 
-ShapeId ThreadAnalyzer::internDagNode(const ShapeTable::Key& key) {
-  if (dag_full_) return dag_.find(key);
-  const ShapeId node = dag_.intern(key);
-  dag_full_ = dag_.size() > options_.max_dag_nodes;
+// Def. 5.2: the shape of a call of `function` is it and the set of its children's shapes.
+ShapeId ThreadAnalyzer::shapeOf(uint32_t function, std::span<const ShapeId> dag_children) {
+  child_shapes_.clear();
+  for (const ShapeId child : dag_children) {
+    const ShapeId shape = child & kShapeOnly ? child & ~kShapeOnly : dag_.payload(child);
+    // Loops repeat a child: leave out repeats in a row before sorting.
+    if (child_shapes_.empty() || child_shapes_.back() != shape) child_shapes_.push_back(shape);
+  }
+  const size_t distinct = canonicalizeChildSet(child_shapes_);
+  const ShapeId shape = shapes_.intern(function, std::span(child_shapes_).first(distinct));
+  if (shape >= shape_states_.size()) shape_states_.resize(shape + 1);
+  return shape;
+}
+
+ShapeTable::Node ThreadAnalyzer::internDagNode(const ShapeTable::Key& key) {
+  if (dag_full_) return dag_.findNode(key);
+  const ShapeTable::Node node = dag_.internNode(key);
+  dag_full_ = dag_.size() > std::min(options_.max_dag_nodes, kMaxDagNodes);
   return node;
 }
 

@@ -8,13 +8,20 @@
 //
 // Most calls are leaves, whose shape and DAG node are found by their function alone; when a leaf's
 // exit comes right after its enter (in the same span of events) the call is finished from the
-// pair without a frame on the stack. A call with children interns its shape at once (its parent
-// needs the id; the shape table is small) but queues its DAG node: the DAG outgrows the caches,
-// and interning a few hundred nodes in a row, each one's slot and record prefetched several
-// nodes ahead, overlaps their cache misses instead of waiting for each. A parent can queue before its children are interned because a node's hash
-// is a Merkle hash of its children's; its child list refers to queued children by their place in
-// the queue. The queue is interned in the order the calls finished, so node ids are exactly what
-// interning each call as it finished would give, and it is empty whenever a method returns.
+// pair without a frame on the stack.
+//
+// A call with children is queued, with its DAG node still to intern: the DAG outgrows the caches,
+// and interning a few hundred nodes in a row, each one's slot and record prefetched several nodes
+// ahead, overlaps their cache misses instead of waiting for each. A parent can queue before its
+// children are interned because a node's hash is a Merkle hash of its children's; its child list
+// refers to queued children by their place in the queue. The call's shape follows from its DAG
+// node (the set of its children's shapes), so each DAG node keeps its shape, computed once when
+// the node is new: a call whose node exists already (most of them) finds its shape with it, and
+// no call keeps a list of child shapes. Its statistics, outlier judgement and timeline cell wait
+// in the queue too. The queue is accounted in the order the calls finished, and before a leaf
+// call of a function with queued calls or a function's first leaf call, so node ids, shape ids
+// and every function's and shape's sequence of calls are exactly what handling each call as it
+// finished would give. The queue is empty whenever a method returns.
 //
 // Resynchronisation rules (each case is counted, see stats.inc):
 // - exit of the function on top of the stack: the call finishes normally;
@@ -121,22 +128,20 @@ private:
   // Built in place on the stack and read field by field: copying a frame whole right after its
   // fields were written (a leaf's enter, then its exit) stalls on store-to-load forwarding.
   struct Frame {
-    Frame(uint32_t function, uint64_t enter_ns, size_t shape_children_begin,
-          size_t dag_children_begin)
-        : function(function), enter_ns(enter_ns), shape_children_begin(shape_children_begin),
-          dag_children_begin(dag_children_begin), dag_hash(function) {}
+    Frame(uint32_t function, uint64_t enter_ns, size_t dag_children_begin)
+        : function(function), enter_ns(enter_ns), dag_children_begin(dag_children_begin),
+          dag_hash(function) {}
 
     uint32_t function;
     uint64_t enter_ns;
-    size_t shape_children_begin;
     size_t dag_children_begin;
-    size_t compact_at = 64; // shape child list size at which repeats are squeezed out
     ShapeTable::Hash dag_hash; // Merkle hash of the DAG children so far (of their hashes)
   };
-  // A finished call's DAG node, waiting in the queue.
+  // A finished call with children, waiting in the queue.
   struct QueuedDagNode {
     uint64_t hash;
-    uint64_t duration_ns;
+    uint64_t enter_ns;
+    uint64_t exit_ns;
     uint32_t function;
     uint32_t children_begin; // in dag_queue_children_
     uint32_t child_count;
@@ -144,7 +149,7 @@ private:
   };
   struct LeafIds {
     ShapeId shape = kNullShape; // kNullShape: not interned yet
-    ShapeId dag_node = kNullShape;
+    ShapeId dag_node = kNullShape; // or kShapeOnly | shape when the DAG was full
     uint64_t dag_hash = 0;
   };
   // What changes on every call of a function. Its call count and duration histogram are not kept
@@ -154,6 +159,7 @@ private:
     Moments moments; // kept only once the function had calls of two shapes (functionMoments())
     uint64_t outliers = 0;
     ShapeId sole_shape = kNullShape; // of all its measured calls so far, or kManyShapes
+    uint64_t queued_in = 0; // the queue generation its last call with children was queued in
   };
   static constexpr ShapeId kManyShapes = UINT32_MAX;
   struct DagUpdate {
@@ -161,8 +167,12 @@ private:
     uint64_t duration_ns = 0;
   };
 
-  // A DAG child whose node is still queued is referred to by its place in the queue.
+  // A DAG child whose node is still queued is referred to by its place in the queue, and one
+  // whose node could not be interned (the DAG was full) by its shape. DAG node and shape ids stay
+  // below both flags.
   static constexpr ShapeId kQueuedCall = ShapeId{1} << 31;
+  static constexpr ShapeId kShapeOnly = ShapeId{1} << 30;
+  static constexpr size_t kMaxDagNodes = kShapeOnly - 1;
   // Nodes interned in one go, and how far ahead their memory is loaded (far: the hash slot; near:
   // the record it points to, once the slot has arrived).
   static constexpr size_t kDagQueueLength = 256;
@@ -178,8 +188,7 @@ private:
                bool measured);
   const LeafIds& leafIds(uint32_t function);
   const LeafIds& internLeaf(uint32_t function);
-  void appendChild(ShapeId shape, ShapeId dag_node, uint64_t dag_hash);
-  void compactShapeChildren(Frame& frame);
+  void appendChild(ShapeId dag_node, uint64_t dag_hash);
   void popDagChildren(size_t size);
   const Moments& functionMoments(FunctionRunning& function, ShapeId shape);
   const Moments& functionMoments(uint32_t function) const;
@@ -190,22 +199,28 @@ private:
                      bool shape_outlier);
   void keepOutlier(const Outlier& outlier);
 
-  ShapeId queueDagNode(const Frame& frame, uint64_t dag_hash, uint64_t duration_ns, bool measured);
+  ShapeId queueDagNode(const Frame& frame, uint64_t dag_hash, uint64_t exit_ns, bool measured);
   void accountDagQueue();
-  ShapeId internQueued(const QueuedDagNode& queued);
-  ShapeId internDagNode(const ShapeTable::Key& key);
+  struct NodeAndShape {
+    ShapeId node; // or kShapeOnly | shape
+    ShapeId shape;
+  };
+  NodeAndShape internQueued(const QueuedDagNode& queued);
+  ShapeTable::Node internDagNode(const ShapeTable::Key& key);
+  ShapeId shapeOf(uint32_t function, std::span<const ShapeId> dag_children);
   static void addToDagStats(DagStats& stats, uint64_t duration_ns);
   void updateDagStatsLater(ShapeId node, uint64_t duration_ns);
   void applyDagUpdates();
 
   AnalyzerOptions options_;
   std::vector<Frame> stack_;
-  std::vector<ShapeId> shape_children_; // the open frames' child shapes, frame after frame
   std::vector<ShapeId> dag_children_;   // the open frames' child DAG nodes, frame after frame
   size_t dag_children_settled_ = 0;     // entries below hold no kQueuedCall reference
   std::vector<QueuedDagNode> dag_queue_;
   std::vector<ShapeId> dag_queue_children_;
   std::vector<ShapeId> dag_queue_nodes_; // the id each queued node got
+  uint64_t dag_queue_generation_ = 1;     // how many times the queue was accounted, plus one
+  std::vector<ShapeId> child_shapes_;     // scratch: a new DAG node's children's shapes
   std::vector<LeafIds> leaf_ids_;        // per function
   std::array<DagUpdate, kDagUpdateDelay> dag_updates_{};
   size_t dag_update_next_ = 0;

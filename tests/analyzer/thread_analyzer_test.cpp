@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace shapetrace::analyzer {
 namespace {
@@ -184,6 +185,39 @@ TEST(ThreadAnalyzerTest, DagChildrenKeepTheirNodesAcrossQueueFlushes) {
   EXPECT_EQ(a.dagStats()[three].count, 2u * 666u);
 }
 
+// Shapes come from DAG nodes; once the DAG is full, a call whose node is new (or has such a
+// child) is not interned, is counted, and still gets its shape from its children's.
+TEST(ThreadAnalyzerTest, FullDagStillGivesEveryCallItsShape) {
+  AnalyzerOptions small;
+  small.max_dag_nodes = 3; // null, [2], [3], then one more before the DAG is full
+  std::vector<testing::Call> calls;
+  for (int i = 0; i < 3; ++i) {
+    calls.push_back(call(1, {call(2), call(3)}));
+    calls.push_back(call(1, {call(3), call(2), call(3)})); // the same shape, a new sequence
+    calls.push_back(call(4, {call(1, {call(2)})}));       // a node whose child is not interned
+  }
+  const std::vector<Event> events = eventsOf(calls);
+  ThreadAnalyzer full(small), unlimited;
+  full.onEvents(events);
+  unlimited.onEvents(events);
+
+  ASSERT_EQ(full.dag().size(), 4u); // null, [2], [3], [1:(2,3)]
+  EXPECT_EQ(full.dagStats()[3].count, 3u);
+  EXPECT_EQ(full.dagStats()[1].count, 9u); // [2]: interned before the DAG filled up
+  // Not interned: 3 x [1:(3,2,3)], 3 x [1:(2)] and their 3 parents [4:(...)].
+  EXPECT_EQ(full.diagnostics().count(Stat::dag_calls_not_interned), 9u);
+  EXPECT_EQ(unlimited.diagnostics().count(Stat::dag_calls_not_interned), 0u);
+  ASSERT_EQ(full.shapes().size(), unlimited.shapes().size());
+  for (ShapeId id = 1; id < full.shapes().size(); ++id) {
+    EXPECT_EQ(full.shapes().function(id), unlimited.shapes().function(id));
+    EXPECT_THAT(full.shapes().children(id),
+                ::testing::ElementsAreArray(unlimited.shapes().children(id)));
+    EXPECT_EQ(full.shapeStates()[id].calls, unlimited.shapeStates()[id].calls);
+  }
+  // null, [2], [3], [1,{[2],[3]}], [1,{[2]}] and [4,{[1,{[2]}]}].
+  EXPECT_EQ(full.shapes().size(), 6u);
+}
+
 // Most leaf calls are finished straight from their adjacent enter and exit, without a frame; fed
 // one event at a time (so no enter ever has its exit beside it) every call takes the general
 // path. Both must give the same shapes, DAG, statistics, timeline and outliers.
@@ -298,6 +332,25 @@ TEST(ThreadAnalyzerTest, OutliersAgainstFunctionAndShape) {
   EXPECT_DOUBLE_EQ(slower.score, (1000.0 - 105.0) / 5.0);
   EXPECT_EQ(slower.start_ns, 1000u + 20u * 105u);
   EXPECT_EQ(a.functionStates()[1].outliers, 2u);
+}
+
+// Calls with children wait in a queue before they are accounted; a leaf call of the same
+// function is still judged against all the calls that finished before it.
+TEST(ThreadAnalyzerTest, LeafCallIsJudgedAfterTheQueuedCallsOfItsFunction) {
+  ThreadAnalyzer a;
+  std::vector<testing::Call> calls{call(1, {}, 105)}; // its leaf shape exists from here on
+  for (int i = 0; i < 20; ++i)
+    calls.push_back(call(1, {call(2, {}, 10)}, i % 2 == 0 ? 90 : 100));
+  calls.push_back(call(1, {}, 1000));
+  a.onEvents(eventsOf(calls));
+  const auto outliers = a.outliers();
+  ASSERT_EQ(outliers.size(), 1u);
+  EXPECT_EQ(outliers[0].duration_ns, 1000u);
+  EXPECT_TRUE(outliers[0].function_outlier);
+  EXPECT_FALSE(outliers[0].shape_outlier); // its shape's second call
+  EXPECT_EQ(outliers[0].function_count, 21u);
+  EXPECT_DOUBLE_EQ(outliers[0].function_mean, 105.0);
+  EXPECT_NEAR(outliers[0].function_sd, std::sqrt(20.0 * 25.0 / 21.0), 1e-12);
 }
 
 TEST(ThreadAnalyzerTest, OutlierListIsBounded) {
