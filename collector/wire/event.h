@@ -19,6 +19,13 @@ enum class EventKind : uint32_t {
 inline constexpr uint32_t kEventKindCount = 3;
 
 struct alignas(16) Event {
+  // Left uninitialised, as a plain struct's members would be, but also by std::vector's resize:
+  // a decoded batch is sized first and then written event by event, and filling it with zeros
+  // beforehand cost 3% of an analysis.
+  Event() noexcept {} // NOLINT(modernize-use-equals-default): `= default` would zero in resize
+  constexpr Event(uint64_t timestamp, uint32_t function_id, EventKind kind) noexcept
+      : timestamp(timestamp), function_id(function_id), kind(kind) {}
+
   uint64_t timestamp;   // ticks in a ring, nanoseconds once decoded
   uint32_t function_id; // global function id, see ModuleTable
   EventKind kind;
