@@ -247,7 +247,7 @@ int measure(const std::string& dir, unsigned jobs) {
         analyzer.consume(std::move(*item));
       analyzer.finish();
     });
-    finishing = timed([&] { json = shapetrace::analyzer::toJson(analyzer.snapshot()).dump(1); });
+    finishing = timed([&] { json = shapetrace::analyzer::toJson(analyzer.snapshot()).dump(); });
   });
   const std::string label = "whole analysis, jobs " + std::to_string(jobs);
   report("  of which the stream (per thread)", events, stream);
