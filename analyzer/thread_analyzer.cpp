@@ -38,6 +38,8 @@ void ThreadAnalyzer::onBatch(uint64_t sequence, std::span<const Event> events) {
 
 void ThreadAnalyzer::onEvents(std::span<const Event> events) {
   events_ += events.size();
+  if (!events.empty() && !timeline_.started())
+    timeline_.start(std::max(events.front().timestamp, last_ns_));
   const Event* const end = events.data() + events.size();
   for (const Event* next = events.data(); next != end; ++next) {
     const Event& event = *next;
@@ -47,8 +49,6 @@ void ThreadAnalyzer::onEvents(std::span<const Event> events) {
       time = last_ns_;
     }
     last_ns_ = time;
-    if (!timeline_.started()) [[unlikely]]
-      timeline_.start(time);
     if (event.function_id >= kMaxFunctionId) [[unlikely]] {
       diagnostics_.add(Stat::function_ids_out_of_range);
       onGap(0);
@@ -74,7 +74,6 @@ void ThreadAnalyzer::onEvents(std::span<const Event> events) {
       break;
     case EventKind::Exit: leave(event.function_id, time); break;
     }
-    if (dag_queue_.size() >= kDagQueueLength) accountDagQueue();
   }
   accountDagQueue();
 }
@@ -149,6 +148,7 @@ void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
   functions_[function].queued_in = dag_queue_generation_;
   stack_.pop_back(); // `frame` is gone from here on
   if (!stack_.empty()) appendChild(dag_node, dag_hash);
+  if (dag_queue_.size() >= kDagQueueLength) accountDagQueue();
 }
 
 // A call without children: its shape and DAG node depend on the function alone.
@@ -373,7 +373,7 @@ const Moments& ThreadAnalyzer::functionMoments(uint32_t function) const {
                                                          const Moments& by_shape, uint32_t function,
                                                          ShapeId shape, uint64_t enter_ns,
                                                          uint64_t duration_ns) {
-  const auto x = static_cast<double>(duration_ns);
+  const auto x = toDouble(duration_ns);
   // x > mean + sigma * sd, without a square root on the common path (x at or below the mean).
   const double sigma2 = options_.outlier_sigma * options_.outlier_sigma;
   auto fires = [&](const Moments& m) {
@@ -381,7 +381,7 @@ const Moments& ThreadAnalyzer::functionMoments(uint32_t function) const {
     // excess^2 > sigma^2 * M2 / n, multiplied out to keep a division off the path.
     const double excess = x - m.mean();
     const double m2 = m.m2();
-    return m2 > 0 && excess * excess * static_cast<double>(m.count()) > sigma2 * m2;
+    return m2 > 0 && excess * excess * toDouble(m.count()) > sigma2 * m2;
   };
   const bool function_outlier = fires(by_function);
   const bool shape_outlier = &by_shape == &by_function ? function_outlier : fires(by_shape);
@@ -394,7 +394,7 @@ void ThreadAnalyzer::reportOutlier(const Moments& by_function, const Moments& by
                                    uint32_t function, ShapeId shape, uint64_t enter_ns,
                                    uint64_t duration_ns, bool function_outlier,
                                    bool shape_outlier) {
-  const auto x = static_cast<double>(duration_ns);
+  const auto x = toDouble(duration_ns);
   Outlier outlier;
   outlier.start_ns = enter_ns;
   outlier.duration_ns = duration_ns;
