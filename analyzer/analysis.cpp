@@ -177,12 +177,12 @@ IdMaps mergeThread(Analysis& analysis, const ThreadInput& input, FunctionIndex& 
 // instead of one grown (and copied) thread after thread.
 void sumDagStats(Analysis& analysis, const std::vector<ThreadInput>& inputs,
                  const std::vector<IdMaps>& maps) {
-  analysis.dag_stats.assign(analysis.dag.size(), DagStats{});
+  analysis.dag_stats.assign(analysis.dag.size(), DagTotals{});
   for (size_t t = 0; t < inputs.size(); ++t) {
     const auto& local = inputs[t].analyzer->dagStats();
     const std::vector<ShapeId>& to_global = maps[t].dag;
     for (ShapeId id = 1; id < to_global.size(); ++id) {
-      DagStats& global = analysis.dag_stats[to_global[id]];
+      DagTotals& global = analysis.dag_stats[to_global[id]];
       global.count += local[id].count;
       global.sum += local[id].sum;
       global.sum_squares += local[id].sum_squares;
@@ -279,7 +279,7 @@ Analysis analyze(std::vector<ThreadInput> threads, const FunctionResolver& resol
   for (const ThreadInput& input : threads)
     maps.push_back(mergeThread(analysis, input, functions));
   analysis.shape_states.resize(analysis.shapes.size());
-  sumDagStats(analysis, threads, maps);
+  if (settings.sum_dag_statistics) sumDagStats(analysis, threads, maps);
 
   std::sort(analysis.outliers.begin(), analysis.outliers.end(), outlierBefore);
   if (analysis.outliers.size() > settings.options.max_outliers)

@@ -74,6 +74,10 @@ struct AnalysisSettings {
   AnalyzerOptions options;
   double cluster_threshold = 1.5;
   ClusteringMethod method = ClusteringMethod::kAppendixA;
+  // Sum the threads' statistics per merged DAG node (Analysis::dag_stats). Only the DAG listing
+  // shows them, and for a long run they are tens of megabytes: the analyze command asks only with
+  // --dag.
+  bool sum_dag_statistics = true;
 };
 
 struct Analysis {
@@ -82,7 +86,7 @@ struct Analysis {
   ShapeTable shapes;
   std::vector<ShapeState> shape_states;
   ShapeTable dag{ShapeTable::Depth::kNotKept};
-  std::vector<DagStats> dag_stats;
+  std::vector<DagTotals> dag_stats; // per node, when settings.sum_dag_statistics; empty otherwise
   Clustering clustering;
   std::vector<DurationStats> cluster_stats;
   std::vector<uint64_t> cluster_calls;

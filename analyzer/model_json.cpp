@@ -2,6 +2,7 @@
 #include "model_json.h"
 
 #include <map>
+#include <stdexcept>
 
 namespace shapetrace::analyzer {
 namespace {
@@ -132,9 +133,11 @@ nlohmann::ordered_json toJson(const Analysis& analysis, const ModelOptions& opti
   }
   model["shapes"] = std::move(shapes);
 
+  if (options.dag && analysis.dag_stats.size() != analysis.dag.size())
+    throw std::logic_error("the DAG listing needs AnalysisSettings::sum_dag_statistics");
   Json dag = Json::array();
   for (ShapeId id = 1; options.dag && id < analysis.dag.size(); ++id) {
-    const DagStats& stats = analysis.dag_stats[id];
+    const DagTotals& stats = analysis.dag_stats[id];
     const auto children = analysis.dag.children(id);
     dag.push_back(Json{{"id", id},
                        {"function", analysis.dag.function(id)},

@@ -75,7 +75,15 @@ struct Outlier {
 bool outlierBefore(const Outlier& a, const Outlier& b);
 
 // count, sum and sum of squares of durations per DAG node (Reiss & Renieris), exact integers.
+// A thread's calls of one node never overlap (a node is never its own descendant), so their
+// durations add up to less than the thread's time span and 64 bits hold the sum: 32 bytes a node.
 struct DagStats {
+  uint64_t count = 0;
+  uint64_t sum = 0;
+  unsigned __int128 sum_squares = 0;
+};
+// The same summed over threads, whose calls do overlap.
+struct DagTotals {
   uint64_t count = 0;
   unsigned __int128 sum = 0;
   unsigned __int128 sum_squares = 0;

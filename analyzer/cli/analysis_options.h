@@ -29,6 +29,7 @@ struct AnalysisOptions {
     s.options.max_outliers = max_outliers;
     s.options.outlier_sigma = outlier_sigma;
     s.options.outlier_min_samples = outlier_min_samples;
+    s.sum_dag_statistics = false; // the report and the live page do not list the DAG
     return s;
   }
   unsigned workerCount() const {

@@ -169,7 +169,9 @@ int runAnalyze(const AnalyzeOptions& options) {
   if (options.dir.empty() == options.live.empty())
     throw std::invalid_argument("give either a recording directory or --live ENDPOINT");
   keepFreedMemory();
-  Analyzer analyzer(options.analysis.settings(), options.analysis.workerCount());
+  AnalysisSettings settings = options.analysis.settings();
+  settings.sum_dag_statistics = options.dag;
+  Analyzer analyzer(settings, options.analysis.workerCount());
   if (!options.dir.empty()) {
     analyzeRecording(analyzer, options.dir);
   } else {

@@ -32,7 +32,15 @@ struct RecordingReader::Segment {
   std::optional<wire::FrameScanner> scanner; // empty when the file is not a segment at all
   std::optional<std::vector<IndexRecord>> index;
   bool unreadable_reported = false;
+  size_t prefaulted = 0; // the bytes below are mapped in (reading in order)
 };
+
+namespace {
+// Reading a segment in order maps it in ahead of the scanner, a few megabytes at a time: a page
+// fault per 64 KiB of recording cost about 2% of an analysis, and mapping a whole segment up front
+// would read all of it before the first frame.
+constexpr size_t kPrefaultChunk = size_t{8} << 20;
+} // namespace
 
 RecordingReader::RecordingReader(std::string dir) : dir_(std::move(dir)) {
   std::error_code ec;
@@ -93,8 +101,14 @@ std::optional<Frame> RecordingReader::next() {
       for (;;) {
         const auto r = s.scanner->next();
         using Status = wire::FrameScanner::Status;
-        if (r.status == Status::Frame)
+        if (r.status == Status::Frame) {
+          if (r.offset + kPrefaultChunk / 2 >= s.prefaulted) {
+            s.prefaulted = std::max(s.prefaulted, r.offset);
+            s.file->prefault(s.prefaulted, kPrefaultChunk);
+            s.prefaulted += kPrefaultChunk;
+          }
           return Frame{s.number, r.offset, r.message};
+        }
         if (r.status == Status::End)
           break;
         noteDamage({r.status == Status::TornTail ? Damage::Kind::TornTail : Damage::Kind::Corrupt,

@@ -3,6 +3,7 @@
 #include "wire/codec.h"
 #include "wire/format_error.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -129,6 +130,19 @@ MappedFile::MappedFile(const std::string& path) {
     data_ = static_cast<const std::byte*>(p);
   }
   ::close(fd);
+}
+
+void MappedFile::prefault(size_t offset, size_t length) const {
+#ifdef MADV_POPULATE_READ
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t begin = offset / page * page;
+  const size_t end = std::min(size_, offset + length);
+  if (data_ == nullptr || begin >= end) return;
+  ::madvise(const_cast<std::byte*>(data_) + begin, end - begin, MADV_POPULATE_READ);
+#else
+  (void)offset;
+  (void)length;
+#endif
 }
 
 MappedFile::~MappedFile() {

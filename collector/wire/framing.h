@@ -73,6 +73,9 @@ public:
   MappedFile& operator=(const MappedFile&) = delete;
 
   std::span<const std::byte> bytes() const { return {data_, size_}; }
+  // Maps [offset, offset + length) in now, in one call, rather than page fault by page fault as
+  // it is read (MADV_POPULATE_READ; only advice: nothing happens where the kernel lacks it).
+  void prefault(size_t offset, size_t length) const;
 
 private:
   const std::byte* data_ = nullptr;

@@ -177,6 +177,24 @@ TEST(AnalyzerTest, MergedStatisticsEqualOneThreadsWorth) {
   EXPECT_EQ(two.dag_stats.back().count, 4u);
 }
 
+TEST(AnalyzerTest, DagStatisticsAreSummedOnlyWhenAsked) {
+  const Call c = call(1, {call(2, {}, 30), call(3, {}, 70)}, 15);
+  const std::vector<wire::StreamItem> items{batchItem(1, 1, 0, eventsOf({c, c})),
+                                            batchItem(1, 2, 0, eventsOf({c}))};
+  AnalysisSettings without;
+  without.sum_dag_statistics = false;
+  const Analysis counted = run(items, 1, without);
+  const Analysis summed = run(items);
+  EXPECT_TRUE(counted.dag_stats.empty());
+  ASSERT_EQ(summed.dag_stats.size(), summed.dag.size());
+  EXPECT_EQ(summed.dag_stats.back().count, 3u);
+  // The same model apart from the listing, which cannot be made without the statistics.
+  EXPECT_EQ(toJson(counted).dump(), toJson(summed).dump());
+  EXPECT_EQ(toJson(counted)["summary"]["dag_nodes"], 3);
+  EXPECT_THROW(toJson(counted, {false, true}), std::logic_error);
+  EXPECT_EQ(toJson(summed, {false, true})["dag"].size(), 3u);
+}
+
 TEST(AnalyzerTest, JsonModelHasEveryPart) {
   const Analysis a = run(threeThreads());
   const auto json = toJson(a, {true});
