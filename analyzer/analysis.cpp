@@ -157,9 +157,6 @@ IdMaps mergeThread(Analysis& analysis, const ThreadInput& input, FunctionIndex& 
   }
   std::sort(summary.shapes.begin(), summary.shapes.end());
 
-  // Room for the thread's nodes up front (threads share few): growing a table of a million
-  // nodes one node at a time rehashes it over and over.
-  analysis.dag.reserve(thread.dag().size() - 1, thread.dag().childIds());
   std::vector<ShapeId> dag_map = mergeDag(thread.dag(), analysis.dag, process_functions);
 
   for (Outlier outlier : thread.outliers()) {
@@ -275,6 +272,14 @@ Analysis analyze(std::vector<ThreadInput> threads, const FunctionResolver& resol
   analysis.settings = settings;
   analysis.shape_states.resize(1);
   FunctionIndex functions(analysis, resolve);
+  // Room for every thread's DAG nodes up front (threads share few): growing a table of a million
+  // nodes as it fills rehashes it over and over, each time into freshly zeroed memory.
+  size_t dag_nodes = 0, dag_child_ids = 0;
+  for (const ThreadInput& input : threads) {
+    dag_nodes += input.analyzer->dag().size() - 1;
+    dag_child_ids += input.analyzer->dag().childIds();
+  }
+  analysis.dag.reserve(dag_nodes, dag_child_ids);
   std::vector<IdMaps> maps;
   for (const ThreadInput& input : threads)
     maps.push_back(mergeThread(analysis, input, functions));
