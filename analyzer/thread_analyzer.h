@@ -176,8 +176,9 @@ private:
   };
 
   // A DAG child whose node is still queued is referred to by its place in the queue, and one
-  // whose node could not be interned (the DAG was full) by its shape. DAG node and shape ids stay
-  // below both flags.
+  // whose node could not be interned (the DAG was full) by its shape. DAG node ids stay below
+  // both flags (kMaxDagNodes); shape ids would need 2^30 distinct shapes, tens of GiB, to reach
+  // them.
   static constexpr ShapeId kQueuedCall = ShapeId{1} << 31;
   static constexpr ShapeId kShapeOnly = ShapeId{1} << 30;
   static constexpr size_t kMaxDagNodes = kShapeOnly - 1;
