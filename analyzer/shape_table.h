@@ -96,6 +96,9 @@ public:
   }
   // The id of the node when already interned, kNullShape otherwise.
   ShapeId find(const Key& key) const;
+  ShapeId find(uint32_t function, std::span<const ShapeId> children) const {
+    return find(keyOf(function, children));
+  }
   // intern() and find() for a table built with Depth::kNotKept, whose nodes each keep a word of
   // the owner's (the DAG keeps the node's shape there): the node, whether it was just added (its
   // word is then 0), and where its word is, until the next node is added.
@@ -107,9 +110,6 @@ public:
   Node internNode(const Key& key);
   Node findNode(const Key& key);
   uint32_t payload(ShapeId id) const { return records_[record_of_[id] + kDepth]; }
-  ShapeId find(uint32_t function, std::span<const ShapeId> children) const {
-    return find(keyOf(function, children));
-  }
 
   // Number of ids, the null shape included (so the first real node is id 1).
   size_t size() const { return record_of_.size(); }

@@ -36,9 +36,9 @@ struct RecordingReader::Segment {
 };
 
 namespace {
-// Reading a segment in order maps it in ahead of the scanner, a few megabytes at a time: a page
-// fault per 64 KiB of recording cost about 2% of an analysis, and mapping a whole segment up front
-// would read all of it before the first frame.
+// Reading a segment in order maps it in ahead of the scanner, a few megabytes at a time, instead
+// of a page fault per 64 KiB (6 K of them for the analyzer benchmark's 380 MB, about 1% of its
+// time); mapping a whole segment up front would read all of it before the first frame.
 constexpr size_t kPrefaultChunk = size_t{8} << 20;
 } // namespace
 

@@ -6,6 +6,7 @@
 
 #include <capnp/message.h>
 #include <capnp/serialize.h>
+#include <cmath>
 #include <cstring>
 #include <kj/exception.h>
 
@@ -152,6 +153,12 @@ ProcessStart read(s::ProcessStart::Reader r) {
   v.clock.source =
       clock.getSource() == s::ClockSource::TSC ? ClockSource::Tsc : ClockSource::Monotonic;
   v.clock.ticks_per_ns = clock.getTicksPerNs();
+  // A rate that converts nothing (NaN, infinite, zero, negative) comes from damage or a forgery;
+  // NaN would also make the item unequal to itself.
+  if (!std::isfinite(v.clock.ticks_per_ns) || v.clock.ticks_per_ns <= 0)
+    throw FormatError(FormatErrorReason::BadValue, "process start with a clock of " +
+                                                       std::to_string(v.clock.ticks_per_ns) +
+                                                       " ticks per nanosecond");
   v.clock.ref_ticks = clock.getRefTicks();
   v.clock.ref_ns = clock.getRefNs();
   for (auto c : r.getConfig())

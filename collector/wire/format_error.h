@@ -19,7 +19,8 @@ namespace shapetrace::wire {
   X(UnknownItem, "the message holds an item kind this reader does not know")                       \
   X(BadEvents, "the events of a batch do not decode to the declared count")                        \
   X(BadChecksum, "a recorded frame does not match its checksum")                                   \
-  X(BadHeader, "a file or frame header is not shapetrace's")
+  X(BadHeader, "a file or frame header is not shapetrace's")                                       \
+  X(BadValue, "a field holds a value no writer produces")
 
 enum class FormatErrorReason : uint8_t {
 #define SHAPETRACE_X(name, description) name,

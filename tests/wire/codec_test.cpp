@@ -5,8 +5,10 @@
 
 #include <capnp/message.h>
 #include <capnp/serialize.h>
+#include <cmath>
 #include <cstring>
 #include <gtest/gtest.h>
+#include <limits>
 #include <random>
 
 namespace shapetrace::wire {
@@ -141,6 +143,16 @@ TEST(Codec, UnknownItemKindIsRejected) {
   uint16_t future = 200;
   std::memcpy(message.data() + 16 + 2, &future, sizeof(future));
   EXPECT_EQ(reasonOf(message), FormatErrorReason::UnknownItem);
+}
+
+// Found by the decoder fuzzer: a NaN clock rate decoded, and the item then differed from its own
+// re-encoding (NaN != NaN). No writer produces a rate that is not a positive number.
+TEST(Codec, ClockRateThatConvertsNothingIsRejected) {
+  for (double rate : {std::nan(""), 0.0, -2.0, std::numeric_limits<double>::infinity()}) {
+    StreamItem item = everyItem()[0];
+    std::get<ProcessStart>(item.body).clock.ticks_per_ns = rate;
+    EXPECT_EQ(reasonOf(encodeItem(item)), FormatErrorReason::BadValue) << rate;
+  }
 }
 
 TEST(Codec, BatchWhoseCountDisagreesWithItsBytesIsRejected) {
