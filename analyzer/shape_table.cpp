@@ -72,7 +72,7 @@ ShapeTable::Node ShapeTable::internNode(const Key& key) {
       if (key.function >= leaf_of_function_.size()) leaf_of_function_.resize(key.function + 1);
       leaf = leaf_of_function_[key.function] = add(key);
     }
-    return {leaf, added, records_.data() + record_of_[leaf] + kDepth};
+    return {leaf, added, wordOf(leaf)};
   }
   const uint64_t slot = slotOf(key);
   if (slots_[slot] != 0) {
@@ -80,17 +80,16 @@ ShapeTable::Node ShapeTable::internNode(const Key& key) {
     return {r[kId], false, r + kDepth};
   }
   const ShapeId id = add(key);
-  const uint64_t at = record_of_[id];
-  slots_[slot] = slotTag(key.hash) | at;
+  slots_[slot] = slotTag(key.hash) | record_of_[id];
   // Keep the load factor at or below one half so probes stay short.
   if (record_of_.size() * 2 > slots_.size()) rehash(slots_.size() * 2);
-  return {id, true, records_.data() + at + kDepth};
+  return {id, true, wordOf(id)};
 }
 
 ShapeTable::Node ShapeTable::findNode(const Key& key) {
   const ShapeId id = find(key);
   if (id == kNullShape) return {};
-  return {id, false, records_.data() + record_of_[id] + kDepth};
+  return {id, false, wordOf(id)};
 }
 
 // Appends the key's record and gives it the next id.

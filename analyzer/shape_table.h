@@ -109,7 +109,7 @@ public:
   };
   Node internNode(const Key& key);
   Node findNode(const Key& key);
-  uint32_t payload(ShapeId id) const { return records_[record_of_[id] + kDepth]; }
+  uint32_t payload(ShapeId id) const { return *wordOf(id); }
 
   // Number of ids, the null shape included (so the first real node is id 1).
   size_t size() const { return record_of_.size(); }
@@ -122,7 +122,7 @@ public:
   }
   // Def. 5.2: null has depth 0, [f, {null}] depth 1, otherwise 1 + the deepest child. Only for a
   // table built with Depth::kKept (the word is the owner's otherwise, see payload()).
-  uint32_t depth(ShapeId id) const { return records_[record_of_[id] + kDepth]; }
+  uint32_t depth(ShapeId id) const { return *wordOf(id); }
   // The hash the node was interned with (0 for null).
   uint64_t hash(ShapeId id) const {
     const uint32_t* r = records_.data() + record_of_[id];
@@ -140,6 +140,9 @@ private:
   static constexpr unsigned kId = 0, kFunction = 1, kDepth = 2, kChildCount = 3, kHashLow = 4,
                             kHashHigh = 5, kHeaderWords = 6;
 
+  // The node's depth, or payload, word.
+  const uint32_t* wordOf(ShapeId id) const { return records_.data() + record_of_[id] + kDepth; }
+  uint32_t* wordOf(ShapeId id) { return records_.data() + record_of_[id] + kDepth; }
   ShapeId leafOf(uint32_t function) const {
     return function < leaf_of_function_.size() ? leaf_of_function_[function] : kNullShape;
   }

@@ -171,7 +171,6 @@ void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
 [[gnu::always_inline]] inline void ThreadAnalyzer::account(uint32_t function, ShapeId shape,
                                                            uint64_t enter_ns, uint64_t exit_ns,
                                                            bool measured) {
-  ++calls_;
   ShapeState& shape_state = shape_states_[shape];
   ++shape_state.calls;
   if (measured) {
@@ -201,18 +200,10 @@ const ThreadAnalyzer::LeafIds& ThreadAnalyzer::internLeaf(uint32_t function) {
   // Shape and DAG ids follow the order calls finish in: the queued calls, which finished earlier,
   // first.
   accountDagQueue();
-  ids.shape = shapes_.intern(function, {});
-  if (ids.shape >= shape_states_.size()) shape_states_.resize(ids.shape + 1);
+  ids.shape = internShape(function, {});
   const ShapeTable::Key key = ShapeTable::keyOf(function, {}, ShapeTable::Hash(function));
   ids.dag_hash = key.hash;
-  const ShapeTable::Node node = internDagNode(key);
-  if (node.id == kNullShape) {
-    ids.dag_node = kShapeOnly | ids.shape;
-  } else {
-    ids.dag_node = node.id;
-    *node.payload = ids.shape;
-    if (node.id >= dag_stats_.size()) dag_stats_.resize(node.id + 1);
-  }
+  ids.dag_node = settleDagNode(internDagNode(key), ids.shape);
   return ids;
 }
 
@@ -285,19 +276,23 @@ ThreadAnalyzer::NodeAndShape ThreadAnalyzer::internQueued(const QueuedDagNode& q
     if (child & kQueuedCall) child = dag_queue_nodes_[child & ~kQueuedCall];
     if (child & kShapeOnly) children_interned = false;
   }
-  if (children_interned) {
-    const ShapeTable::Node node =
-        internDagNode(ShapeTable::Key{queued.function, children, queued.hash});
-    if (node.id != kNullShape && !node.added) return {node.id, *node.payload};
-    if (node.id != kNullShape) {
-      const ShapeId shape = shapeOf(queued.function, children); // adds no DAG node
-      *node.payload = shape;
-      if (node.id >= dag_stats_.size()) dag_stats_.resize(node.id + 1); // every node has some
-      return {node.id, shape};
-    }
+  ShapeTable::Node node;
+  if (children_interned)
+    node = internDagNode(ShapeTable::Key{queued.function, children, queued.hash});
+  if (node.id != kNullShape && !node.added) return {node.id, *node.payload};
+  const ShapeId shape = shapeOf(queued.function, children); // adds no DAG node
+  return {settleDagNode(node, shape), shape};
+}
+
+// How a call refers to its DAG node once interned: the node, which learns its shape and gets
+// statistics when new (every node has some), or kShapeOnly | shape when it could not be interned.
+ShapeId ThreadAnalyzer::settleDagNode(const ShapeTable::Node& node, ShapeId shape) {
+  if (node.id == kNullShape) return kShapeOnly | shape;
+  if (node.added) {
+    *node.payload = shape;
+    if (node.id >= dag_stats_.size()) dag_stats_.resize(node.id + 1);
   }
-  const ShapeId shape = shapeOf(queued.function, children);
-  return {kShapeOnly | shape, shape};
+  return node.id;
 }
 
 // Def. 5.2: the shape of a call of `function` is it and the set of its children's shapes.
@@ -309,7 +304,12 @@ ShapeId ThreadAnalyzer::shapeOf(uint32_t function, std::span<const ShapeId> dag_
     if (child_shapes_.empty() || child_shapes_.back() != shape) child_shapes_.push_back(shape);
   }
   const size_t distinct = canonicalizeChildSet(child_shapes_);
-  const ShapeId shape = shapes_.intern(function, std::span(child_shapes_).first(distinct));
+  return internShape(function, std::span(child_shapes_).first(distinct));
+}
+
+// A shape's id, with room for its statistics.
+ShapeId ThreadAnalyzer::internShape(uint32_t function, std::span<const ShapeId> child_shapes) {
+  const ShapeId shape = shapes_.intern(function, child_shapes);
   if (shape >= shape_states_.size()) shape_states_.resize(shape + 1);
   return shape;
 }
@@ -431,6 +431,13 @@ void ThreadAnalyzer::keepOutlier(const Outlier& outlier) {
   std::pop_heap(outlier_heap_.begin(), outlier_heap_.end(), outlierBefore);
   outlier_heap_.back() = outlier;
   std::push_heap(outlier_heap_.begin(), outlier_heap_.end(), outlierBefore);
+}
+
+uint64_t ThreadAnalyzer::calls() const {
+  uint64_t calls = 0;
+  for (const ShapeState& state : shape_states_)
+    calls += state.calls;
+  return calls;
 }
 
 std::vector<FunctionState> ThreadAnalyzer::functionStates() const {

@@ -129,7 +129,7 @@ public:
   // The kept outliers, most extreme first.
   std::vector<Outlier> outliers() const;
   uint64_t events() const { return events_; }
-  uint64_t calls() const { return calls_; }
+  uint64_t calls() const; // finished, the sum over shapes
   size_t openCalls() const { return stack_.size(); }
 
 private:
@@ -216,7 +216,9 @@ private:
   };
   NodeAndShape internQueued(const QueuedDagNode& queued);
   ShapeTable::Node internDagNode(const ShapeTable::Key& key);
+  ShapeId settleDagNode(const ShapeTable::Node& node, ShapeId shape);
   ShapeId shapeOf(uint32_t function, std::span<const ShapeId> dag_children);
+  ShapeId internShape(uint32_t function, std::span<const ShapeId> child_shapes);
   static void addToDagStats(DagStats& stats, uint64_t duration_ns);
   void updateDagStatsLater(ShapeId node, uint64_t duration_ns);
   void applyDagUpdates();
@@ -243,7 +245,6 @@ private:
   OccurrenceTimeline timeline_;
   std::vector<Outlier> outlier_heap_; // min-heap under outlierBefore: the least extreme on top
   uint64_t events_ = 0;
-  uint64_t calls_ = 0;
   uint64_t last_ns_ = 0;
   uint64_t last_sequence_ = UINT64_MAX;
   uint64_t orphan_exit_budget_ = 0; // exits expected to be unmatched after a gap
