@@ -6,48 +6,51 @@
 #include <unordered_map>
 
 namespace shapetrace::analyzer {
-namespace {
 
-// Assigns analysis function indices by identity (mangled name, or fn#<id> when no module table
-// named the id), in order of first appearance over the merged threads.
-class FunctionIndex {
-public:
-  FunctionIndex(Analysis& analysis, const FunctionResolver& resolve)
-      : analysis_(analysis), resolve_(resolve) {}
-
-  uint32_t indexOf(uint64_t process, uint32_t id) {
-    const auto key = std::pair{process, id};
-    if (auto it = by_process_id_.find(key); it != by_process_id_.end()) return it->second;
-    const wire::FunctionInfo* info = resolve_ ? resolve_(process, id) : nullptr;
-    std::string identity;
-    if (info != nullptr)
-      identity = !info->mangled_name.empty() ? info->mangled_name : info->demangled_name;
-    if (identity.empty()) identity = "fn#" + std::to_string(id);
-    auto [it, added] =
-        by_identity_.try_emplace(identity, static_cast<uint32_t>(analysis_.functions.size()));
-    if (added) {
-      FunctionSummary summary;
-      summary.known = info != nullptr;
-      if (info != nullptr) {
-        summary.name = !info->demangled_name.empty() ? info->demangled_name : info->mangled_name;
-        summary.mangled = info->mangled_name;
-        summary.file = info->source_file;
-        summary.line = info->line;
-      }
-      if (summary.name.empty()) summary.name = identity;
-      if (!summary.known) analysis_.diagnostics.add(Stat::unknown_function_ids);
-      analysis_.functions.push_back(std::move(summary));
-    }
-    by_process_id_.emplace(key, it->second);
-    return it->second;
+FunctionName nameFunction(const wire::FunctionInfo* info, uint32_t id) {
+  FunctionName name;
+  name.known = info != nullptr;
+  if (info != nullptr) {
+    name.identity = !info->mangled_name.empty() ? info->mangled_name : info->demangled_name;
+    name.name = !info->demangled_name.empty() ? info->demangled_name : info->mangled_name;
+    name.mangled = info->mangled_name;
+    name.file = info->source_file;
+    name.line = info->line;
   }
+  if (name.identity.empty()) name.identity = "fn#" + std::to_string(id);
+  if (name.name.empty()) name.name = name.identity;
+  return name;
+}
 
-private:
-  Analysis& analysis_;
-  const FunctionResolver& resolve_;
-  std::map<std::pair<uint64_t, uint32_t>, uint32_t> by_process_id_;
-  std::unordered_map<std::string, uint32_t> by_identity_;
-};
+FunctionIndex::FunctionIndex(Analysis& analysis, FunctionResolver resolve)
+    : analysis_(analysis), resolve_(std::move(resolve)) {
+  for (uint32_t index = 0; index < analysis.functions.size(); ++index)
+    by_identity_.emplace(analysis.functions[index].identity, index);
+}
+
+uint32_t FunctionIndex::indexOf(uint64_t process, uint32_t id) {
+  const auto key = std::pair{process, id};
+  if (auto it = analysis_.function_index.find(key); it != analysis_.function_index.end())
+    return it->second;
+  FunctionName name = nameFunction(resolve_ ? resolve_(process, id) : nullptr, id);
+  auto [it, added] =
+      by_identity_.try_emplace(name.identity, static_cast<uint32_t>(analysis_.functions.size()));
+  if (added) {
+    FunctionSummary summary;
+    summary.identity = std::move(name.identity);
+    summary.name = std::move(name.name);
+    summary.mangled = std::move(name.mangled);
+    summary.file = std::move(name.file);
+    summary.line = name.line;
+    summary.known = name.known;
+    if (!summary.known) analysis_.diagnostics.add(Stat::unknown_function_ids);
+    analysis_.functions.push_back(std::move(summary));
+  }
+  analysis_.function_index.emplace(key, it->second);
+  return it->second;
+}
+
+namespace {
 
 // A process's function ids to analysis function indices, each looked up once: the DAG has a
 // million nodes and more.
@@ -122,22 +125,22 @@ struct IdMaps {
 };
 
 IdMaps mergeThread(Analysis& analysis, const ThreadInput& input, FunctionIndex& functions) {
-  const ThreadAnalyzer& thread = *input.analyzer;
+  const ThreadResult& thread = *input.result;
   const uint64_t process = input.key.process;
   ProcessFunctions process_functions(process, functions);
   ThreadSummary summary;
   summary.key = input.key;
   summary.name = input.name;
   summary.ended = input.ended;
-  summary.events = thread.events();
-  summary.calls = thread.calls();
-  summary.open_calls = thread.openCalls();
-  summary.diagnostics = thread.diagnostics();
-  analysis.diagnostics.merge(thread.diagnostics());
-  analysis.events += thread.events();
-  analysis.calls += thread.calls();
+  summary.events = thread.events;
+  summary.calls = thread.calls;
+  summary.open_calls = thread.open_calls;
+  summary.diagnostics = thread.diagnostics;
+  analysis.diagnostics.merge(thread.diagnostics);
+  analysis.events += thread.events;
+  analysis.calls += thread.calls;
 
-  const auto& function_states = thread.functionStates();
+  const auto& function_states = thread.functions;
   for (uint32_t id = 0; id < function_states.size(); ++id) {
     if (function_states[id].calls == 0) continue;
     FunctionSummary& f = analysis.functions[process_functions.indexOf(id)];
@@ -146,10 +149,10 @@ IdMaps mergeThread(Analysis& analysis, const ThreadInput& input, FunctionIndex& 
     f.outliers += function_states[id].outliers;
   }
 
-  std::vector<ShapeId> shape_map = mergeShapes(thread.shapes(), analysis.shapes, process_functions);
+  std::vector<ShapeId> shape_map = mergeShapes(thread.shapes, analysis.shapes, process_functions);
   for (ShapeId id = 1; id < shape_map.size(); ++id) {
     ShapeState& global = at(analysis.shape_states, shape_map[id]);
-    const ShapeState& local = thread.shapeStates()[id];
+    const ShapeState& local = thread.shape_states[id];
     global.stats.merge(local.stats);
     global.calls += local.calls;
     global.outliers += local.outliers;
@@ -157,9 +160,9 @@ IdMaps mergeThread(Analysis& analysis, const ThreadInput& input, FunctionIndex& 
   }
   std::sort(summary.shapes.begin(), summary.shapes.end());
 
-  std::vector<ShapeId> dag_map = mergeDag(thread.dag(), analysis.dag, process_functions);
+  std::vector<ShapeId> dag_map = mergeDag(thread.dag, analysis.dag, process_functions);
 
-  for (Outlier outlier : thread.outliers()) {
+  for (Outlier outlier : thread.outliers) {
     outlier.process = process;
     outlier.thread = input.key.thread;
     outlier.function = process_functions.indexOf(outlier.function);
@@ -176,7 +179,7 @@ void sumDagStats(Analysis& analysis, const std::vector<ThreadInput>& inputs,
                  const std::vector<IdMaps>& maps) {
   analysis.dag_stats.assign(analysis.dag.size(), DagTotals{});
   for (size_t t = 0; t < inputs.size(); ++t) {
-    const auto& local = inputs[t].analyzer->dagStats();
+    const auto& local = inputs[t].result->dag_stats;
     const std::vector<ShapeId>& to_global = maps[t].dag;
     for (ShapeId id = 1; id < to_global.size(); ++id) {
       DagTotals& global = analysis.dag_stats[to_global[id]];
@@ -235,7 +238,7 @@ void buildRibbonsAndTimeline(Analysis& analysis, const std::vector<ThreadInput>&
 
   unsigned shift = 0;
   for (const ThreadInput& input : inputs)
-    shift = std::max(shift, input.analyzer->timeline().shift());
+    shift = std::max(shift, input.result->timeline.shift());
   analysis.timeline_shift = shift;
 
   for (size_t t = 0; t < inputs.size(); ++t) {
@@ -245,7 +248,7 @@ void buildRibbonsAndTimeline(Analysis& analysis, const std::vector<ThreadInput>&
       present.insert(analysis.clustering.cluster_of_shape[shape]);
     thread.ribbons = createClusterGroups(clusters, {present.begin(), present.end()}, relations);
 
-    OccurrenceTimeline timeline = inputs[t].analyzer->timeline();
+    OccurrenceTimeline timeline = inputs[t].result->timeline;
     timeline.coarsenTo(shift);
     // Local shapes of each cluster on this thread.
     std::map<ClusterId, std::vector<const std::vector<TimelineCell>*>> cells_of;
@@ -276,8 +279,8 @@ Analysis analyze(std::vector<ThreadInput> threads, const FunctionResolver& resol
   // nodes as it fills rehashes it over and over, each time into freshly zeroed memory.
   size_t dag_nodes = 0, dag_child_ids = 0;
   for (const ThreadInput& input : threads) {
-    dag_nodes += input.analyzer->dag().size() - 1;
-    dag_child_ids += input.analyzer->dag().childIds();
+    dag_nodes += input.result->dag.size() - 1;
+    dag_child_ids += input.result->dag.childIds();
   }
   analysis.dag.reserve(dag_nodes, dag_child_ids);
   std::vector<IdMaps> maps;
@@ -287,12 +290,12 @@ Analysis analyze(std::vector<ThreadInput> threads, const FunctionResolver& resol
   if (settings.sum_dag_statistics) sumDagStats(analysis, threads, maps);
 
   std::sort(analysis.outliers.begin(), analysis.outliers.end(), outlierBefore);
-  if (analysis.outliers.size() > settings.options.max_outliers)
-    analysis.outliers.resize(settings.options.max_outliers);
+  if (analysis.outliers.size() > settings.thread.max_outliers)
+    analysis.outliers.resize(settings.thread.max_outliers);
 
   std::vector<std::string> names;
   for (const FunctionSummary& f : analysis.functions)
-    names.push_back(f.mangled.empty() ? f.name : f.mangled);
+    names.push_back(f.identity);
   ShapeMetric metric(analysis.shapes);
   const ShapeRelations relations(analysis.shapes);
   analysis.clustering = createClusters(analysis.shapes, metric, relations,

@@ -1,6 +1,8 @@
-// The merged result of analysing every thread: functions, shapes, DAG nodes, clusters, ribbons,
-// Tables 1-2 counts, outliers, diagnostics and the occurrence timeline. This is what the JSON model
-// (model_json.h) serialises and what a live snapshot returns.
+// The model: the merged result of analysing every thread (functions, shapes, DAG nodes, clusters,
+// ribbons, Tables 1-2 counts, outliers, diagnostics, the occurrence timeline) and the results of
+// the extensions that ran (extension.h). This is what the JSON model (model_json.h) serialises and
+// what a live snapshot returns. The merge takes per-thread results (thread_result.h), wherever they
+// were computed.
 //
 // Merging is exact and deterministic: threads are merged in (process, thread) order, each thread's
 // shapes in their local order of first appearance, so global shape ids follow "first appearance in
@@ -12,25 +14,45 @@
 #include "diagnostics.h"
 #include "running_stats.h"
 #include "shape_table.h"
-#include "thread_analyzer.h"
+#include "thread_result.h"
 #include "timeline.h"
+#include "wire/items.h"
+
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace shapetrace::analyzer {
 
-struct ThreadKey {
-  uint64_t process = 0;
-  uint32_t thread = 0;
-  friend auto operator<=>(const ThreadKey&, const ThreadKey&) = default;
+// Function identity, defined once: threads, processes, recordings and hosts name a function alike
+// when its mangled name is the same (else its demangled name; a function id that no module table
+// named is "fn#<id>", which only matches the same id). Its display name is the demangled one.
+struct FunctionName {
+  std::string identity;
+  std::string name;
+  std::string mangled;
+  std::string file;
+  uint32_t line = 0;
+  bool known = false; // named by a module table
+};
+FunctionName nameFunction(const wire::FunctionInfo* info, uint32_t id);
+
+// A DAG node's DagStats summed over threads, whose calls do overlap.
+struct DagTotals {
+  uint64_t count = 0;
+  unsigned __int128 sum = 0;
+  unsigned __int128 sum_squares = 0;
 };
 
 struct FunctionSummary {
-  std::string name; // demangled when known
+  std::string identity; // FunctionName::identity
+  std::string name;     // demangled when known
   std::string mangled;
   std::string file;
   uint32_t line = 0;
@@ -71,7 +93,7 @@ struct ThreadSummary {
 };
 
 struct AnalysisSettings {
-  AnalyzerOptions options;
+  ThreadAnalyzerSettings thread;
   double cluster_threshold = 1.5;
   ClusteringMethod method = ClusteringMethod::kAppendixA;
   // Sum the threads' statistics per merged DAG node (Analysis::dag_stats). Only the DAG listing
@@ -97,6 +119,16 @@ struct Analysis {
   unsigned timeline_shift = 0; // common bin width: 2^shift ns
   uint64_t events = 0;
   uint64_t calls = 0;
+  // A process's function id -> its index in `functions`, for every id the threads used.
+  std::map<std::pair<uint64_t, uint32_t>, uint32_t> function_index;
+  // The extensions' results, in the order they ran (extension.h); written under "extensions".
+  std::vector<std::pair<std::string, nlohmann::ordered_json>> extensions;
+
+  // The analysis index of a process's function id; UINT32_MAX when no thread used it.
+  uint32_t functionIndex(uint64_t process, uint32_t id) const {
+    const auto it = function_index.find({process, id});
+    return it == function_index.end() ? UINT32_MAX : it->second;
+  }
 };
 
 // One thread's input to the merge.
@@ -104,11 +136,25 @@ struct ThreadInput {
   ThreadKey key;
   std::string name;
   bool ended = false;
-  const ThreadAnalyzer* analyzer = nullptr;
+  const ThreadResult* result = nullptr;
 };
 
 // Resolves a process's function id to its module-table entry; nullptr when unknown.
 using FunctionResolver = std::function<const wire::FunctionInfo*(uint64_t process, uint32_t id)>;
+
+// The model's function table: a process's function id -> its index by identity, appending the
+// function (with no calls yet) the first time an identity is met. The merge builds the table with
+// one; an extension that names functions no finished call used (a `main` still open) gets one too.
+class FunctionIndex {
+public:
+  FunctionIndex(Analysis& analysis, FunctionResolver resolve);
+  uint32_t indexOf(uint64_t process, uint32_t id);
+
+private:
+  Analysis& analysis_;
+  FunctionResolver resolve_;
+  std::unordered_map<std::string, uint32_t> by_identity_;
+};
 
 // Merges the threads (any order; sorted here) and runs clustering and grouping.
 Analysis analyze(std::vector<ThreadInput> threads, const FunctionResolver& resolve,

@@ -1,6 +1,8 @@
 // StreamItem dispatch to per-thread analyzers, optionally on worker threads.
 #include "analyzer.h"
 
+#include "thread_analyzer.h"
+
 #include <malloc.h>
 
 #include <condition_variable>
@@ -21,8 +23,10 @@ struct Analyzer::Task {
 };
 
 struct Analyzer::ThreadSlot {
-  explicit ThreadSlot(const AnalyzerOptions& options) : analyzer(options) {}
-  ThreadAnalyzer analyzer; // touched only by its worker (or the caller when jobs == 1)
+  explicit ThreadSlot(const ThreadAnalyzerSettings& settings) : analyzer(settings) {}
+  // Touched only by its worker (or the caller when jobs == 1).
+  ThreadAnalyzer analyzer;
+  std::vector<std::unique_ptr<ThreadConsumer>> consumers; // of the extensions that run
   std::string name;
   bool ended = false;
   size_t worker = 0;
@@ -31,9 +35,21 @@ struct Analyzer::ThreadSlot {
 
 void Analyzer::Task::run() {
   switch (kind) {
-  case Kind::Batch: slot->analyzer.onBatch(sequence, events); break;
-  case Kind::Gap: slot->analyzer.onGapMarker(dropped); break;
-  case Kind::End: slot->analyzer.onEnd(); break;
+  case Kind::Batch:
+    slot->analyzer.onBatch(sequence, events);
+    for (auto& consumer : slot->consumers)
+      consumer->onBatch(sequence, events);
+    break;
+  case Kind::Gap:
+    slot->analyzer.onGapMarker(dropped);
+    for (auto& consumer : slot->consumers)
+      consumer->onGapMarker(dropped);
+    break;
+  case Kind::End:
+    slot->analyzer.onEnd();
+    for (auto& consumer : slot->consumers)
+      consumer->onEnd();
+    break;
   }
 }
 
@@ -109,7 +125,9 @@ void keepFreedMemory() {
   mallopt(M_MMAP_THRESHOLD, 4 << 20);
 }
 
-Analyzer::Analyzer(const AnalysisSettings& settings, unsigned jobs) : settings_(settings) {
+Analyzer::Analyzer(const AnalysisSettings& settings, unsigned jobs,
+                   std::vector<NamedExtension> extensions)
+    : settings_(settings), extensions_(std::move(extensions)) {
   if (jobs > 1)
     for (unsigned i = 0; i < jobs; ++i)
       workers_.push_back(std::make_unique<Worker>());
@@ -120,7 +138,10 @@ Analyzer::~Analyzer() = default;
 Analyzer::ThreadSlot& Analyzer::slotFor(uint64_t process, uint32_t thread) {
   auto& slot = threads_[ThreadKey{process, thread}];
   if (!slot) {
-    slot = std::make_unique<ThreadSlot>(settings_.options);
+    slot = std::make_unique<ThreadSlot>(settings_.thread);
+    for (const NamedExtension& named : extensions_)
+      if (auto consumer = named.extension->consumerFor(ThreadKey{process, thread}))
+        slot->consumers.push_back(std::move(consumer));
     // Round-robin in order of appearance spreads threads evenly over the workers.
     if (!workers_.empty()) slot->worker = (threads_.size() - 1) % workers_.size();
   }
@@ -155,8 +176,16 @@ void Analyzer::runHeld() {
   held_tasks_ = 0;
 }
 
+Extension* Analyzer::extension(std::string_view name) const {
+  for (const NamedExtension& named : extensions_)
+    if (named.name == name) return named.extension.get();
+  return nullptr;
+}
+
 void Analyzer::consume(wire::StreamItem item) {
   ++items_;
+  for (const NamedExtension& named : extensions_)
+    named.extension->observe(item);
   const uint64_t process = item.process;
   if (auto* batch = std::get_if<wire::EventBatch>(&item.body)) {
     Task task;
@@ -206,13 +235,16 @@ Analysis Analyzer::snapshot() {
   drain();
   std::vector<ThreadInput> inputs;
   for (const auto& [key, slot] : threads_)
-    inputs.push_back(ThreadInput{key, slot->name, slot->ended, &slot->analyzer});
+    inputs.push_back(ThreadInput{key, slot->name, slot->ended, &slot->analyzer.result()});
   auto resolve = [this](uint64_t process, uint32_t id) -> const wire::FunctionInfo* {
     auto it = functions_.find({process, id});
     return it == functions_.end() ? nullptr : &it->second;
   };
   Analysis analysis = analyze(std::move(inputs), resolve, settings_);
   analysis.diagnostics.merge(input_diagnostics_);
+  FunctionIndex functions(analysis, resolve);
+  for (const NamedExtension& named : extensions_)
+    analysis.extensions.emplace_back(named.name, named.extension->result(analysis, functions));
   return analysis;
 }
 

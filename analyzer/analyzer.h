@@ -2,7 +2,8 @@
 // arrival order, take a snapshot (the merged Analysis) whenever wanted.
 //
 // Module tables name functions, thread items name and end threads, event batches and gaps go to
-// that thread's ThreadAnalyzer. With jobs > 1 every thread is pinned to one of `jobs` workers (so its
+// that thread's ThreadAnalyzer and to its consumers of the extensions that run (extension.h), which
+// also observe every item; a snapshot merges the threads' results and adds the extensions' results. With jobs > 1 every thread is pinned to one of `jobs` workers (so its
 // events stay in order) and the workers run in parallel; with jobs == 1 everything runs on the
 // caller's thread. The result does not depend on `jobs`: threads are merged in a fixed order.
 //
@@ -10,6 +11,7 @@
 #pragma once
 
 #include "analysis.h"
+#include "extension.h"
 #include "wire/items.h"
 
 #include <map>
@@ -26,7 +28,8 @@ void keepFreedMemory();
 
 class Analyzer {
 public:
-  explicit Analyzer(const AnalysisSettings& settings = {}, unsigned jobs = 1);
+  explicit Analyzer(const AnalysisSettings& settings = {}, unsigned jobs = 1,
+                    std::vector<NamedExtension> extensions = {});
   ~Analyzer();
   Analyzer(const Analyzer&) = delete;
   Analyzer& operator=(const Analyzer&) = delete;
@@ -40,6 +43,8 @@ public:
   // Counts a problem met before items reach the analyzer (damaged recording, bad message).
   void count(Stat stat, uint64_t n = 1) { input_diagnostics_.add(stat, n); }
   uint64_t itemsConsumed() const { return items_; }
+  // The running extension of that name, nullptr when it does not run.
+  Extension* extension(std::string_view name) const;
 
 private:
   struct ThreadSlot;
@@ -59,6 +64,7 @@ private:
   AnalysisSettings settings_;
   std::map<ThreadKey, std::unique_ptr<ThreadSlot>> threads_;
   std::map<std::pair<uint64_t, uint32_t>, wire::FunctionInfo> functions_;
+  std::vector<NamedExtension> extensions_;
   std::vector<std::unique_ptr<Worker>> workers_;
   Diagnostics input_diagnostics_;
   uint64_t items_ = 0;

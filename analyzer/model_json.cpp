@@ -69,39 +69,40 @@ Json distancesJson(const Analysis& analysis) {
   return out;
 }
 
-} // namespace
+Json settingsJson(const AnalysisSettings& settings) {
+  return Json{{"cluster_threshold", settings.cluster_threshold},
+              {"clustering", clusteringMethodName(settings.method)},
+              {"timeline_bins", settings.thread.timeline_bins},
+              {"outlier_sigma", settings.thread.outlier_sigma},
+              {"outlier_min_samples", settings.thread.outlier_min_samples},
+              {"max_outliers", settings.thread.max_outliers},
+              {"max_dag_nodes", settings.thread.max_dag_nodes}};
+}
 
-nlohmann::ordered_json toJson(const Analysis& analysis, const ModelOptions& options) {
-  const AnalysisSettings& settings = analysis.settings;
-  Json model;
-  model["format"] = "shapetrace-analysis";
-  model["version"] = kModelVersion;
-  model["settings"] = Json{{"cluster_threshold", settings.cluster_threshold},
-                           {"clustering", clusteringMethodName(settings.method)},
-                           {"timeline_bins", settings.options.timeline_bins},
-                           {"outlier_sigma", settings.options.outlier_sigma},
-                           {"outlier_min_samples", settings.options.outlier_min_samples},
-                           {"max_outliers", settings.options.max_outliers},
-                           {"max_dag_nodes", settings.options.max_dag_nodes}};
-  model["summary"] = Json{{"events", analysis.events},
-                          {"calls", analysis.calls},
-                          {"threads", analysis.threads.size()},
-                          {"functions", analysis.functions.size()},
-                          {"shapes", analysis.shapes.size() - 1},
-                          {"dag_nodes", analysis.dag.size() - 1},
-                          {"clusters", analysis.clustering.clusters.size()},
-                          {"ribbons", analysis.ribbons.size()}};
+Json summaryJson(const Analysis& analysis) {
+  return Json{{"events", analysis.events},
+              {"calls", analysis.calls},
+              {"threads", analysis.threads.size()},
+              {"functions", analysis.functions.size()},
+              {"shapes", analysis.shapes.size() - 1},
+              {"dag_nodes", analysis.dag.size() - 1},
+              {"clusters", analysis.clustering.clusters.size()},
+              {"ribbons", analysis.ribbons.size()}};
+}
 
+Json diagnosticsListJson(const Diagnostics& counts) {
   Json diagnostics = Json::array();
   for (size_t i = 0; i < kStatCount; ++i) {
     const auto stat = static_cast<Stat>(i);
     diagnostics.push_back(Json{{"name", statName(stat)},
                                {"severity", severityName(statSeverity(stat))},
                                {"description", statDescription(stat)},
-                               {"count", analysis.diagnostics.count(stat)}});
+                               {"count", counts.count(stat)}});
   }
-  model["diagnostics"] = std::move(diagnostics);
+  return diagnostics;
+}
 
+Json functionsJson(const Analysis& analysis) {
   Json functions = Json::array();
   for (uint32_t id = 0; id < analysis.functions.size(); ++id) {
     const FunctionSummary& f = analysis.functions[id];
@@ -115,8 +116,10 @@ nlohmann::ordered_json toJson(const Analysis& analysis, const ModelOptions& opti
                              {"outliers", f.outliers},
                              {"stats", statsJson(f.stats)}});
   }
-  model["functions"] = std::move(functions);
+  return functions;
+}
 
+Json shapesJson(const Analysis& analysis) {
   Json shapes = Json::array();
   for (ShapeId id = 1; id < analysis.shapes.size(); ++id) {
     const ShapeState& state = analysis.shape_states[id];
@@ -131,12 +134,14 @@ nlohmann::ordered_json toJson(const Analysis& analysis, const ModelOptions& opti
                           {"outliers", state.outliers},
                           {"stats", statsJson(state.stats)}});
   }
-  model["shapes"] = std::move(shapes);
+  return shapes;
+}
 
-  if (options.dag && analysis.dag_stats.size() != analysis.dag.size())
+Json dagJson(const Analysis& analysis) {
+  if (analysis.dag_stats.size() != analysis.dag.size())
     throw std::logic_error("the DAG listing needs AnalysisSettings::sum_dag_statistics");
   Json dag = Json::array();
-  for (ShapeId id = 1; options.dag && id < analysis.dag.size(); ++id) {
+  for (ShapeId id = 1; id < analysis.dag.size(); ++id) {
     const DagTotals& stats = analysis.dag_stats[id];
     const auto children = analysis.dag.children(id);
     dag.push_back(Json{{"id", id},
@@ -146,8 +151,10 @@ nlohmann::ordered_json toJson(const Analysis& analysis, const ModelOptions& opti
                        {"sum_ns", exactInteger(stats.sum)},
                        {"sum_squares_ns2", exactInteger(stats.sum_squares)}});
   }
-  if (options.dag) model["dag"] = std::move(dag);
+  return dag;
+}
 
+Json clustersJson(const Analysis& analysis) {
   Json clusters = Json::array();
   for (ClusterId id = 0; id < analysis.clustering.clusters.size(); ++id) {
     const Cluster& c = analysis.clustering.clusters[id];
@@ -160,61 +167,85 @@ nlohmann::ordered_json toJson(const Analysis& analysis, const ModelOptions& opti
                             {"calls", analysis.cluster_calls[id]},
                             {"stats", statsJson(analysis.cluster_stats[id])}});
   }
-  model["clusters"] = std::move(clusters);
-  model["ribbons"] = analysis.ribbons;
+  return clusters;
+}
 
-  Json threads = Json::array();
-  for (const ThreadSummary& t : analysis.threads) {
-    const ThreadCounts& c = t.counts;
-    Json timeline = Json::array();
-    for (const auto& ribbon : t.timeline) {
-      Json row = Json::array();
-      for (const ClusterCells& cells : ribbon)
-        row.push_back(Json{{"cluster", cells.cluster}, {"cells", cellsJson(cells.cells)}});
-      timeline.push_back(std::move(row));
-    }
-    threads.push_back(Json{
-        {"process", t.key.process},
-        {"thread", t.key.thread},
-        {"name", t.name},
-        {"ended", t.ended},
-        {"events", t.events},
-        {"calls", t.calls},
-        {"open_calls", t.open_calls},
-        {"table1", Json{{"shapes_in_thread", c.shapes_in_thread},
-                        {"additional_shapes", c.additional_shapes},
-                        {"all_shapes", c.all_shapes}}},
-        {"table2", Json{{"clusters_in_thread", c.clusters_in_thread},
-                        {"additional_clusters", c.additional_clusters},
-                        {"all_clusters", c.all_clusters}}},
-        {"shapes", t.shapes},
-        {"ribbons", t.ribbons},
-        {"timeline", std::move(timeline)},
-        {"diagnostics", diagnosticsJson(t.diagnostics, false)}});
+Json threadJson(const ThreadSummary& t) {
+  const ThreadCounts& c = t.counts;
+  Json timeline = Json::array();
+  for (const auto& ribbon : t.timeline) {
+    Json row = Json::array();
+    for (const ClusterCells& cells : ribbon)
+      row.push_back(Json{{"cluster", cells.cluster}, {"cells", cellsJson(cells.cells)}});
+    timeline.push_back(std::move(row));
   }
+  return Json{{"process", t.key.process},
+              {"thread", t.key.thread},
+              {"name", t.name},
+              {"ended", t.ended},
+              {"events", t.events},
+              {"calls", t.calls},
+              {"open_calls", t.open_calls},
+              {"table1", Json{{"shapes_in_thread", c.shapes_in_thread},
+                              {"additional_shapes", c.additional_shapes},
+                              {"all_shapes", c.all_shapes}}},
+              {"table2", Json{{"clusters_in_thread", c.clusters_in_thread},
+                              {"additional_clusters", c.additional_clusters},
+                              {"all_clusters", c.all_clusters}}},
+              {"shapes", t.shapes},
+              {"ribbons", t.ribbons},
+              {"timeline", std::move(timeline)},
+              {"diagnostics", diagnosticsJson(t.diagnostics, false)}};
+}
+
+Json outlierJson(const Outlier& o) {
+  return Json{{"process", o.process},
+              {"thread", o.thread},
+              {"function", o.function},
+              {"shape", o.shape},
+              {"start_ns", o.start_ns},
+              {"duration_ns", o.duration_ns},
+              {"function_outlier", o.function_outlier},
+              {"shape_outlier", o.shape_outlier},
+              {"function_mean_ns", o.function_mean},
+              {"function_sd_ns", o.function_sd},
+              {"function_count", o.function_count},
+              {"shape_mean_ns", o.shape_mean},
+              {"shape_sd_ns", o.shape_sd},
+              {"shape_count", o.shape_count},
+              {"score", o.score}};
+}
+
+} // namespace
+
+nlohmann::ordered_json toJson(const Analysis& analysis, const ModelSections& sections) {
+  Json model;
+  model["format"] = "shapetrace-analysis";
+  model["version"] = kModelVersion;
+  model["settings"] = settingsJson(analysis.settings);
+  model["summary"] = summaryJson(analysis);
+  model["diagnostics"] = diagnosticsListJson(analysis.diagnostics);
+  model["functions"] = functionsJson(analysis);
+  model["shapes"] = shapesJson(analysis);
+  if (sections.dag) model["dag"] = dagJson(analysis);
+  model["clusters"] = clustersJson(analysis);
+  model["ribbons"] = analysis.ribbons;
+  Json threads = Json::array();
+  for (const ThreadSummary& t : analysis.threads)
+    threads.push_back(threadJson(t));
   model["threads"] = std::move(threads);
   model["timeline_bin_ns"] = uint64_t{1} << analysis.timeline_shift;
-
   Json outliers = Json::array();
-  for (const Outlier& o : analysis.outliers) {
-    outliers.push_back(Json{{"process", o.process},
-                            {"thread", o.thread},
-                            {"function", o.function},
-                            {"shape", o.shape},
-                            {"start_ns", o.start_ns},
-                            {"duration_ns", o.duration_ns},
-                            {"function_outlier", o.function_outlier},
-                            {"shape_outlier", o.shape_outlier},
-                            {"function_mean_ns", o.function_mean},
-                            {"function_sd_ns", o.function_sd},
-                            {"function_count", o.function_count},
-                            {"shape_mean_ns", o.shape_mean},
-                            {"shape_sd_ns", o.shape_sd},
-                            {"shape_count", o.shape_count},
-                            {"score", o.score}});
-  }
+  for (const Outlier& o : analysis.outliers)
+    outliers.push_back(outlierJson(o));
   model["outliers"] = std::move(outliers);
-  if (options.distances) model["distances"] = distancesJson(analysis);
+  if (sections.distances) model["distances"] = distancesJson(analysis);
+  if (!analysis.extensions.empty()) {
+    Json extensions = Json::object();
+    for (const auto& [name, result] : analysis.extensions)
+      extensions[name] = result;
+    model["extensions"] = std::move(extensions);
+  }
   return model;
 }
 

@@ -11,11 +11,12 @@ namespace shapetrace::analyzer {
 
 inline constexpr int kModelVersion = 1;
 
-struct ModelOptions {
-  bool distances = false; // add the distance matrix of the shapes of each base function
-  bool dag = false;       // add the exact-sequence DAG nodes (they can be many)
+// The optional parts of the core model (the extensions' results are written whenever they ran).
+struct ModelSections {
+  bool distances = false; // the distance matrix of the shapes of each base function
+  bool dag = false;       // the exact-sequence DAG nodes (they can be many)
 };
 
-nlohmann::ordered_json toJson(const Analysis& analysis, const ModelOptions& options = {});
+nlohmann::ordered_json toJson(const Analysis& analysis, const ModelSections& sections = {});
 
 } // namespace shapetrace::analyzer

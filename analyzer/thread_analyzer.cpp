@@ -15,42 +15,32 @@ bool outlierBefore(const Outlier& a, const Outlier& b) {
   return a.duration_ns < b.duration_ns;
 }
 
-ThreadAnalyzer::ThreadAnalyzer(const AnalyzerOptions& options)
-    : options_(options), timeline_(options.timeline_bins) {
-  shape_states_.resize(1);
-  dag_stats_.resize(1);
+ThreadAnalyzer::ThreadAnalyzer(const ThreadAnalyzerSettings& settings) : settings_(settings) {
+  result_.timeline = OccurrenceTimeline(settings.timeline_bins);
+  result_.shape_states.resize(1);
+  result_.dag_stats.resize(1);
 }
 
 void ThreadAnalyzer::onBatch(uint64_t sequence, std::span<const Event> events) {
-  if (sequence != wire::kNoSequence) {
-    if (last_sequence_ != UINT64_MAX) {
-      if (sequence <= last_sequence_) {
-        diagnostics_.add(Stat::batch_sequence_regressions);
-      } else if (sequence > last_sequence_ + 1) {
-        diagnostics_.add(Stat::batch_sequence_gaps, sequence - last_sequence_ - 1);
-        onGap(0);
-      }
-    }
-    if (last_sequence_ == UINT64_MAX || sequence > last_sequence_) last_sequence_ = sequence;
-  }
+  if (sequence_.missingBefore(sequence, result_.diagnostics)) onGap(0);
   onEvents(events);
 }
 
 void ThreadAnalyzer::onEvents(std::span<const Event> events) {
-  events_ += events.size();
-  if (!events.empty() && !timeline_.started())
-    timeline_.start(std::max(events.front().timestamp, last_ns_));
+  result_.events += events.size();
+  if (!events.empty() && !result_.timeline.started())
+    result_.timeline.start(std::max(events.front().timestamp, last_ns_));
   const Event* const end = events.data() + events.size();
   for (const Event* next = events.data(); next != end; ++next) {
     const Event& event = *next;
     uint64_t time = event.timestamp;
     if (time < last_ns_) [[unlikely]] {
-      diagnostics_.add(Stat::timestamp_regressions);
+      result_.diagnostics.add(Stat::timestamp_regressions);
       time = last_ns_;
     }
     last_ns_ = time;
     if (event.function_id >= kMaxFunctionId) [[unlikely]] {
-      diagnostics_.add(Stat::function_ids_out_of_range);
+      result_.diagnostics.add(Stat::function_ids_out_of_range);
       onGap(0);
       continue;
     }
@@ -69,7 +59,7 @@ void ThreadAnalyzer::onEvents(std::span<const Event> events) {
       enter(event.function_id, time);
       break;
     case EventKind::UnwindExit:
-      diagnostics_.add(Stat::unwind_exits);
+      result_.diagnostics.add(Stat::unwind_exits);
       leave(event.function_id, time);
       break;
     case EventKind::Exit: leave(event.function_id, time); break;
@@ -80,7 +70,7 @@ void ThreadAnalyzer::onEvents(std::span<const Event> events) {
 
 void ThreadAnalyzer::enter(uint32_t function, uint64_t time_ns) {
   if (stack_.size() >= kMaxStackDepth) [[unlikely]] {
-    diagnostics_.add(Stat::stack_overflows);
+    result_.diagnostics.add(Stat::stack_overflows);
     onGap(0);
   }
   if (function >= functions_.size()) functions_.resize(function + 1);
@@ -97,29 +87,29 @@ void ThreadAnalyzer::leave(uint32_t function, uint64_t time_ns) {
   if (match == stack_.rend()) {
     if (orphan_exit_budget_ > 0) {
       --orphan_exit_budget_;
-      diagnostics_.add(Stat::exits_after_gap);
+      result_.diagnostics.add(Stat::exits_after_gap);
     } else {
-      diagnostics_.add(Stat::unmatched_exits);
+      result_.diagnostics.add(Stat::unmatched_exits);
     }
     return;
   }
   // The frames above the match were left without their exits (longjmp, lost exit events).
   const auto skipped = static_cast<size_t>(match - stack_.rbegin());
   for (size_t i = 0; i < skipped; ++i) {
-    diagnostics_.add(Stat::frames_closed_by_outer_exit);
+    result_.diagnostics.add(Stat::frames_closed_by_outer_exit);
     finishTop(time_ns, false);
   }
   finishTop(time_ns, true);
 }
 
 void ThreadAnalyzer::onGapMarker(uint64_t dropped) {
-  diagnostics_.add(Stat::gap_markers);
-  diagnostics_.add(Stat::events_dropped, dropped);
+  result_.diagnostics.add(Stat::gap_markers);
+  result_.diagnostics.add(Stat::events_dropped, dropped);
   onGap(dropped);
 }
 
 void ThreadAnalyzer::onGap(uint64_t dropped) {
-  diagnostics_.add(Stat::frames_discarded_at_gap, stack_.size());
+  result_.diagnostics.add(Stat::frames_discarded_at_gap, stack_.size());
   // Every frame open now may see its exit after the gap; dropped events may hide more.
   orphan_exit_budget_ += stack_.size() + dropped;
   stack_.clear();
@@ -127,7 +117,7 @@ void ThreadAnalyzer::onGap(uint64_t dropped) {
 }
 
 void ThreadAnalyzer::onEnd() {
-  diagnostics_.add(Stat::frames_open_at_thread_end, stack_.size());
+  result_.diagnostics.add(Stat::frames_open_at_thread_end, stack_.size());
   stack_.clear();
   popDagChildren(0);
   orphan_exit_budget_ = 0;
@@ -161,9 +151,9 @@ void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
     accountDagQueue();
   account(function, ids.shape, enter_ns, exit_ns, measured);
   if (ids.dag_node & kShapeOnly)
-    diagnostics_.add(Stat::dag_calls_not_interned);
+    result_.diagnostics.add(Stat::dag_calls_not_interned);
   else if (measured)
-    addToDagStats(dag_stats_[ids.dag_node], exit_ns - enter_ns);
+    addToDagStats(result_.dag_stats[ids.dag_node], exit_ns - enter_ns);
   if (!stack_.empty()) appendChild(ids.dag_node, ids.dag_hash);
 }
 
@@ -171,7 +161,7 @@ void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
 [[gnu::always_inline]] inline void ThreadAnalyzer::account(uint32_t function, ShapeId shape,
                                                            uint64_t enter_ns, uint64_t exit_ns,
                                                            bool measured) {
-  ShapeState& shape_state = shape_states_[shape];
+  ShapeState& shape_state = result_.shape_states[shape];
   ++shape_state.calls;
   if (measured) {
     const uint64_t duration = exit_ns - enter_ns;
@@ -181,7 +171,7 @@ void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
     if (&by_function != &shape_state.stats.moments) function_state.moments.add(duration);
     shape_state.stats.add(duration);
   }
-  timeline_.record(shape, enter_ns, exit_ns);
+  result_.timeline.record(shape, enter_ns, exit_ns);
 }
 
 // The shape and DAG node of a call of `function` without children, interned on its first call.
@@ -244,14 +234,14 @@ void ThreadAnalyzer::accountDagQueue() {
   if (count == 0) return;
   dag_queue_nodes_.resize(count);
   for (size_t i = 0; i < count; ++i) {
-    if (i + kPrefetchFar < count) dag_.prefetch(dag_queue_[i + kPrefetchFar].hash);
-    if (i + kPrefetchNear < count) dag_.prefetchRecord(dag_queue_[i + kPrefetchNear].hash);
+    if (i + kPrefetchFar < count) result_.dag.prefetch(dag_queue_[i + kPrefetchFar].hash);
+    if (i + kPrefetchNear < count) result_.dag.prefetchRecord(dag_queue_[i + kPrefetchNear].hash);
     const QueuedDagNode& queued = dag_queue_[i];
     const NodeAndShape interned = internQueued(queued);
     dag_queue_nodes_[i] = interned.node;
     account(queued.function, interned.shape, queued.enter_ns, queued.exit_ns, queued.measured);
     if (interned.node & kShapeOnly)
-      diagnostics_.add(Stat::dag_calls_not_interned);
+      result_.diagnostics.add(Stat::dag_calls_not_interned);
     else if (queued.measured)
       updateDagStatsLater(interned.node, queued.exit_ns - queued.enter_ns);
   }
@@ -290,7 +280,7 @@ ShapeId ThreadAnalyzer::settleDagNode(const ShapeTable::Node& node, ShapeId shap
   if (node.id == kNullShape) return kShapeOnly | shape;
   if (node.added) {
     *node.payload = shape;
-    if (node.id >= dag_stats_.size()) dag_stats_.resize(node.id + 1);
+    if (node.id >= result_.dag_stats.size()) result_.dag_stats.resize(node.id + 1);
   }
   return node.id;
 }
@@ -299,7 +289,7 @@ ShapeId ThreadAnalyzer::settleDagNode(const ShapeTable::Node& node, ShapeId shap
 ShapeId ThreadAnalyzer::shapeOf(uint32_t function, std::span<const ShapeId> dag_children) {
   child_shapes_.clear();
   for (const ShapeId child : dag_children) {
-    const ShapeId shape = child & kShapeOnly ? child & ~kShapeOnly : dag_.payload(child);
+    const ShapeId shape = child & kShapeOnly ? child & ~kShapeOnly : result_.dag.payload(child);
     // Loops repeat a child: leave out repeats in a row before sorting.
     if (child_shapes_.empty() || child_shapes_.back() != shape) child_shapes_.push_back(shape);
   }
@@ -309,15 +299,15 @@ ShapeId ThreadAnalyzer::shapeOf(uint32_t function, std::span<const ShapeId> dag_
 
 // A shape's id, with room for its statistics.
 ShapeId ThreadAnalyzer::internShape(uint32_t function, std::span<const ShapeId> child_shapes) {
-  const ShapeId shape = shapes_.intern(function, child_shapes);
-  if (shape >= shape_states_.size()) shape_states_.resize(shape + 1);
+  const ShapeId shape = result_.shapes.intern(function, child_shapes);
+  if (shape >= result_.shape_states.size()) result_.shape_states.resize(shape + 1);
   return shape;
 }
 
 ShapeTable::Node ThreadAnalyzer::internDagNode(const ShapeTable::Key& key) {
-  if (dag_full_) return dag_.findNode(key);
-  const ShapeTable::Node node = dag_.internNode(key);
-  dag_full_ = dag_.size() > std::min(options_.max_dag_nodes, kMaxDagNodes);
+  if (dag_full_) return result_.dag.findNode(key);
+  const ShapeTable::Node node = result_.dag.internNode(key);
+  dag_full_ = result_.dag.size() > std::min(settings_.max_dag_nodes, kMaxDagNodes);
   return node;
 }
 
@@ -330,15 +320,15 @@ void ThreadAnalyzer::addToDagStats(DagStats& stats, uint64_t duration_ns) {
 // The DAG's statistics outgrow the caches too: an update is applied a few nodes later, its line
 // loading meanwhile (sums do not depend on the order).
 void ThreadAnalyzer::updateDagStatsLater(ShapeId node, uint64_t duration_ns) {
-  __builtin_prefetch(&dag_stats_[node], 1);
+  __builtin_prefetch(&result_.dag_stats[node], 1);
   DagUpdate& slot = dag_updates_[dag_update_next_++ % kDagUpdateDelay];
-  if (slot.node != kNullShape) addToDagStats(dag_stats_[slot.node], slot.duration_ns);
+  if (slot.node != kNullShape) addToDagStats(result_.dag_stats[slot.node], slot.duration_ns);
   slot = {node, duration_ns};
 }
 
 void ThreadAnalyzer::applyDagUpdates() {
   for (DagUpdate& update : dag_updates_) {
-    if (update.node != kNullShape) addToDagStats(dag_stats_[update.node], update.duration_ns);
+    if (update.node != kNullShape) addToDagStats(result_.dag_stats[update.node], update.duration_ns);
     update = {};
   }
 }
@@ -349,13 +339,13 @@ void ThreadAnalyzer::applyDagUpdates() {
 // gives the function moments of its own, starting as a copy of the first shape's.
 const Moments& ThreadAnalyzer::functionMoments(FunctionRunning& function, ShapeId shape) {
   if (function.sole_shape == shape) [[likely]]
-    return shape_states_[shape].stats.moments;
+    return result_.shape_states[shape].stats.moments;
   if (function.sole_shape == kNullShape) {
     function.sole_shape = shape; // its first measured call
-    return shape_states_[shape].stats.moments;
+    return result_.shape_states[shape].stats.moments;
   }
   if (function.sole_shape != kManyShapes) {
-    function.moments = shape_states_[function.sole_shape].stats.moments;
+    function.moments = result_.shape_states[function.sole_shape].stats.moments;
     function.sole_shape = kManyShapes;
   }
   return function.moments;
@@ -364,7 +354,7 @@ const Moments& ThreadAnalyzer::functionMoments(FunctionRunning& function, ShapeI
 const Moments& ThreadAnalyzer::functionMoments(uint32_t function) const {
   const FunctionRunning& running = functions_[function];
   if (running.sole_shape == kNullShape || running.sole_shape == kManyShapes) return running.moments;
-  return shape_states_[running.sole_shape].stats.moments;
+  return result_.shape_states[running.sole_shape].stats.moments;
 }
 
 // 001's rule against the function's moments, and against the shape's. Inline: it runs on every
@@ -375,9 +365,9 @@ const Moments& ThreadAnalyzer::functionMoments(uint32_t function) const {
                                                          uint64_t duration_ns) {
   const auto x = toDouble(duration_ns);
   // x > mean + sigma * sd, without a square root on the common path (x at or below the mean).
-  const double sigma2 = options_.outlier_sigma * options_.outlier_sigma;
+  const double sigma2 = settings_.outlier_sigma * settings_.outlier_sigma;
   auto fires = [&](const Moments& m) {
-    if (m.count() < options_.outlier_min_samples || x <= m.mean()) return false;
+    if (m.count() < settings_.outlier_min_samples || x <= m.mean()) return false;
     // excess^2 > sigma^2 * M2 / n, multiplied out to keep a division off the path.
     const double excess = x - m.mean();
     const double m2 = m.m2();
@@ -413,15 +403,15 @@ void ThreadAnalyzer::reportOutlier(const Moments& by_function, const Moments& by
     outlier.score = (x - outlier.function_mean) / outlier.function_sd;
   }
   if (shape_outlier) {
-    ++shape_states_[shape].outliers;
+    ++result_.shape_states[shape].outliers;
     outlier.score = std::max(outlier.score, (x - outlier.shape_mean) / outlier.shape_sd);
   }
   keepOutlier(outlier);
 }
 
 void ThreadAnalyzer::keepOutlier(const Outlier& outlier) {
-  if (options_.max_outliers == 0) return;
-  if (outlier_heap_.size() < options_.max_outliers) {
+  if (settings_.max_outliers == 0) return;
+  if (outlier_heap_.size() < settings_.max_outliers) {
     outlier_heap_.push_back(outlier);
     std::push_heap(outlier_heap_.begin(), outlier_heap_.end(), outlierBefore);
     return;
@@ -435,7 +425,7 @@ void ThreadAnalyzer::keepOutlier(const Outlier& outlier) {
 
 uint64_t ThreadAnalyzer::calls() const {
   uint64_t calls = 0;
-  for (const ShapeState& state : shape_states_)
+  for (const ShapeState& state : result_.shape_states)
     calls += state.calls;
   return calls;
 }
@@ -447,12 +437,20 @@ std::vector<FunctionState> ThreadAnalyzer::functionStates() const {
     states[f].outliers = functions_[f].outliers;
   }
   // A shape has one base function, so the function's calls and histogram are its shapes' summed.
-  for (ShapeId shape = 1; shape < shape_states_.size(); ++shape) {
-    FunctionState& state = states[shapes_.function(shape)];
-    state.calls += shape_states_[shape].calls;
-    state.stats.histogram.merge(shape_states_[shape].stats.histogram);
+  for (ShapeId shape = 1; shape < result_.shape_states.size(); ++shape) {
+    FunctionState& state = states[result_.shapes.function(shape)];
+    state.calls += result_.shape_states[shape].calls;
+    state.stats.histogram.merge(result_.shape_states[shape].stats.histogram);
   }
   return states;
+}
+
+const ThreadResult& ThreadAnalyzer::result() {
+  result_.functions = functionStates();
+  result_.outliers = outliers();
+  result_.calls = calls();
+  result_.open_calls = stack_.size();
+  return result_;
 }
 
 std::vector<Outlier> ThreadAnalyzer::outliers() const {

@@ -23,21 +23,14 @@
 // and every function's and shape's sequence of calls are exactly what handling each call as it
 // finished would give. The queue is empty whenever a method returns.
 //
-// Resynchronisation rules (each case is counted, see stats.inc):
-// - exit of the function on top of the stack: the call finishes normally;
-// - exit of a function deeper in the stack (longjmp-like escape, lost exits): the calls above it
-//   finish at that time too, keep their shapes, and leave their durations out of the statistics;
-// - exit of a function not on the stack: ignored (after a gap this is expected and counted apart);
-// - a gap (dropped events, a missing batch): every open call's content is incomplete, so the whole
-//   stack is discarded; the analysis restarts empty with the next event.
+// Resynchronisation follows the call stream's rules (call_stack.h), implemented here fused with
+// the rest; tests/analyzer/call_stack_test.cpp pins that both give the same calls and counts.
+// The thread's results are kept in a ThreadResult (thread_result.h), which the merge reads as is.
 #pragma once
 
-#include "diagnostics.h"
-#include "running_stats.h"
-#include "shape_table.h"
-#include "timeline.h"
+#include "call_stack.h"
+#include "thread_result.h"
 #include "wire/event.h"
-#include "wire/items.h"
 
 #include <array>
 #include <cstdint>
@@ -46,67 +39,9 @@
 
 namespace shapetrace::analyzer {
 
-struct AnalyzerOptions {
-  uint32_t timeline_bins = 1024;
-  double outlier_sigma = 2.0;        // 001's rule: more than 2 standard deviations above the mean
-  uint64_t outlier_min_samples = 10; // calls seen before a mean and deviation are trusted
-  size_t max_outliers = 1000;        // the most extreme kept (per thread, then overall)
-  size_t max_dag_nodes = size_t{1} << 22; // per thread; beyond it the DAG stops growing (counted)
-};
-
-// One call judged against the running statistics at the moment it finished.
-struct Outlier {
-  uint64_t start_ns = 0;
-  uint64_t duration_ns = 0;
-  uint32_t function = 0; // process function id here, analysis function index after merging
-  ShapeId shape = kNullShape;
-  bool function_outlier = false; // slower than its function's mean + sigma * sd
-  bool shape_outlier = false;    // slower than its shape's: same work, done slower
-  double function_mean = 0, function_sd = 0;
-  uint64_t function_count = 0;
-  double shape_mean = 0, shape_sd = 0;
-  uint64_t shape_count = 0;
-  double score = 0; // largest (duration - mean) / sd over the rules that fired
-  // Filled in by the merge: which thread it happened on.
-  uint64_t process = 0;
-  uint32_t thread = 0;
-};
-// Total order used to keep the top outliers: larger score first, then earlier, then by thread.
-bool outlierBefore(const Outlier& a, const Outlier& b);
-
-// count, sum and sum of squares of durations per DAG node (Reiss & Renieris), exact integers.
-// A thread's calls of one node never overlap (a node is never its own descendant), so their
-// durations add up to less than the thread's time span and 64 bits hold the sum: 32 bytes a node.
-struct DagStats {
-  uint64_t count = 0;
-  uint64_t sum = 0;
-  unsigned __int128 sum_squares = 0;
-};
-// The same summed over threads, whose calls do overlap.
-struct DagTotals {
-  uint64_t count = 0;
-  unsigned __int128 sum = 0;
-  unsigned __int128 sum_squares = 0;
-};
-
-struct FunctionState {
-  DurationStats stats;
-  uint64_t outliers = 0;
-  uint64_t calls = 0; // measured and unmeasured
-};
-
-struct ShapeState {
-  DurationStats stats;
-  uint64_t outliers = 0;
-  uint64_t calls = 0;
-};
-
 class ThreadAnalyzer {
 public:
-  static constexpr uint32_t kMaxFunctionId = uint32_t{1} << 24;
-  static constexpr size_t kMaxStackDepth = 65536;
-
-  explicit ThreadAnalyzer(const AnalyzerOptions& options = {});
+  explicit ThreadAnalyzer(const ThreadAnalyzerSettings& settings = {});
 
   // A batch of this thread's events with its sequence number (wire::kNoSequence when unknown).
   void onBatch(uint64_t sequence, std::span<const Event> events);
@@ -118,17 +53,21 @@ public:
   // The thread ended or the input stopped: open calls are dropped and counted.
   void onEnd();
 
-  const ShapeTable& shapes() const { return shapes_; }
-  const ShapeTable& dag() const { return dag_; }
-  const std::vector<ShapeState>& shapeStates() const { return shape_states_; }
-  const GrowableArray<DagStats>& dagStats() const { return dag_stats_; }
+  // The thread's result so far (its summary fields brought up to date); valid until the next
+  // event. The merge takes it as it is, without a copy.
+  const ThreadResult& result();
+
+  const ShapeTable& shapes() const { return result_.shapes; }
+  const ShapeTable& dag() const { return result_.dag; }
+  const std::vector<ShapeState>& shapeStates() const { return result_.shape_states; }
+  const GrowableArray<DagStats>& dagStats() const { return result_.dag_stats; }
   // Per process function id (index), only for ids seen; calls == 0 means never seen.
   std::vector<FunctionState> functionStates() const;
-  const Diagnostics& diagnostics() const { return diagnostics_; }
-  const OccurrenceTimeline& timeline() const { return timeline_; }
+  const Diagnostics& diagnostics() const { return result_.diagnostics; }
+  const OccurrenceTimeline& timeline() const { return result_.timeline; }
   // The kept outliers, most extreme first.
   std::vector<Outlier> outliers() const;
-  uint64_t events() const { return events_; }
+  uint64_t events() const { return result_.events; }
   uint64_t calls() const; // finished, the sum over shapes
   size_t openCalls() const { return stack_.size(); }
 
@@ -223,7 +162,7 @@ private:
   void updateDagStatsLater(ShapeId node, uint64_t duration_ns);
   void applyDagUpdates();
 
-  AnalyzerOptions options_;
+  ThreadAnalyzerSettings settings_;
   std::vector<Frame> stack_;
   std::vector<ShapeId> dag_children_;   // the open frames' child DAG nodes, frame after frame
   size_t dag_children_settled_ = 0;     // entries below hold no kQueuedCall reference
@@ -235,18 +174,13 @@ private:
   std::vector<LeafIds> leaf_ids_;        // per function
   std::array<DagUpdate, kDagUpdateDelay> dag_updates_{};
   size_t dag_update_next_ = 0;
-  ShapeTable shapes_;
-  ShapeTable dag_{ShapeTable::Depth::kNotKept};
+  // The shapes, DAG, statistics, timeline and diagnostics, kept where the merge reads them.
+  ThreadResult result_;
   bool dag_full_ = false;
-  std::vector<ShapeState> shape_states_;
-  GrowableArray<DagStats> dag_stats_; // all-zero bytes: an empty DagStats
   std::vector<FunctionRunning> functions_;
-  Diagnostics diagnostics_;
-  OccurrenceTimeline timeline_;
   std::vector<Outlier> outlier_heap_; // min-heap under outlierBefore: the least extreme on top
-  uint64_t events_ = 0;
   uint64_t last_ns_ = 0;
-  uint64_t last_sequence_ = UINT64_MAX;
+  BatchSequence sequence_;
   uint64_t orphan_exit_budget_ = 0; // exits expected to be unmatched after a gap
 };
 

@@ -16,10 +16,10 @@
 // received, out-of-order when it was one of the missing numbers arriving late. Both are dropped,
 // so that a recording holds every thread's batches in order.
 //
-// Fan-out: see fanout.h.
+// Fan-out: see stream/fanout/fanout.h.
 #pragma once
 
-#include "fanout.h"
+#include "fanout/fanout.h"
 #include "recording/recording.h"
 
 #include <atomic>
@@ -128,7 +128,7 @@ private:
 
   CollectorOptions options_;
   zmq::socket_t pull_;
-  std::optional<Publisher> publisher_;
+  std::optional<fanout::Publisher> publisher_;
   std::unique_ptr<recording::RecordingWriter> writer_;
   std::vector<std::string> bound_;
   std::string publish_bound_;

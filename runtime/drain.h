@@ -1,6 +1,6 @@
 // The drain thread: wakes every SHAPETRACE_DRAIN_INTERVAL_US (never spins), takes each ring's
 // events in bulk, converts ticks to CLOCK_MONOTONIC nanoseconds, encodes stream items with
-// collector/wire and hands them to the Sink.
+// stream/wire and hands them to the Sink.
 //
 // Loss is decided in one place only, the ring: the drain releases ring slots only after the sink
 // accepted the items made from them, so a slow or absent collector makes rings fill up and the

@@ -1,5 +1,5 @@
 // The SHAPETRACE_OUTPUT sink: the same stream items, written straight to a recording directory with
-// the collector's RecordingWriter (collector/recording), so the analyzer reads it like a recording
+// the RecordingWriter (stream/recording), so the analyzer reads it like a recording
 // made by the collector.
 #include "sink.h"
 

@@ -1,38 +1,29 @@
 // `shapetrace analyze DIR | --live ENDPOINT`: shapes, clusters, ribbons, statistics and outliers of
 // a recording or of a live stream, as a terminal summary and as the JSON model (docs/analyzer.md).
 //
-// A recording is read with the collector's RecordingReader; a live stream with the collector's
-// Subscriber on its --publish endpoint (sequence-numbered items, heartbeats, end marker; items the
-// subscriber missed are counted). Both feed the same Analyzer.
+// Both inputs (input.h: a recording, or the collector's --publish endpoint with loss counted) feed
+// the same Analyzer.
 #include "analyzer.h"
-#include "cli/analysis_options.h"
+#include "cli/analysis_flags.h"
 #include "cli/command.h"
-#include "fanout.h"
+#include "cli/write_file.h"
+#include "input.h"
 #include "model_json.h"
-#include "recording/recording.h"
-#include "wire/codec.h"
-#include "wire/format_error.h"
-
-#include <zmq.hpp>
 
 #include <atomic>
 #include <chrono>
 #include <csignal>
-#include <cstdlib>
-#include <cstring>
 #include <cstdio>
-#include <fstream>
 #include <stdexcept>
-#include <thread>
 
 namespace shapetrace::analyzer {
 namespace {
 
-struct AnalyzeOptions {
+struct AnalyzeArgs {
   std::string dir;
   std::string live;
   std::string json;
-  AnalysisOptions analysis;
+  AnalysisFlags analysis;
   bool distances = false;
   bool dag = false;
   double duration = 0;
@@ -42,24 +33,14 @@ struct AnalyzeOptions {
 std::atomic<bool> g_stop{false};
 void onSignal(int) { g_stop.store(true); }
 
-void writeModel(const Analysis& analysis, const AnalyzeOptions& options) {
+void writeModel(const Analysis& analysis, const AnalyzeArgs& args) {
   // Compact: the timeline alone is hundreds of thousands of cells, three times the bytes when
   // indented. `jq . FILE` shows it indented.
-  const std::string text = toJson(analysis, ModelOptions{options.distances, options.dag}).dump() + "\n";
-  if (options.json == "-") {
+  const std::string text = toJson(analysis, ModelSections{args.distances, args.dag}).dump() + "\n";
+  if (args.json == "-")
     std::fwrite(text.data(), 1, text.size(), stdout);
-    return;
-  }
-  // Write a sibling file and rename it, so a reader (or a live snapshot) never sees half a model.
-  const std::string partial = options.json + ".partial";
-  {
-    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write " + partial);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    if (!out.flush()) throw std::runtime_error("cannot write " + partial);
-  }
-  if (std::rename(partial.c_str(), options.json.c_str()) != 0)
-    throw std::runtime_error("cannot rename " + partial + " to " + options.json);
+  else
+    cli::writeFileAtomically(args.json, text);
 }
 
 // "worker-0 (13789)"; the process key is added only when the trace holds several processes.
@@ -112,100 +93,71 @@ void printSummary(const Analysis& a, FILE* out) {
   }
 }
 
-void analyzeRecording(Analyzer& analyzer, const std::string& dir) {
-  recording::RecordingReader reader(dir);
-  while (auto item = reader.nextItem())
-    analyzer.consume(std::move(*item));
-  analyzer.count(Stat::recording_damage, reader.damage().size());
-  analyzer.count(Stat::undecodable_messages, reader.undecodable());
-  for (const recording::Damage& d : reader.damage())
-    std::fprintf(stderr, "shapetrace analyze: warning: segment %u: %s at offset %llu (%llu bytes)\n",
-                 d.segment, recording::damageKindName(d.kind),
-                 static_cast<unsigned long long>(d.offset),
-                 static_cast<unsigned long long>(d.length));
-}
-
-void analyzeLive(Analyzer& analyzer, const AnalyzeOptions& options) {
-  zmq::context_t context;
-  const char* server_key = std::getenv("SHAPETRACE_CURVE_SERVER_KEY");
-  collector::Subscriber subscriber(context, options.live, server_key ? server_key : "");
+void analyzeLive(Analyzer& analyzer, const AnalyzeArgs& args) {
+  LiveInput input(args.live);
   using Clock = std::chrono::steady_clock;
   const auto started = Clock::now();
   auto last_snapshot = started;
   auto seconds = [](double s) {
     return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
   };
-  uint64_t missed = 0, malformed = 0;
-  // The subscriber's loss counters, reported as the analyzer's own diagnostics.
-  auto countLoss = [&] {
-    analyzer.count(Stat::live_items_missed, subscriber.missed() - missed);
-    analyzer.count(Stat::undecodable_messages, subscriber.malformed() - malformed);
-    missed = subscriber.missed();
-    malformed = subscriber.malformed();
-  };
-  while (!g_stop.load() && !subscriber.ended()) {
+  while (!g_stop.load() && !input.ended()) {
     const auto now = Clock::now();
-    if (options.duration > 0 && now - started >= seconds(options.duration)) break;
-    if (options.snapshot_every > 0 && !options.json.empty() && options.json != "-" &&
-        now - last_snapshot >= seconds(options.snapshot_every)) {
-      countLoss();
-      writeModel(analyzer.snapshot(), options);
+    if (args.duration > 0 && now - started >= seconds(args.duration)) break;
+    if (args.snapshot_every > 0 && !args.json.empty() && args.json != "-" &&
+        now - last_snapshot >= seconds(args.snapshot_every)) {
+      input.countLoss(analyzer);
+      writeModel(analyzer.snapshot(), args);
       last_snapshot = now;
     }
-    auto item = subscriber.receive(std::chrono::milliseconds(100));
-    if (!item) continue; // timeout or end: check the clock, the signal flag and ended()
-    try {
-      // decodeItem copies only when the message is not 8-byte aligned.
-      analyzer.consume(wire::decodeItem(std::span(
-          static_cast<const std::byte*>(item->message.data()), item->message.size())));
-    } catch (const wire::FormatError&) {
-      analyzer.count(Stat::undecodable_messages);
-    }
+    // A timeout or the end comes back empty: check the clock, the signal flag and ended().
+    input.feed(analyzer, std::chrono::milliseconds(100));
   }
-  countLoss();
+  input.countLoss(analyzer);
 }
 
-int runAnalyze(const AnalyzeOptions& options) {
-  if (options.dir.empty() == options.live.empty())
+int runAnalyze(const AnalyzeArgs& args) {
+  if (args.dir.empty() == args.live.empty())
     throw std::invalid_argument("give either a recording directory or --live ENDPOINT");
   keepFreedMemory();
-  AnalysisSettings settings = options.analysis.settings();
-  settings.sum_dag_statistics = options.dag;
-  Analyzer analyzer(settings, options.analysis.workerCount());
-  if (!options.dir.empty()) {
-    analyzeRecording(analyzer, options.dir);
+  AnalysisSettings settings = args.analysis.settings;
+  settings.sum_dag_statistics = args.dag;
+  Analyzer analyzer(settings, args.analysis.workerCount(), args.analysis.makeSelectedExtensions());
+  if (!args.dir.empty()) {
+    recording::RecordingReader reader(args.dir);
+    readRecording(reader, analyzer, "analyze");
   } else {
     std::signal(SIGINT, onSignal);
     std::signal(SIGTERM, onSignal);
-    analyzeLive(analyzer, options);
+    analyzeLive(analyzer, args);
   }
   analyzer.finish();
   const Analysis analysis = analyzer.snapshot();
-  if (!options.json.empty()) writeModel(analysis, options);
-  if (options.json != "-") printSummary(analysis, stdout);
+  if (!args.json.empty()) writeModel(analysis, args);
+  if (args.json != "-") printSummary(analysis, stdout);
   return 0;
 }
 
 cli::Runner setupAnalyze(CLI::App& command) {
-  auto options = std::make_shared<AnalyzeOptions>();
-  command.add_option("dir", options->dir, "Recording directory to analyze");
-  command.add_option("--live", options->live,
+  auto args = std::make_shared<AnalyzeArgs>();
+  command.add_option("dir", args->dir, "Recording directory to analyze");
+  command.add_option("--live", args->live,
                      "Analyze the live stream the collector publishes at this ZeroMQ endpoint "
                      "(collect --publish); stops at the collector's end marker, on Ctrl-C, SIGTERM "
                      "or after --duration");
-  command.add_option("--json", options->json,
+  command.add_option("--json", args->json,
                      "Write the JSON model (docs/analyzer.md) to this file ('-' for stdout)");
-  addAnalysisOptions(command, options->analysis);
-  command.add_flag("--distances", options->distances,
+  addAnalysisFlags(command, args->analysis);
+  command.add_flag("--distances", args->distances,
                    "Add the distance matrix of the shapes of each base function to the JSON");
-  command.add_flag("--dag", options->dag,
+  command.add_flag("--dag", args->dag,
                    "Add the exact-sequence DAG nodes (count, sum, sum of squares) to the JSON");
-  command.add_option("--duration", options->duration, "Live: stop after this many seconds")
+  command.add_option("--duration", args->duration, "Live: stop after this many seconds")
       ->check(CLI::NonNegativeNumber);
-  command.add_option("--snapshot-every", options->snapshot_every,
+  command.add_option("--snapshot-every", args->snapshot_every,
                      "Live: rewrite the --json file with a snapshot this often (seconds)")
       ->check(CLI::NonNegativeNumber);
-  return [options] { return runAnalyze(*options); };
+  return [args] { return runAnalyze(*args); };
 }
 
 const cli::Registration analyze{"analyze",

@@ -1,6 +1,7 @@
 // Replaying one thread's events from an index seek until the wanted call has finished.
 #include "report/instance_reader.h"
 
+#include "call_stack.h"
 #include "wire/codec.h"
 #include "wire/format_error.h"
 
@@ -9,22 +10,9 @@
 namespace shapetrace::analyzer::report {
 namespace {
 
-constexpr uint32_t kUnknownFunction = UINT32_MAX;
-// A child whose shape the analysis does not know (its subtree was cut by a gap, say): the
-// parent's shape is then unknown too.
-constexpr ShapeId kUnknownShape = UINT32_MAX;
 // Calls kept in memory while waiting for a candidate to finish; beyond this the calls are counted
 // but not stored, and the instance lists only its first calls.
 constexpr size_t kMaxStoredCalls = size_t{1} << 22;
-constexpr size_t kNotStored = SIZE_MAX;
-
-struct OpenCall {
-  uint32_t function;
-  uint64_t enter_ns;
-  size_t children_begin; // into the child-shape stack
-  size_t node;           // into the stored calls, or kNotStored
-  uint64_t descendants = 0;
-};
 
 struct StoredCall {
   uint32_t function;
@@ -33,48 +21,54 @@ struct StoredCall {
   uint64_t end_ns;
 };
 
-// The scan of one find(): a call stack over the thread's events, the calls entered since the
-// stack was last empty, and the first finished call that matches.
-class Replay {
+// A call-stack sink that keeps the calls entered since the stack was last empty and stops at the
+// first finished call that starts in the window and matches.
+class ReplaySink {
 public:
-  Replay(const ShapeTable& shapes, uint64_t from_ns, uint64_t to_ns, const CallPredicate& matches)
-      : shapes_(shapes), from_ns_(from_ns), to_ns_(to_ns), matches_(matches) {}
+  ReplaySink(uint64_t from_ns, uint64_t to_ns, const CallPredicate& matches)
+      : from_ns_(from_ns), to_ns_(to_ns), matches_(matches) {}
 
-  void enter(uint32_t function, uint64_t time_ns) {
-    size_t node = kNotStored;
-    if (stored_.size() < kMaxStoredCalls) {
-      node = stored_.size();
-      stored_.push_back({function, static_cast<uint32_t>(stack_.size()), time_ns, time_ns});
+  void onEnter(uint32_t function, uint32_t depth, uint64_t time_ns) {
+    open_.push_back({stored_.size(), entered_++, time_ns});
+    if (stored_.size() < kMaxStoredCalls) stored_.push_back({function, depth, time_ns, time_ns});
+  }
+
+  void onCall(const FinishedCall& call) {
+    const Open open = open_.back();
+    open_.pop_back();
+    const bool stored = open.stored < stored_.size();
+    if (stored) stored_[open.stored].end_ns = call.exit_ns;
+    if (!found_ && stored && call.enter_ns >= from_ns_ && call.enter_ns < to_ns_ &&
+        matches_(CallCandidate{call.function, call.shape, call.enter_ns,
+                               call.exit_ns - call.enter_ns})) {
+      found_ = true;
+      found_node_ = open.stored;
+      found_calls_ = entered_ - open.entered; // it and everything entered under it
+      instance_.start_ns = call.enter_ns;
+      instance_.duration_ns = call.exit_ns - call.enter_ns;
+      instance_.function = call.function;
+      instance_.shape = call.shape;
+      return;
     }
-    stack_.push_back({function, time_ns, child_shapes_.size(), node});
+    if (open_.empty() && !found_) stored_.clear(); // nothing open can still need these calls
   }
 
-  // Returns true once a matching call has finished (see found()).
-  bool leave(uint32_t function, uint64_t time_ns) {
-    auto it = std::find_if(stack_.rbegin(), stack_.rend(),
-                           [&](const OpenCall& c) { return c.function == function; });
-    if (it == stack_.rend()) return false; // entered before the seek point, or after a gap
-    const size_t target = static_cast<size_t>(stack_.rend() - it) - 1;
-    while (stack_.size() > target)
-      if (finishTop(time_ns)) return true;
-    return false;
+  // The open calls' content is incomplete (a gap), as the analyzer treats it.
+  void onReset() {
+    open_.clear();
+    if (!found_) stored_.clear();
   }
 
-  void reset() {
-    stack_.clear();
-    child_shapes_.clear();
-    stored_.clear();
-  }
-
-  // True while a call that started inside the window is still open (or none was seen yet).
+  bool found() const { return found_; }
+  // True while a call that started inside the window is still open.
   bool candidatesOpen() const {
-    return std::any_of(stack_.begin(), stack_.end(), [&](const OpenCall& c) {
-      return c.enter_ns >= from_ns_ && c.enter_ns < to_ns_;
+    return std::any_of(open_.begin(), open_.end(), [&](const Open& o) {
+      return o.enter_ns >= from_ns_ && o.enter_ns < to_ns_;
     });
   }
 
   Instance takeFound(size_t max_calls) {
-    Instance out = std::move(found_);
+    Instance out = std::move(instance_);
     const StoredCall& root = stored_[found_node_];
     const size_t available = stored_.size() - found_node_;
     const size_t listed = std::min({available, max_calls, static_cast<size_t>(found_calls_)});
@@ -89,90 +83,51 @@ public:
   }
 
 private:
-  bool finishTop(uint64_t time_ns) {
-    OpenCall call = stack_.back();
-    stack_.pop_back();
-    const ShapeId shape = shapeOf(call);
-    child_shapes_.resize(call.children_begin);
-    if (call.node != kNotStored) stored_[call.node].end_ns = time_ns;
-    if (!stack_.empty()) {
-      child_shapes_.push_back(shape);
-      stack_.back().descendants += 1 + call.descendants;
-    }
-    const CallCandidate candidate{call.function, shape == kUnknownShape ? kNullShape : shape,
-                                  call.enter_ns, time_ns - call.enter_ns};
-    if (call.node != kNotStored && call.enter_ns >= from_ns_ && call.enter_ns < to_ns_ &&
-        matches_(candidate)) {
-      found_node_ = call.node;
-      found_calls_ = 1 + call.descendants;
-      found_.start_ns = call.enter_ns;
-      found_.duration_ns = candidate.duration_ns;
-      found_.function = call.function;
-      found_.shape = candidate.shape;
-      return true;
-    }
-    if (stack_.empty()) stored_.clear(); // nothing open can still need these calls
-    return false;
-  }
+  struct Open {
+    size_t stored;    // its place in stored_ (or past the end: not stored)
+    uint64_t entered; // calls entered before it
+    uint64_t enter_ns;
+  };
 
-  ShapeId shapeOf(const OpenCall& call) {
-    if (call.function == kUnknownFunction) return kUnknownShape;
-    auto children = std::span(child_shapes_).subspan(call.children_begin);
-    if (std::find(children.begin(), children.end(), kUnknownShape) != children.end())
-      return kUnknownShape;
-    const size_t size = canonicalizeChildSet(children);
-    const ShapeId shape = shapes_.find(call.function, children.first(size));
-    return shape == kNullShape ? kUnknownShape : shape;
-  }
-
-  const ShapeTable& shapes_;
   uint64_t from_ns_, to_ns_;
   const CallPredicate& matches_;
-  std::vector<OpenCall> stack_;
-  std::vector<ShapeId> child_shapes_;
+  std::vector<Open> open_;
   std::vector<StoredCall> stored_;
-  Instance found_;
+  uint64_t entered_ = 0;
+  bool found_ = false;
   size_t found_node_ = 0;
   uint64_t found_calls_ = 0;
+  Instance instance_;
 };
 
 } // namespace
 
-std::string functionIdentity(const wire::FunctionInfo* info, uint32_t id) {
-  std::string identity;
-  if (info != nullptr)
-    identity = !info->mangled_name.empty() ? info->mangled_name : info->demangled_name;
-  if (identity.empty()) identity = "fn#" + std::to_string(id);
-  return identity;
-}
+InstanceReader::InstanceReader(recording::RecordingReader& reader, const Analysis& analysis)
+    : reader_(reader), analysis_(analysis) {}
 
-InstanceReader::InstanceReader(
-    recording::RecordingReader& reader, const Analysis& analysis,
-    const std::map<std::pair<uint64_t, uint32_t>, wire::FunctionInfo>& functions)
-    : reader_(reader), analysis_(analysis), functions_(functions) {
-  for (uint32_t index = 0; index < analysis.functions.size(); ++index) {
-    const FunctionSummary& f = analysis.functions[index];
-    by_identity_.emplace(!f.mangled.empty() ? f.mangled : f.name, index);
+void InstanceReader::mapFunctions(uint64_t process, std::vector<Event>& events) {
+  // Ids the analysis never saw are given ids past its functions (and below the call stack's
+  // limit), each its own, so that their exits still match their enters.
+  const auto unknown_base = static_cast<uint32_t>(analysis_.functions.size());
+  for (Event& e : events) {
+    const auto key = std::pair{process, e.function_id};
+    auto it = cache_.find(key);
+    if (it == cache_.end()) {
+      uint32_t index = analysis_.functionIndex(process, e.function_id);
+      if (index == UINT32_MAX) index = std::min(unknown_base + e.function_id, kMaxFunctionId - 1);
+      it = cache_.emplace(key, index).first;
+    }
+    e.function_id = it->second;
   }
-}
-
-uint32_t InstanceReader::functionIndex(uint64_t process, uint32_t id) {
-  const auto key = std::pair{process, id};
-  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-  const auto info = functions_.find(key);
-  const std::string identity =
-      functionIdentity(info == functions_.end() ? nullptr : &info->second, id);
-  const auto found = by_identity_.find(identity);
-  const uint32_t index = found == by_identity_.end() ? kUnknownFunction : found->second;
-  cache_.emplace(key, index);
-  return index;
 }
 
 std::optional<Instance> InstanceReader::find(uint64_t process, uint32_t thread, uint64_t from_ns,
                                              uint64_t to_ns, const CallPredicate& matches,
                                              size_t max_calls) {
   if (!reader_.seek(process, thread, from_ns)) return std::nullopt;
-  Replay replay(analysis_.shapes, from_ns, to_ns, matches);
+  ReplaySink replay(from_ns, to_ns, matches);
+  // Looks shapes up only: a call whose shape the analysis does not know matches no cluster.
+  CallStack<ReplaySink> stack(replay, ShapeLookup::find(analysis_.shapes));
   while (auto frame = reader_.next()) {
     ++frames_read_;
     wire::ItemHeader header;
@@ -184,7 +139,7 @@ std::optional<Instance> InstanceReader::find(uint64_t process, uint32_t thread, 
     if (header.process != process || header.thread != thread) continue;
     if (header.kind == wire::ItemKind::ThreadEnd) break;
     if (header.kind == wire::ItemKind::Gap) {
-      replay.reset(); // the open calls' content is incomplete, as the analyzer treats it
+      stack.onGap(0);
       continue;
     }
     if (header.kind != wire::ItemKind::EventBatch) continue;
@@ -192,23 +147,21 @@ std::optional<Instance> InstanceReader::find(uint64_t process, uint32_t thread, 
     try {
       item = wire::decodeItem(frame->message);
     } catch (const wire::FormatError&) {
-      replay.reset();
+      stack.onGap(0);
       continue;
     }
-    uint64_t last_ns = 0;
-    for (const Event& e : std::get<wire::EventBatch>(item.body).events) {
-      last_ns = e.timestamp;
-      const uint32_t function = functionIndex(process, e.function_id);
-      if (e.kind == EventKind::Enter) {
-        replay.enter(function, e.timestamp);
-      } else if (replay.leave(function, e.timestamp)) {
+    std::vector<Event>& events = std::get<wire::EventBatch>(item.body).events;
+    mapFunctions(process, events);
+    for (const Event& e : events) {
+      stack.onEvents(std::span(&e, 1));
+      if (replay.found()) {
         Instance instance = replay.takeFound(max_calls);
         instance.process = process;
         instance.thread = thread;
         return instance;
       }
     }
-    if (last_ns >= to_ns && !replay.candidatesOpen()) break;
+    if (!events.empty() && events.back().timestamp >= to_ns && !replay.candidatesOpen()) break;
   }
   return std::nullopt;
 }

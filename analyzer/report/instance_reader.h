@@ -2,9 +2,10 @@
 //
 // The analyzer keeps statistics, not calls, so an instance is found again in the recording: the
 // recording's index positions a reader at the batch of one thread that covers a time, and the
-// thread's events are replayed from there through a small call stack. Each finished call gets its
-// shape by looking its (function, set of child shapes) up in the analysis' shape table, so a call
-// can be matched against a cluster or an outlier exactly as the analyzer saw it. The scan stops as
+// thread's events are replayed from there through the call stream (call_stack.h, the analyzer's
+// rules). Each finished call gets its shape by looking its (function, set of child shapes) up in
+// the analysis' shape table, so a call can be matched against a cluster or an outlier exactly as
+// the analyzer saw it. The scan stops as
 // soon as no call that started in the requested window can still be open, so reading an instance
 // costs about one bin of the thread's events plus the instance itself.
 #pragma once
@@ -53,10 +54,8 @@ using CallPredicate = std::function<bool(const CallCandidate&)>;
 
 class InstanceReader {
 public:
-  // `analysis` must be the analysis of this recording; `functions` the recording's module tables
-  // by (process, function id), to map the events' ids onto analysis function indices.
-  InstanceReader(recording::RecordingReader& reader, const Analysis& analysis,
-                 const std::map<std::pair<uint64_t, uint32_t>, wire::FunctionInfo>& functions);
+  // `analysis` must be the analysis of this recording (its function index maps the events' ids).
+  InstanceReader(recording::RecordingReader& reader, const Analysis& analysis);
 
   // The first call of (process, thread) that starts in [from_ns, to_ns) and satisfies `matches`,
   // with at most `max_calls` of its calls; nullopt when there is none.
@@ -67,18 +66,14 @@ public:
   uint64_t framesRead() const { return frames_read_; }
 
 private:
-  uint32_t functionIndex(uint64_t process, uint32_t id);
+  // The events' function ids mapped onto analysis function indices (ids the analysis never saw
+  // past them, so that they match no shape).
+  void mapFunctions(uint64_t process, std::vector<Event>& events);
 
   recording::RecordingReader& reader_;
   const Analysis& analysis_;
-  std::map<std::string, uint32_t> by_identity_;
-  const std::map<std::pair<uint64_t, uint32_t>, wire::FunctionInfo>& functions_;
   std::map<std::pair<uint64_t, uint32_t>, uint32_t> cache_;
   uint64_t frames_read_ = 0;
 };
-
-// The identity the analysis merges functions by (analysis.cpp): mangled name, else demangled
-// name, else "fn#<id>" for an id no module table named.
-std::string functionIdentity(const wire::FunctionInfo* info, uint32_t id);
 
 } // namespace shapetrace::analyzer::report

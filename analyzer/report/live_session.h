@@ -8,7 +8,7 @@
 #pragma once
 
 #include "analysis.h"
-#include "report/run_info.h"
+#include "extensions/run_info.h"
 
 #include <atomic>
 #include <chrono>
@@ -19,11 +19,10 @@
 
 namespace shapetrace::analyzer {
 class Analyzer;
-}
+class LiveInput;
+} // namespace shapetrace::analyzer
 
 namespace shapetrace::analyzer::report {
-
-struct LiveSocket;
 
 struct LiveSnapshot {
   std::shared_ptr<const Analysis> analysis;
@@ -37,8 +36,10 @@ struct LiveSnapshot {
 
 class LiveSession {
 public:
+  // `extensions`: a selection for selectExtensions(); run_info always runs (the page's header).
+  // Throws std::invalid_argument for an unknown extension.
   LiveSession(std::string endpoint, AnalysisSettings settings, unsigned jobs,
-              std::chrono::milliseconds interval);
+              std::string extensions, std::chrono::milliseconds interval);
   ~LiveSession();
   LiveSession(const LiveSession&) = delete;
   LiveSession& operator=(const LiveSession&) = delete;
@@ -52,16 +53,17 @@ public:
 
 private:
   void run(std::stop_token stop);
-  void publish(Analyzer& analyzer, const RunInfo& run, uint64_t items, uint64_t undecodable);
+  void publish(Analyzer& analyzer, uint64_t items, uint64_t undecodable);
 
   const std::string endpoint_;
   const AnalysisSettings settings_;
   const unsigned jobs_;
+  const std::vector<const ExtensionSpec*> extensions_;
   const std::chrono::milliseconds interval_;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   mutable std::mutex mutex_;
   std::shared_ptr<const LiveSnapshot> latest_;
-  std::unique_ptr<LiveSocket> socket_;
+  std::unique_ptr<LiveInput> input_;
   std::jthread thread_;
 };
 

@@ -31,9 +31,7 @@ std::string fill(std::string_view page,
 
 std::string script() {
   std::string out;
-  for (std::string_view part : {assets::format_js, assets::model_js, assets::shapes_js,
-                                assets::timeline_js, assets::instance_js, assets::tables_js,
-                                assets::app_js}) {
+  for (std::string_view part : assets::scripts) {
     out += part;
     out += '\n';
   }

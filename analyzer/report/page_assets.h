@@ -2,19 +2,14 @@
 // embed_assets.cmake.
 #pragma once
 
+#include <span>
 #include <string_view>
 
 namespace shapetrace::analyzer::report::assets {
 
 extern const std::string_view report_html;
 extern const std::string_view report_css;
-// The scripts, in the order the page loads them (each one uses only those before it).
-extern const std::string_view format_js;
-extern const std::string_view model_js;
-extern const std::string_view shapes_js;
-extern const std::string_view timeline_js;
-extern const std::string_view instance_js;
-extern const std::string_view tables_js;
-extern const std::string_view app_js;
+// The scripts, in the order the page loads them (CMakeLists.txt's page_scripts).
+extern const std::span<const std::string_view> scripts;
 
 } // namespace shapetrace::analyzer::report::assets

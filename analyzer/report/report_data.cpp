@@ -1,6 +1,7 @@
 // Choosing and reading the embedded instances, and assembling the page's data.
 #include "report/report_data.h"
 
+#include "extensions/run_info.h"
 #include "model_json.h"
 
 #include <algorithm>
@@ -149,12 +150,22 @@ std::vector<ReportInstance> collectInstances(InstanceReader& reader, const Analy
   return out;
 }
 
-Json reportData(const Analysis& analysis, const RunInfo& run, const PageSource& source,
+Json reportData(const Analysis& analysis, const PageSource& source,
                 const std::vector<ReportInstance>& instances, const DetailLimits& limits,
                 const DetailSummary& summary) {
   Json model = toJson(analysis);
   // The exact-sequence DAG can hold millions of nodes and the page does not draw it.
   model.erase("dag");
+  // The run's facts head the page (its "run"), not the model's extensions.
+  Json run = Json::object();
+  if (model.contains("extensions")) {
+    Json& extensions = model["extensions"];
+    if (extensions.contains(RunInfoExtension::kName)) {
+      run = std::move(extensions[RunInfoExtension::kName]);
+      extensions.erase(RunInfoExtension::kName);
+    }
+    if (extensions.empty()) model.erase("extensions");
+  }
   Json embedded = Json::array();
   for (size_t i = 0; i < instances.size(); ++i)
     embedded.push_back(instanceJson(i, instances[i], analysis));
@@ -163,7 +174,7 @@ Json reportData(const Analysis& analysis, const RunInfo& run, const PageSource& 
               {"source", {{"kind", source.kind},
                           {"location", source.location},
                           {"generated_at", source.generated_at}}},
-              {"run", run.toJson()},
+              {"run", std::move(run)},
               {"detail", {{"exemplars_per_cluster", limits.exemplars_per_cluster},
                           {"outlier_instances_limit", limits.outlier_instances},
                           {"max_instances", limits.max_instances},

@@ -9,7 +9,6 @@
 
 #include "analysis.h"
 #include "report/instance_reader.h"
-#include "report/run_info.h"
 
 #include <nlohmann/json.hpp>
 
@@ -55,9 +54,9 @@ struct PageSource {
   std::string generated_at; // UTC, ISO 8601
 };
 
-// Everything the page needs, as one JSON object.
-nlohmann::ordered_json reportData(const Analysis& analysis, const RunInfo& run,
-                                  const PageSource& source,
+// Everything the page needs, as one JSON object. The run's facts are the run_info extension's
+// result (empty when it did not run).
+nlohmann::ordered_json reportData(const Analysis& analysis, const PageSource& source,
                                   const std::vector<ReportInstance>& instances,
                                   const DetailLimits& limits, const DetailSummary& summary);
 

@@ -1,6 +1,6 @@
 // `shapetrace analyze` end to end: recordings written by the collector's RecordingWriter, a live
 // stream from a real ZeroMQ PUB socket, the JSON file, determinism, and every usage error.
-#include "fanout.h"
+#include "fanout/fanout.h"
 #include "recording/recording.h"
 #include "trace_builder.h"
 #include "support/files.h"
@@ -142,7 +142,7 @@ TEST_F(AnalyzeCommandTest, UnwritableJsonIsAnError) {
 
 TEST_F(AnalyzeCommandTest, LiveStreamFromTheCollectorsPublisher) {
   zmq::context_t context;
-  collector::Publisher publisher(context, "tcp://127.0.0.1:*", 10000, "");
+  fanout::Publisher publisher(context, "tcp://127.0.0.1:*", 10000, "");
   const std::string endpoint = publisher.endpoint();
   const fs::path out = dir / "live.json";
   Result result;

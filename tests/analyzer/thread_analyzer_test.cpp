@@ -145,7 +145,7 @@ TEST(ThreadAnalyzerTest, OpenCallsAtTheEndAreCounted) {
 
 TEST(ThreadAnalyzerTest, HugeFunctionIdIsAGap) {
   ThreadAnalyzer a;
-  a.onEvents({{enter(10, 1), enter(20, ThreadAnalyzer::kMaxFunctionId), leave(30, 1)}});
+  a.onEvents({{enter(10, 1), enter(20, kMaxFunctionId), leave(30, 1)}});
   EXPECT_EQ(a.diagnostics().count(Stat::function_ids_out_of_range), 1u);
   EXPECT_EQ(a.diagnostics().count(Stat::frames_discarded_at_gap), 1u);
   EXPECT_EQ(a.calls(), 0u);
@@ -188,7 +188,7 @@ TEST(ThreadAnalyzerTest, DagChildrenKeepTheirNodesAcrossQueueFlushes) {
 // Shapes come from DAG nodes; once the DAG is full, a call whose node is new (or has such a
 // child) is not interned, is counted, and still gets its shape from its children's.
 TEST(ThreadAnalyzerTest, FullDagStillGivesEveryCallItsShape) {
-  AnalyzerOptions small;
+  ThreadAnalyzerSettings small;
   small.max_dag_nodes = 3; // null, [2], [3], then one more before the DAG is full
   std::vector<testing::Call> calls;
   for (int i = 0; i < 3; ++i) {
@@ -354,7 +354,7 @@ TEST(ThreadAnalyzerTest, LeafCallIsJudgedAfterTheQueuedCallsOfItsFunction) {
 }
 
 TEST(ThreadAnalyzerTest, OutlierListIsBounded) {
-  AnalyzerOptions options;
+  ThreadAnalyzerSettings options;
   options.max_outliers = 3;
   options.outlier_min_samples = 2;
   ThreadAnalyzer a(options);

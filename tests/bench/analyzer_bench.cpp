@@ -20,6 +20,7 @@
 #include "analyzer.h"
 #include "model_json.h"
 #include "recording/recording.h"
+#include "thread_analyzer.h"
 #include "wire/codec.h"
 
 #include <sys/resource.h>

@@ -208,3 +208,60 @@ test('zoom and pan change the visible range down to single calls', { timeout: 90
   assert.deepEqual(page.problems, []);
   await page.close();
 });
+
+// The Callers tab (the callers extension, registered by page/callers.js): every (caller, function)
+// pair of the model; a function clicked in the Functions tab shows its callers and callees, with
+// shares that add up to the whole.
+test('the callers view lists calls by caller and follows the call graph', { timeout: 90_000 }, async () => {
+  const edges = data.model.extensions.callers.edges;
+  assert.ok(edges.length > 0);
+  const page = await openReport();
+  await page.locator('#tabs button[data-tab="callers"]').click();
+  const rows = page.locator('table[data-table="callers"] tbody tr');
+  assert.equal(await rows.count(), Math.min(edges.length, 2000));
+  const name = (id) => (id === null ? '(thread root)' : data.model.functions[id].name);
+
+  // The function called from the most places.
+  const callersOf = new Map();
+  for (const e of edges) callersOf.set(e.callee, (callersOf.get(e.callee) || 0) + 1);
+  const [focus] = [...callersOf.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0];
+  await page.locator('#tabs button[data-tab="functions"]').click();
+  await page.locator(`table[data-table="functions"] tbody tr[data-key="${focus}"]`).click();
+  assert.equal(await page.locator('#tabs button.active').getAttribute('data-tab'), 'callers');
+  const related = edges.filter((e) => e.callee === focus || e.caller === focus);
+  assert.equal(await rows.count(), related.length);
+  const table = await page.locator('table[data-table="callers"]').evaluate((t) => ({
+    head: [...t.querySelectorAll('th')].map((th) => th.dataset.col),
+    rows: [...t.querySelectorAll('tbody tr')].map((tr) => [...tr.cells].map((td) => td.textContent)),
+  }));
+  const col = (id) => table.head.indexOf(id);
+  const callerRows = table.rows.filter((r) => r[col('relation')] === 'caller');
+  assert.equal(callerRows.length, related.filter((e) => e.callee === focus).length);
+  assert.deepEqual(callerRows.map((r) => r[col('caller')]).sort(),
+    related.filter((e) => e.callee === focus).map((e) => shortName(name(e.caller))).sort());
+  const shares = callerRows.map((r) => Number.parseFloat(r[col('share')]));
+  assert.ok(Math.abs(shares.reduce((a, b) => a + b, 0) - 100) < 0.5, `caller shares ${shares}`);
+  const calls = related.filter((e) => e.callee === focus).reduce((s, e) => s + e.calls, 0);
+  assert.equal(callerRows.reduce((s, r) => s + Number(r[col('calls')].replace(/,/g, '')), 0), calls);
+  await saveScreenshot(page, 'report-callers');
+
+  // A caller row clicked: the view moves up to that caller.
+  const up = related.find((e) => e.callee === focus && e.caller !== null);
+  if (up) {
+    const index = table.rows.findIndex((r) => r[col('relation')] === 'caller' && r[col('caller')] === shortName(name(up.caller)));
+    await rows.nth(index).click();
+    assert.equal(await rows.count(), edges.filter((e) => e.callee === up.caller || e.caller === up.caller).length);
+  }
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
+// A function name without its parameter list, as the page shows it in tables.
+function shortName(name) {
+  let depth = 0;
+  for (let i = name.length - 1; i >= 0; --i) {
+    if (name[i] === ')') ++depth;
+    else if (name[i] === '(' && --depth === 0 && i > 0) return name.slice(0, i);
+  }
+  return name;
+}

@@ -254,7 +254,7 @@ TEST(Collector, AStalledSubscriberDoesNotStallRecordingAndSeesWhatItMissed) {
   options.publish = "ipc://" + tmp.sub("pub.sock");
   options.publish_hwm = 10;
   Collector collector(options, context);
-  Subscriber subscriber(context, options.publish, {}, 10);
+  fanout::Subscriber subscriber(context, options.publish, {}, 10);
   // Let the subscription reach the publisher before anything is sent (heartbeats until then).
   while (subscriber.received() == 0 && !subscriber.firstSequence()) {
     collector.poll(20ms);
@@ -296,7 +296,7 @@ TEST(Collector, ASubscriberThatKeepsUpReceivesEveryItem) {
   options.publish = "ipc://" + tmp.sub("pub.sock");
   options.publish_hwm = 100000;
   Collector collector(options, context);
-  Subscriber subscriber(context, options.publish, {}, 100000);
+  fanout::Subscriber subscriber(context, options.publish, {}, 100000);
   while (!subscriber.firstSequence()) {
     collector.poll(20ms);
     subscriber.receive(0ms);

@@ -2,10 +2,10 @@
 // embedded detail, the page's data, a self-contained HTML file, and `shapetrace report` end to end
 // with its errors.
 #include "analyzer.h"
+#include "extensions/run_info.h"
 #include "report/instance_reader.h"
 #include "report/page.h"
 #include "report/report_data.h"
-#include "report/run_info.h"
 #include "service_trace.h"
 #include "support/files.h"
 
@@ -55,15 +55,18 @@ protected:
         ASSERT_TRUE(writer.append(wire::encodeItem(item)));
       ASSERT_TRUE(writer.close());
     }
-    Analyzer analyzer;
+    Analyzer analyzer({}, 1, makeExtensions(selectExtensions("run_info"), {}));
     for (const auto& item : items) {
-      run.observe(item);
+      if (const auto* table = std::get_if<wire::ModuleTable>(&item.body))
+        for (const wire::FunctionInfo& f : table->functions)
+          functions[{item.process, f.id}] = f;
       analyzer.consume(item);
     }
     analyzer.finish();
     analysis = analyzer.snapshot();
+    run = static_cast<const RunInfoExtension*>(analyzer.extension("run_info"))->run();
     reader = std::make_unique<recording::RecordingReader>((dir / "rec").string());
-    instances = std::make_unique<InstanceReader>(*reader, analysis, run.functions());
+    instances = std::make_unique<InstanceReader>(*reader, analysis);
   }
 
   // Every event of (process, thread) in the recorded items, in order.
@@ -102,7 +105,7 @@ protected:
   }
 
   uint32_t analysisFunction(uint32_t id) const {
-    const auto& info = run.functions().at({42, id});
+    const auto& info = functions.at({42, id});
     for (uint32_t i = 0; i < analysis.functions.size(); ++i)
       if (analysis.functions[i].mangled == info.mangled_name) return i;
     return UINT32_MAX;
@@ -110,6 +113,7 @@ protected:
 
   fs::path dir;
   std::vector<wire::StreamItem> items;
+  std::map<std::pair<uint64_t, uint32_t>, wire::FunctionInfo> functions; // the module tables
   RunInfo run;
   Analysis analysis;
   std::unique_ptr<recording::RecordingReader> reader;
@@ -189,7 +193,7 @@ TEST_F(ReportTest, DetailIsBoundedAndSaysSo) {
     EXPECT_EQ(r.instance.calls.size() + r.instance.omitted_calls, all.size());
     EXPECT_TRUE(std::equal(r.instance.calls.begin(), r.instance.calls.end(), all.begin()));
   }
-  const Json data = Json::parse(dataText(reportData(analysis, run, {"recording", "rec", "t"},
+  const Json data = Json::parse(dataText(reportData(analysis, {"recording", "rec", "t"},
                                                     embedded, limits, summary)));
   EXPECT_TRUE(data["detail"]["capped"].get<bool>());
   EXPECT_EQ(data["instances"].size(), 5u);
@@ -213,7 +217,7 @@ TEST_F(ReportTest, PageDataCarriesTheModelWithoutTheDag) {
   DetailSummary summary;
   const auto embedded = collectInstances(*instances, analysis, DetailLimits{}, summary);
   const Json data = Json::parse(dataText(
-      reportData(analysis, run, {"recording", "rec", "t"}, embedded, DetailLimits{}, summary)));
+      reportData(analysis, {"recording", "rec", "t"}, embedded, DetailLimits{}, summary)));
   EXPECT_EQ(data["format"], "shapetrace-report");
   EXPECT_EQ(data["model"]["clusters"].size(), analysis.clustering.clusters.size());
   EXPECT_EQ(data["model"]["shapes"].size(), analysis.shapes.size() - 1);
@@ -235,7 +239,7 @@ TEST_F(ReportTest, PageIsSelfContainedAndNamesCannotBreakOutOfTheData) {
   DetailSummary summary;
   const auto embedded = collectInstances(*instances, analysis, DetailLimits{}, summary);
   const std::string page = renderPage(
-      reportData(analysis, run, {"recording", "rec", "t"}, embedded, DetailLimits{}, summary));
+      reportData(analysis, {"recording", "rec", "t"}, embedded, DetailLimits{}, summary));
   EXPECT_EQ(page.find("http://"), std::string::npos);
   EXPECT_EQ(page.find("https://"), std::string::npos);
   EXPECT_EQ(page.find("<script src"), std::string::npos);

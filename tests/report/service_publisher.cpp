@@ -1,12 +1,12 @@
 // Publishes the service trace fixture (service_trace.h) through the collector's Publisher (the
-// sequence-numbered publish format of collector/fanout.h, heartbeats and end marker included), as a
+// sequence-numbered publish format of stream/fanout/fanout.h, heartbeats and end marker included), as a
 // collector's publish endpoint does, spread over a few seconds so a live view sees it grow:
 //
 //   report_service_publisher ENDPOINT [--seconds S] [--requests N]
 //
 // Waits a moment after binding so that subscribers that are already retrying can connect (PUB
 // drops what is sent before a subscriber is attached), then sends one item per message.
-#include "fanout.h"
+#include "fanout/fanout.h"
 #include "service_trace.h"
 
 #include <zmq.hpp>
@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
   }
   try {
     zmq::context_t context;
-    shapetrace::collector::Publisher publisher(context, argv[1], /*send_hwm=*/0, "");
+    shapetrace::fanout::Publisher publisher(context, argv[1], /*send_hwm=*/0, "");
     std::this_thread::sleep_for(std::chrono::milliseconds(800));
     const auto items = shapetrace::report_testing::ServiceTrace(options).items();
     const size_t steps = 10;

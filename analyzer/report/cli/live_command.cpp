@@ -6,7 +6,7 @@
 // poll GET /api/snapshot (the page data as JSON) every second. The server binds 127.0.0.1 unless
 // told otherwise: the page shows function names and timings of the traced program.
 #include "analyzer.h"
-#include "cli/analysis_options.h"
+#include "cli/analysis_flags.h"
 #include "cli/command.h"
 #include "report/live_session.h"
 #include "report/page.h"
@@ -30,8 +30,13 @@ struct LiveOptions {
   bool no_http = false;
   double duration = 0;
   double interval = 1.0;
-  // One analysis thread by default: the service being watched runs on the same machine.
-  AnalysisOptions analysis{.jobs = 1};
+  AnalysisFlags analysis;
+
+  LiveOptions() {
+    // One analysis thread by default: the service being watched runs on the same machine.
+    analysis.jobs = 1;
+    analysis.extensions = "all";
+  }
 };
 
 std::atomic<bool> g_stop{false};
@@ -161,8 +166,8 @@ int runLive(const LiveOptions& options) {
           std::to_string(bound) + "/";
   }
 
-  LiveSession session(options.connect, options.analysis.settings(),
-                      options.analysis.workerCount(), interval);
+  LiveSession session(options.connect, options.analysis.settings,
+                      options.analysis.workerCount(), options.analysis.extensions, interval);
   try {
     session.start();
   } catch (const std::exception& e) { // zmq::error_t: an endpoint ZeroMQ rejects
@@ -227,7 +232,7 @@ cli::Runner setupLive(CLI::App& command) {
   command.add_option("--interval", options->interval, "Seconds between snapshots of the analysis")
       ->check(CLI::Range(0.1, 60.0))
       ->capture_default_str();
-  addAnalysisOptions(command, options->analysis);
+  addAnalysisFlags(command, options->analysis);
   return [options] { return runLive(*options); };
 }
 

@@ -5,71 +5,58 @@
 // the page is written next to its final name and renamed, so an open browser never sees half a
 // file.
 #include "analyzer.h"
-#include "cli/analysis_options.h"
+#include "cli/analysis_flags.h"
 #include "cli/command.h"
+#include "cli/write_file.h"
+#include "extensions/run_info.h"
+#include "input.h"
 #include "recording/recording.h"
 #include "report/page.h"
 #include "report/report_data.h"
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <stdexcept>
-#include <thread>
 
 namespace shapetrace::analyzer::report {
 namespace {
 
-struct ReportOptions {
+struct ReportArgs {
+  ReportArgs() {
+    // A finer timeline than analyze's default: it is what the page draws when zoomed out.
+    analysis.settings.thread.timeline_bins = 2048;
+    analysis.extensions = "all";
+  }
   std::string dir;
   std::string output = "report.html";
-  // A finer timeline than analyze's default: it is what the page draws when zoomed out.
-  AnalysisOptions analysis{.timeline_bins = 2048};
+  AnalysisFlags analysis;
   DetailLimits limits;
 };
 
-void writeFile(const std::string& path, const std::string& text) {
-  const std::string partial = path + ".partial";
-  {
-    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write " + partial);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    if (!out.flush()) throw std::runtime_error("cannot write " + partial);
-  }
-  if (std::rename(partial.c_str(), path.c_str()) != 0)
-    throw std::runtime_error("cannot rename " + partial + " to " + path);
-}
-
-int runReport(const ReportOptions& options) {
-  if (!std::filesystem::is_directory(options.dir))
-    throw std::runtime_error(options.dir + " is not a recording directory");
-  recording::RecordingReader reader(options.dir);
-  Analyzer analyzer(options.analysis.settings(), options.analysis.workerCount());
-  RunInfo run;
-  while (auto item = reader.nextItem()) {
-    run.observe(*item);
-    analyzer.consume(std::move(*item));
-  }
-  analyzer.count(Stat::recording_damage, reader.damage().size());
-  analyzer.count(Stat::undecodable_messages, reader.undecodable());
-  for (const recording::Damage& d : reader.damage())
-    std::fprintf(stderr, "shapetrace report: warning: segment %u: %s at offset %llu (%llu bytes)\n",
-                 d.segment, recording::damageKindName(d.kind),
-                 static_cast<unsigned long long>(d.offset),
-                 static_cast<unsigned long long>(d.length));
+int runReport(const ReportArgs& args) {
+  if (!std::filesystem::is_directory(args.dir))
+    throw std::runtime_error(args.dir + " is not a recording directory");
+  recording::RecordingReader reader(args.dir);
+  // The page's header is the run_info extension's result: it always runs.
+  Analyzer analyzer(args.analysis.settings, args.analysis.workerCount(),
+                    makeExtensions(selectExtensions(args.analysis.extensions + ",run_info"),
+                                   args.analysis.settings));
+  readRecording(reader, analyzer, "report");
   analyzer.finish();
   const Analysis analysis = analyzer.snapshot();
+  const auto& run =
+      static_cast<const RunInfoExtension*>(analyzer.extension(RunInfoExtension::kName))->run();
 
-  InstanceReader instances(reader, analysis, run.functions());
+  InstanceReader instances(reader, analysis);
   DetailSummary detail;
-  const auto embedded = collectInstances(instances, analysis, options.limits, detail);
-  const std::string page = renderPage(reportData(
-      analysis, run, {"recording", options.dir, utcNow()}, embedded, options.limits, detail));
-  writeFile(options.output, page);
+  const auto embedded = collectInstances(instances, analysis, args.limits, detail);
+  const std::string page = renderPage(
+      reportData(analysis, {"recording", args.dir, utcNow()}, embedded, args.limits, detail));
+  cli::writeFileAtomically(args.output, page);
 
   std::printf("%s: %zu threads, %llu events, %zu shapes, %zu clusters, %zu outliers, %llu dropped "
               "events\n",
-              options.output.c_str(), analysis.threads.size(),
+              args.output.c_str(), analysis.threads.size(),
               static_cast<unsigned long long>(analysis.events), analysis.shapes.size() - 1,
               analysis.clustering.clusters.size(), analysis.outliers.size(),
               static_cast<unsigned long long>(run.droppedEvents()));
@@ -82,12 +69,12 @@ int runReport(const ReportOptions& options) {
 }
 
 cli::Runner setupReport(CLI::App& command) {
-  auto options = std::make_shared<ReportOptions>();
+  auto options = std::make_shared<ReportArgs>();
   command.add_option("dir", options->dir, "Recording directory (from `shapetrace record`)")
       ->required();
   command.add_option("-o,--output", options->output, "The HTML file to write")
       ->capture_default_str();
-  addAnalysisOptions(command, options->analysis);
+  addAnalysisFlags(command, options->analysis);
   command.add_option("--exemplars", options->limits.exemplars_per_cluster,
                      "Exact instances embedded per cluster (0-2: first occurrence, slowest bin)")
       ->check(CLI::Range(0, 2))

@@ -1,6 +1,6 @@
-// The page: reads the embedded data, builds the views and wires them together (hover a ribbon ->
-// cluster panel, click -> instance view, tables <-> timeline). In live mode (`shapetrace live`) it
-// polls the server's snapshot endpoint and refreshes every view in place.
+// The page: reads the embedded data, mounts the registered views (ST.views) and wires them together
+// (hover a ribbon -> cluster panel, click -> instance view, tables <-> timeline). In live mode
+// (`shapetrace live`) it polls the server's snapshot endpoint and hands every view the new model.
 'use strict';
 
 ST.Tooltip = class {
@@ -23,17 +23,11 @@ ST.App = class {
     this.data = data;
     this.model = new ST.Model(data);
     this.tooltip = new ST.Tooltip($('tooltip'));
-    this.clusterPanel = new ST.ClusterPanel($('cluster-panel'), this.model);
-    this.instanceView = new ST.InstanceView($('instance-panel'), this.model, this.tooltip);
-    this.timeline = new ST.Timeline($('timeline'), this.model, {
-      hover: (hit, event) => this.onHover(hit, event),
-      click: (hit) => this.onClick(hit),
-      view: () => this.showRange(),
-    });
-    this.tables = new ST.Tables($('tabs'), $('table-wrap'), {
-      hoverCluster: (id) => { this.clusterPanel.show(id); this.emphasise(id); },
-      clickCluster: (id) => this.openCluster(id),
-      clickOutlier: (o) => this.openOutlier(o),
+    // Every registered view, as this[id] (this.timeline, this.clusterPanel, this.tables...).
+    this.views = ST.views.list.map((spec) => {
+      const view = spec.mount(this);
+      this[spec.id] = view;
+      return { spec, view };
     });
     this.tables.setModel(this.model);
     $('zoom-in').addEventListener('click', () => this.timeline.zoom(0.5));
@@ -106,10 +100,8 @@ ST.App = class {
     items.push('<span class="legend-item">opacity: share of the bin its calls fill · solid bar: exact instance</span>');
     const legend = document.getElementById('legend');
     legend.innerHTML = items.join('');
-    legend.querySelectorAll('[data-cluster]').forEach((el) => el.addEventListener('mouseenter', () => {
-      this.clusterPanel.show(Number(el.dataset.cluster));
-      this.emphasise(Number(el.dataset.cluster));
-    }));
+    legend.querySelectorAll('[data-cluster]').forEach((el) => el.addEventListener('mouseenter',
+      () => this.hoverCluster(Number(el.dataset.cluster))));
     legend.addEventListener('mouseleave', () => this.emphasise(null));
   }
 
@@ -117,6 +109,18 @@ ST.App = class {
     const v = this.timeline.view, m = this.model;
     document.getElementById('range').textContent =
       `${ST.fmt.ns(v.start - m.t0)} – ${ST.fmt.ns(v.end - m.t0)} (${ST.fmt.ns(v.end - v.start)})`;
+  }
+
+  // A cluster pointed at in a table, the legend or the timeline: its panel, emphasised on the timeline.
+  hoverCluster(clusterId) {
+    this.clusterPanel.show(clusterId);
+    this.emphasise(clusterId);
+  }
+
+  // The callers tab, showing who calls `functionId` and whom it calls.
+  showCallers(functionId) {
+    this.callersFocus = functionId;
+    this.tables.show('callers');
   }
 
   emphasise(clusterId) {
@@ -132,8 +136,7 @@ ST.App = class {
       return;
     }
     const m = this.model, f = ST.fmt, c = m.clusters[hit.cluster];
-    this.clusterPanel.show(hit.cluster);
-    this.emphasise(hit.cluster);
+    this.hoverCluster(hit.cluster);
     let html = `<div>${f.html(m.functionName(c.function))} <span class="t">cluster #${c.id}</span></div>`;
     if (hit.outlier) {
       const o = hit.outlier;
@@ -215,10 +218,8 @@ ST.App = class {
   update(data) {
     this.data = data;
     this.model = new ST.Model(data);
-    this.timeline.setModel(this.model, false);
-    this.clusterPanel.setModel(this.model);
-    this.instanceView.setModel(this.model);
-    this.tables.setModel(this.model);
+    for (const { spec, view } of this.views)
+      if (spec.update) spec.update(view, this.model); else view.setModel(this.model);
     this.renderHeader();
     this.showRange();
   }

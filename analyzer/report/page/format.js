@@ -1,7 +1,32 @@
-// Number, time and name formatting, and the colours shared by every view. The page's scripts are
-// plain browser JavaScript without a build step; each file adds its part to the global `ST`.
+// Number, time and name formatting, the colours shared by every view, and the registries the
+// views put themselves in. The page's scripts are plain browser JavaScript without a build step;
+// each file adds its part to the global `ST`. The list of scripts, in load order, is
+// analyzer/report/CMakeLists.txt's `page_scripts`.
 'use strict';
 const ST = {};
+
+// The page's views. A view file registers { id, order, mount(app) -> view }; the app mounts every
+// registered view in `order` when the page starts and hands each one the new model on every live
+// update (view.setModel(model), or the registration's update(view, model)). app[id] is the view.
+ST.views = {
+  list: [],
+  register(spec) {
+    this.list.push(spec);
+    this.list.sort((a, b) => a.order - b.order);
+  },
+};
+
+// The tabs of the table panel. A tab file registers { id, order, sort: [column, ascending],
+// available(model), define(model, app) -> { label, rows, key(row), columns }, row(app, kind, row),
+// select(app) }; a tab whose available(model) is false (its extension did not run) is not shown,
+// and select(app), when given, runs when the tab's button is clicked.
+ST.tabs = {
+  list: [],
+  register(spec) {
+    this.list.push(spec);
+    this.list.sort((a, b) => a.order - b.order);
+  },
+};
 
 ST.fmt = {
   // A duration in the largest unit that keeps it >= 1, three significant digits.

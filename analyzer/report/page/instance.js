@@ -122,3 +122,9 @@ ST.InstanceView = class {
       `<div class="t">${f.ns(call[3] - call[2])} · depth ${call[1]} · at +${f.ns(call[2])}</div>`);
   }
 };
+
+ST.views.register({
+  id: 'instanceView',
+  order: 30,
+  mount: (app) => new ST.InstanceView(document.getElementById('instance-panel'), app.model, app.tooltip),
+});

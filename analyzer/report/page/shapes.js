@@ -105,3 +105,9 @@ ST.ClusterPanel = class {
       `</div><div class="section-title">Shapes</div>${shapes}${more}`;
   }
 };
+
+ST.views.register({
+  id: 'clusterPanel',
+  order: 20,
+  mount: (app) => new ST.ClusterPanel(document.getElementById('cluster-panel'), app.model),
+});

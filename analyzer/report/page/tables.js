@@ -1,14 +1,15 @@
-// Sortable tables under the timeline: clusters, functions, outliers and threads. Clicking a
-// column header sorts by it (again: reverses); rows report hover and click to the page.
+// Sortable tables under the timeline, one tab each: clusters, functions, outliers and threads here,
+// and any tab another file registers (ST.tabs). Clicking a column header sorts by it (again:
+// reverses); rows report hover and click to the tab, which tells the page.
 'use strict';
 
 ST.Tables = class {
-  constructor(tabs, wrap, handlers) {
+  constructor(tabs, wrap, app) {
     this.tabs = tabs;
     this.wrap = wrap;
-    this.handlers = handlers; // { hoverCluster(id), clickCluster(id), clickOutlier(o) }
+    this.app = app;
     this.current = 'clusters';
-    this.sort = { clusters: ['total', false], functions: ['total', false], outliers: ['score', false], threads: ['calls', false] };
+    this.sort = Object.fromEntries(ST.tabs.list.map((t) => [t.id, t.sort]));
   }
 
   setModel(model) {
@@ -17,73 +18,10 @@ ST.Tables = class {
   }
 
   definitions() {
-    const m = this.model, f = ST.fmt;
-    const name = (id) => m.functionName(id);
-    return {
-      clusters: {
-        label: `Clusters (${m.clusters.length})`,
-        rows: m.clusters,
-        key: (c) => c.id,
-        columns: [
-          { id: 'id', label: '#', num: true, value: (c) => c.id },
-          { id: 'function', label: 'Function', value: (c) => name(c.function), cell: (c) => `<span class="swatch" style="background:${c.color}"></span> ${f.html(f.shortName(name(c.function)))}`, cls: 'name' },
-          { id: 'shapes', label: 'Shapes', num: true, value: (c) => c.shapes.length },
-          { id: 'calls', label: 'Calls', num: true, value: (c) => c.stats.count, text: (v) => f.count(v) },
-          { id: 'total', label: 'Total time', num: true, value: (c) => c.totalNs, text: f.ns },
-          { id: 'mean', label: 'Mean', num: true, value: (c) => c.stats.mean_ns, text: f.ns },
-          { id: 'p50', label: 'p50', num: true, value: (c) => c.stats.p50_ns, text: f.ns },
-          { id: 'p99', label: 'p99', num: true, value: (c) => c.stats.p99_ns, text: f.ns },
-          { id: 'max', label: 'Max', num: true, value: (c) => c.stats.max_ns, text: f.ns },
-          { id: 'outliers', label: 'Outliers', num: true, value: (c) => c.outliers, bad: (v) => v > 0 },
-          { id: 'distance', label: 'Max distance', num: true, value: (c) => c.max_distance, text: (v) => v.toFixed(2) },
-        ],
-      },
-      functions: {
-        label: `Functions (${m.functions.length})`,
-        rows: m.functions,
-        key: (fn) => fn.id,
-        columns: [
-          { id: 'function', label: 'Function', value: (fn) => fn.name, cell: (fn) => `<span class="swatch" style="background:${fn.color}"></span> ${f.html(f.shortName(fn.name))}`, cls: 'name' },
-          { id: 'calls', label: 'Calls', num: true, value: (fn) => fn.calls, text: (v) => f.count(v) },
-          { id: 'total', label: 'Total time', num: true, value: (fn) => fn.totalNs, text: f.ns },
-          { id: 'mean', label: 'Mean', num: true, value: (fn) => fn.stats.mean_ns, text: f.ns },
-          { id: 'p99', label: 'p99', num: true, value: (fn) => fn.stats.p99_ns, text: f.ns },
-          { id: 'max', label: 'Max', num: true, value: (fn) => fn.stats.max_ns, text: f.ns },
-          { id: 'outliers', label: 'Outliers', num: true, value: (fn) => fn.outliers, bad: (v) => v > 0 },
-          { id: 'file', label: 'Source', value: (fn) => fn.file ? `${fn.file}:${fn.line}` : '' },
-        ],
-      },
-      outliers: {
-        label: `Outliers (${m.outliers.length})`,
-        rows: m.outliers,
-        key: (o) => o.index,
-        columns: [
-          { id: 'function', label: 'Function', value: (o) => name(o.function), cell: (o) => f.html(f.shortName(name(o.function))), cls: 'name' },
-          { id: 'thread', label: 'Thread', value: (o) => m.threadByKey.get(m.key(o.process, o.thread))?.label ?? o.thread },
-          { id: 'start', label: 'At', num: true, value: (o) => o.start_ns - m.t0, text: f.ns },
-          { id: 'duration', label: 'Duration', num: true, value: (o) => o.duration_ns, text: f.ns },
-          { id: 'fmean', label: 'Function mean', num: true, value: (o) => o.function_mean_ns, text: f.ns },
-          { id: 'smean', label: 'Shape mean', num: true, value: (o) => o.shape_mean_ns, text: f.ns },
-          { id: 'score', label: 'σ above', num: true, value: (o) => o.score, text: (v) => v.toFixed(1) },
-          { id: 'why', label: 'Why', value: (o) => o.shape_outlier ? 'same work, slower' : 'did more work (another shape)' },
-          { id: 'cluster', label: 'Cluster', num: true, value: (o) => o.cluster ?? -1, text: (v) => v < 0 ? '–' : `#${v}` },
-        ],
-      },
-      threads: {
-        label: `Threads (${m.threads.length})`,
-        rows: m.threads,
-        key: (t) => t.key,
-        columns: [
-          { id: 'thread', label: 'Thread', value: (t) => t.label },
-          { id: 'id', label: 'Id', value: (t) => t.key },
-          { id: 'events', label: 'Events', num: true, value: (t) => t.events, text: (v) => f.count(v) },
-          { id: 'calls', label: 'Calls', num: true, value: (t) => t.calls, text: (v) => f.count(v) },
-          { id: 'ribbons', label: 'Ribbons', num: true, value: (t) => t.ribbons.length },
-          { id: 'outliers', label: 'Outliers', num: true, value: (t) => t.outliers.length, bad: (v) => v > 0 },
-          { id: 'diagnostics', label: 'Diagnostics', value: (t) => Object.entries(t.diagnostics).map(([k, v]) => `${k}: ${v}`).join(', ') },
-        ],
-      },
-    };
+    const defs = {};
+    for (const tab of ST.tabs.list)
+      if (!tab.available || tab.available(this.model)) defs[tab.id] = tab.define(this.model, this.app);
+    return defs;
   }
 
   render() {
@@ -91,9 +29,11 @@ ST.Tables = class {
     this.tabs.innerHTML = Object.entries(defs).map(([id, d]) =>
       `<button type="button" data-tab="${id}" class="${id === this.current ? 'active' : ''}">${ST.fmt.html(d.label)}</button>`).join('');
     this.tabs.querySelectorAll('button').forEach((b) => b.addEventListener('click', () => {
-      this.current = b.dataset.tab;
-      this.render();
+      const tab = ST.tabs.list.find((t) => t.id === b.dataset.tab);
+      if (tab.select) tab.select(this.app);
+      this.show(b.dataset.tab);
     }));
+    if (!defs[this.current]) this.current = Object.keys(defs)[0];
     const def = defs[this.current];
     const [sortId, ascending] = this.sort[this.current];
     const column = def.columns.find((c) => c.id === sortId) || def.columns[0];
@@ -124,12 +64,132 @@ ST.Tables = class {
     });
   }
 
+  show(id) {
+    this.current = id;
+    this.render();
+  }
+
   rowEvent(kind, row) {
-    if (this.current === 'clusters') {
-      if (kind === 'hover') this.handlers.hoverCluster(row.id); else this.handlers.clickCluster(row.id);
-    } else if (this.current === 'outliers') {
-      if (row.cluster !== null) this.handlers.hoverCluster(row.cluster);
-      if (kind === 'click') this.handlers.clickOutlier(row);
-    }
+    const tab = ST.tabs.list.find((t) => t.id === this.current);
+    if (tab.row) tab.row(this.app, kind, row);
   }
 };
+
+ST.views.register({
+  id: 'tables',
+  order: 40,
+  mount: (app) => new ST.Tables(document.getElementById('tabs'), document.getElementById('table-wrap'), app),
+});
+
+ST.tabs.register({
+  id: 'clusters',
+  order: 10,
+  sort: ['total', false],
+  define: (m) => {
+    const f = ST.fmt;
+    const name = (id) => m.functionName(id);
+    return {
+      label: `Clusters (${m.clusters.length})`,
+      rows: m.clusters,
+      key: (c) => c.id,
+      columns: [
+        { id: 'id', label: '#', num: true, value: (c) => c.id },
+        { id: 'function', label: 'Function', value: (c) => name(c.function), cell: (c) => `<span class="swatch" style="background:${c.color}"></span> ${f.html(f.shortName(name(c.function)))}`, cls: 'name' },
+        { id: 'shapes', label: 'Shapes', num: true, value: (c) => c.shapes.length },
+        { id: 'calls', label: 'Calls', num: true, value: (c) => c.stats.count, text: (v) => f.count(v) },
+        { id: 'total', label: 'Total time', num: true, value: (c) => c.totalNs, text: f.ns },
+        { id: 'mean', label: 'Mean', num: true, value: (c) => c.stats.mean_ns, text: f.ns },
+        { id: 'p50', label: 'p50', num: true, value: (c) => c.stats.p50_ns, text: f.ns },
+        { id: 'p99', label: 'p99', num: true, value: (c) => c.stats.p99_ns, text: f.ns },
+        { id: 'max', label: 'Max', num: true, value: (c) => c.stats.max_ns, text: f.ns },
+        { id: 'outliers', label: 'Outliers', num: true, value: (c) => c.outliers, bad: (v) => v > 0 },
+        { id: 'distance', label: 'Max distance', num: true, value: (c) => c.max_distance, text: (v) => v.toFixed(2) },
+      ],
+    };
+  },
+  row: (app, kind, c) => {
+    if (kind === 'hover') app.hoverCluster(c.id); else app.openCluster(c.id);
+  },
+});
+
+ST.tabs.register({
+  id: 'functions',
+  order: 20,
+  sort: ['total', false],
+  define: (m) => {
+    const f = ST.fmt;
+    return {
+      label: `Functions (${m.functions.length})`,
+      rows: m.functions,
+      key: (fn) => fn.id,
+      columns: [
+        { id: 'function', label: 'Function', value: (fn) => fn.name, cell: (fn) => `<span class="swatch" style="background:${fn.color}"></span> ${f.html(f.shortName(fn.name))}`, cls: 'name' },
+        { id: 'calls', label: 'Calls', num: true, value: (fn) => fn.calls, text: (v) => f.count(v) },
+        { id: 'total', label: 'Total time', num: true, value: (fn) => fn.totalNs, text: f.ns },
+        { id: 'mean', label: 'Mean', num: true, value: (fn) => fn.stats.mean_ns, text: f.ns },
+        { id: 'p99', label: 'p99', num: true, value: (fn) => fn.stats.p99_ns, text: f.ns },
+        { id: 'max', label: 'Max', num: true, value: (fn) => fn.stats.max_ns, text: f.ns },
+        { id: 'outliers', label: 'Outliers', num: true, value: (fn) => fn.outliers, bad: (v) => v > 0 },
+        { id: 'file', label: 'Source', value: (fn) => fn.file ? `${fn.file}:${fn.line}` : '' },
+      ],
+    };
+  },
+  // A function clicked: who calls it and whom it calls (when the callers extension ran).
+  row: (app, kind, fn) => {
+    if (kind === 'click' && ST.tabs.list.some((t) => t.id === 'callers' && t.available(app.model)))
+      app.showCallers(fn.id);
+  },
+});
+
+ST.tabs.register({
+  id: 'outliers',
+  order: 30,
+  sort: ['score', false],
+  define: (m) => {
+    const f = ST.fmt;
+    const name = (id) => m.functionName(id);
+    return {
+      label: `Outliers (${m.outliers.length})`,
+      rows: m.outliers,
+      key: (o) => o.index,
+      columns: [
+        { id: 'function', label: 'Function', value: (o) => name(o.function), cell: (o) => f.html(f.shortName(name(o.function))), cls: 'name' },
+        { id: 'thread', label: 'Thread', value: (o) => m.threadByKey.get(m.key(o.process, o.thread))?.label ?? o.thread },
+        { id: 'start', label: 'At', num: true, value: (o) => o.start_ns - m.t0, text: f.ns },
+        { id: 'duration', label: 'Duration', num: true, value: (o) => o.duration_ns, text: f.ns },
+        { id: 'fmean', label: 'Function mean', num: true, value: (o) => o.function_mean_ns, text: f.ns },
+        { id: 'smean', label: 'Shape mean', num: true, value: (o) => o.shape_mean_ns, text: f.ns },
+        { id: 'score', label: 'σ above', num: true, value: (o) => o.score, text: (v) => v.toFixed(1) },
+        { id: 'why', label: 'Why', value: (o) => o.shape_outlier ? 'same work, slower' : 'did more work (another shape)' },
+        { id: 'cluster', label: 'Cluster', num: true, value: (o) => o.cluster ?? -1, text: (v) => v < 0 ? '–' : `#${v}` },
+      ],
+    };
+  },
+  row: (app, kind, o) => {
+    if (o.cluster !== null) app.hoverCluster(o.cluster);
+    if (kind === 'click') app.openOutlier(o);
+  },
+});
+
+ST.tabs.register({
+  id: 'threads',
+  order: 40,
+  sort: ['calls', false],
+  define: (m) => {
+    const f = ST.fmt;
+    return {
+      label: `Threads (${m.threads.length})`,
+      rows: m.threads,
+      key: (t) => t.key,
+      columns: [
+        { id: 'thread', label: 'Thread', value: (t) => t.label },
+        { id: 'id', label: 'Id', value: (t) => t.key },
+        { id: 'events', label: 'Events', num: true, value: (t) => t.events, text: (v) => f.count(v) },
+        { id: 'calls', label: 'Calls', num: true, value: (t) => t.calls, text: (v) => f.count(v) },
+        { id: 'ribbons', label: 'Ribbons', num: true, value: (t) => t.ribbons.length },
+        { id: 'outliers', label: 'Outliers', num: true, value: (t) => t.outliers.length, bad: (v) => v > 0 },
+        { id: 'diagnostics', label: 'Diagnostics', value: (t) => Object.entries(t.diagnostics).map(([k, v]) => `${k}: ${v}`).join(', ') },
+      ],
+    };
+  },
+});

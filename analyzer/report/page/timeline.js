@@ -393,3 +393,15 @@ ST.Timeline = class {
     window.addEventListener('resize', () => this.resize());
   }
 };
+
+ST.views.register({
+  id: 'timeline',
+  order: 10,
+  mount: (app) => new ST.Timeline(document.getElementById('timeline'), app.model, {
+    hover: (hit, event) => app.onHover(hit, event),
+    click: (hit) => app.onClick(hit),
+    view: () => app.showRange(),
+  }),
+  // A live update keeps the user's zoom (or keeps following the end of the run).
+  update: (view, model) => view.setModel(model, false),
+});

@@ -1,6 +1,6 @@
 // The stream items as plain C++ values: what encodeItem() writes and decodeItem() returns.
 //
-// One struct per item of collector/schema/stream.capnp, with the same field meanings (the schema's
+// One struct per item of stream/schema/stream.capnp, with the same field meanings (the schema's
 // comments are the reference). Consumers work with these values and never with Cap'n Proto readers,
 // so validation happens once, in decodeItem().
 #pragma once

@@ -1,8 +1,9 @@
-// What the report's header says about the run besides the analysis: the processes (executable,
-// pid, host), the module tables (to map event function ids back for the instance view), and the
-// events the runtime says it dropped. Fed the same StreamItems as the Analyzer, in the same order.
+// The extension "run_info": what the report's header says about the run besides the analysis: the
+// processes (executable, pid, host, how they ended), the events the runtime says it dropped, and
+// the time the events span. It observes the stream items; it has no per-thread consumer.
 #pragma once
 
+#include "extension.h"
 #include "wire/items.h"
 
 #include <nlohmann/json.hpp>
@@ -12,14 +13,12 @@
 #include <string>
 #include <vector>
 
-namespace shapetrace::analyzer::report {
+namespace shapetrace::analyzer {
 
 class RunInfo {
 public:
   void observe(const wire::StreamItem& item);
 
-  using FunctionMap = std::map<std::pair<uint64_t, uint32_t>, wire::FunctionInfo>;
-  const FunctionMap& functions() const { return functions_; }
   uint64_t droppedEvents() const { return dropped_events_; }
   uint64_t firstNs() const { return first_ns_; }
   uint64_t lastNs() const { return last_ns_; }
@@ -40,10 +39,22 @@ private:
   void noteTime(uint64_t ns);
 
   std::map<uint64_t, Process> processes_;
-  FunctionMap functions_;
   uint64_t dropped_events_ = 0;
   uint64_t first_ns_ = UINT64_MAX;
   uint64_t last_ns_ = 0;
 };
 
-} // namespace shapetrace::analyzer::report
+class RunInfoExtension final : public Extension {
+public:
+  static constexpr std::string_view kName = "run_info";
+  void observe(const wire::StreamItem& item) override { run_.observe(item); }
+  nlohmann::ordered_json result(const Analysis&, FunctionIndex&) const override {
+    return run_.toJson();
+  }
+  const RunInfo& run() const { return run_; }
+
+private:
+  RunInfo run_;
+};
+
+} // namespace shapetrace::analyzer

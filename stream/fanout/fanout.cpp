@@ -1,9 +1,9 @@
 // Publisher and Subscriber of the live fan-out (see fanout.h for the message format).
-#include "fanout.h"
+#include "fanout/fanout.h"
 
 #include <cstring>
 
-namespace shapetrace::collector {
+namespace shapetrace::fanout {
 
 namespace {
 
@@ -123,4 +123,4 @@ std::optional<Subscriber::Item> Subscriber::receive(std::chrono::milliseconds ti
   return std::nullopt;
 }
 
-} // namespace shapetrace::collector
+} // namespace shapetrace::fanout

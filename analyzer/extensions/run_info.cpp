@@ -1,9 +1,9 @@
 // Run-level facts gathered from the stream items.
-#include "report/run_info.h"
+#include "extensions/run_info.h"
 
 #include <type_traits>
 
-namespace shapetrace::analyzer::report {
+namespace shapetrace::analyzer {
 
 void RunInfo::noteTime(uint64_t ns) {
   if (ns == 0) return;
@@ -22,9 +22,6 @@ void RunInfo::observe(const wire::StreamItem& item) {
           process.executable = body.executable;
           process.arguments = body.arguments;
           process.hostname = body.hostname;
-        } else if constexpr (std::is_same_v<T, wire::ModuleTable>) {
-          for (const wire::FunctionInfo& f : body.functions)
-            functions_[{item.process, f.id}] = f;
         } else if constexpr (std::is_same_v<T, wire::EventBatch>) {
           if (!body.events.empty()) {
             noteTime(body.events.front().timestamp);
@@ -56,4 +53,4 @@ nlohmann::ordered_json RunInfo::toJson() const {
           {"last_ns", last_ns_}};
 }
 
-} // namespace shapetrace::analyzer::report
+} // namespace shapetrace::analyzer

@@ -28,7 +28,7 @@
 #include <string>
 #include <zmq.hpp>
 
-namespace shapetrace::collector {
+namespace shapetrace::fanout {
 
 enum class PublishType : uint32_t { Item = 0, Heartbeat = 1, End = 2 };
 inline constexpr size_t kPublishHeaderBytes = 16;
@@ -88,4 +88,4 @@ private:
   bool ended_ = false;
 };
 
-} // namespace shapetrace::collector
+} // namespace shapetrace::fanout

@@ -1,0 +1,238 @@
+// The call stream: one thread's events turned into enters and finished calls, with the documented
+// resynchronisation rules, for any consumer that wants calls rather than events.
+//
+// ThreadAnalyzer has its own fused copy of this reconstruction (it finishes most calls without a
+// frame and interns DAG nodes in batches); tests/analyzer/call_stack_test.cpp pins that both give
+// the same calls, shapes and counts on every rule below. Everything else that rebuilds call stacks
+// (extensions, the report's instance reader) uses this one.
+//
+// Rules (each case is counted in diagnostics(), under the names of stats.inc):
+// - the exit of the call on top of the stack finishes it (an unwind exit too, counted apart);
+// - the exit of a function deeper in the stack (a longjmp-like escape, lost exits): the calls above
+//   it finish at that time too, unmeasured (their duration is only an upper bound), then it does;
+// - the exit of a function not on the stack is ignored; after a gap, up to as many such exits as
+//   calls were open (plus the dropped events) are expected and counted apart;
+// - an event whose timestamp goes back is clamped to the previous one;
+// - a function id at or above kMaxFunctionId, or an enter beyond kMaxStackDepth, is a gap;
+// - a gap (a gap marker, a batch missing by its sequence number): the open calls' content is
+//   incomplete, so they are discarded without a finished call (the sink's onReset());
+// - the end of the thread or the input: the open calls are discarded the same way.
+//
+// A Sink is any type with
+//   void onEnter(uint32_t function, uint32_t depth, uint64_t time_ns);
+//   void onCall(const FinishedCall& call);  // in finish order, children before their parent
+//   void onReset();                         // every open call was discarded
+// Optionally the stack works out each finished call's shape (Def. 5.2: its function and the set
+// of its children's shapes) in a ShapeTable (ShapeLookup).
+#pragma once
+
+#include "diagnostics.h"
+#include "shape_table.h"
+#include "wire/event.h"
+#include "wire/items.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace shapetrace::analyzer {
+
+// Limits shared by every reconstruction of the call stack.
+inline constexpr uint32_t kMaxFunctionId = uint32_t{1} << 24;
+inline constexpr size_t kMaxStackDepth = 65536;
+inline constexpr uint32_t kNoCaller = UINT32_MAX;
+
+struct FinishedCall {
+  uint32_t function = 0; // as the events carry it (the process's id)
+  uint32_t caller = kNoCaller; // the enclosing open call's function, kNoCaller at the root
+  uint32_t depth = 0;          // calls open below it
+  uint64_t enter_ns = 0;
+  uint64_t exit_ns = 0;
+  bool measured = true; // false: closed by an outer call's exit, its duration an upper bound
+  ShapeId shape = kNullShape; // when the stack looks shapes up (ShapeLookup); else kNullShape
+  friend bool operator==(const FinishedCall&, const FinishedCall&) = default;
+};
+
+// Batch sequence numbers of one thread: regressions and missing batches, counted.
+class BatchSequence {
+public:
+  // True when batches are missing before this one (a gap).
+  bool missingBefore(uint64_t sequence, Diagnostics& diagnostics) {
+    if (sequence == wire::kNoSequence) return false;
+    bool gap = false;
+    if (last_ != kNone) {
+      if (sequence <= last_) {
+        diagnostics.add(Stat::batch_sequence_regressions);
+      } else if (sequence > last_ + 1) {
+        diagnostics.add(Stat::batch_sequence_gaps, sequence - last_ - 1);
+        gap = true;
+      }
+    }
+    if (last_ == kNone || sequence > last_) last_ = sequence;
+    return gap;
+  }
+
+private:
+  static constexpr uint64_t kNone = UINT64_MAX;
+  uint64_t last_ = kNone;
+};
+
+// Whether, and in which table, the stack works out the finished calls' shapes.
+struct ShapeLookup {
+  static ShapeLookup none() { return {}; }
+  // Interned: the shape ids a ThreadAnalyzer gives for the same events.
+  static ShapeLookup intern(ShapeTable& table) { return {&table, nullptr}; }
+  // Looked up only: a shape the table does not have is kNullShape, and so are its callers'.
+  static ShapeLookup find(const ShapeTable& table) { return {nullptr, &table}; }
+
+  ShapeTable* intern_into = nullptr;
+  const ShapeTable* find_in = nullptr;
+  bool any() const { return intern_into != nullptr || find_in != nullptr; }
+};
+
+template <typename Sink> class CallStack {
+public:
+  explicit CallStack(Sink& sink, ShapeLookup shapes = ShapeLookup::none())
+      : sink_(sink), shapes_(shapes) {}
+
+  // A batch of the thread's events with its sequence number (wire::kNoSequence when unknown).
+  void onBatch(uint64_t sequence, std::span<const Event> events) {
+    if (sequence_.missingBefore(sequence, diagnostics_)) onGap(0);
+    onEvents(events);
+  }
+  void onEvents(std::span<const Event> events) {
+    events_ += events.size();
+    for (const Event& event : events)
+      onEvent(event);
+  }
+  // A gap marker: the runtime dropped `dropped` events of this thread here.
+  void onGapMarker(uint64_t dropped) {
+    diagnostics_.add(Stat::gap_markers);
+    diagnostics_.add(Stat::events_dropped, dropped);
+    onGap(dropped);
+  }
+  // Events were lost here: the open calls are discarded.
+  void onGap(uint64_t dropped) {
+    diagnostics_.add(Stat::frames_discarded_at_gap, stack_.size());
+    orphan_exit_budget_ += stack_.size() + dropped;
+    discard();
+  }
+  // The thread ended or the input stopped.
+  void onEnd() {
+    diagnostics_.add(Stat::frames_open_at_thread_end, stack_.size());
+    orphan_exit_budget_ = 0;
+    discard();
+  }
+
+  const Diagnostics& diagnostics() const { return diagnostics_; }
+  uint64_t events() const { return events_; }
+  size_t openCalls() const { return stack_.size(); }
+
+private:
+  struct Frame {
+    uint32_t function;
+    uint64_t enter_ns;
+    size_t children_begin; // into child_shapes_
+  };
+  // A child whose shape the table does not know (ShapeLookup::find): its parent's is unknown too.
+  static constexpr ShapeId kUnknownShape = UINT32_MAX;
+
+  void onEvent(const Event& event) {
+    uint64_t time = event.timestamp;
+    if (time < last_ns_) {
+      diagnostics_.add(Stat::timestamp_regressions);
+      time = last_ns_;
+    }
+    last_ns_ = time;
+    if (event.function_id >= kMaxFunctionId) {
+      diagnostics_.add(Stat::function_ids_out_of_range);
+      onGap(0);
+      return;
+    }
+    switch (event.kind) {
+    case EventKind::Enter: enter(event.function_id, time); break;
+    case EventKind::UnwindExit:
+      diagnostics_.add(Stat::unwind_exits);
+      leave(event.function_id, time);
+      break;
+    case EventKind::Exit: leave(event.function_id, time); break;
+    }
+  }
+
+  void enter(uint32_t function, uint64_t time_ns) {
+    if (stack_.size() >= kMaxStackDepth) {
+      diagnostics_.add(Stat::stack_overflows);
+      onGap(0);
+    }
+    sink_.onEnter(function, static_cast<uint32_t>(stack_.size()), time_ns);
+    stack_.push_back({function, time_ns, child_shapes_.size()});
+  }
+
+  void leave(uint32_t function, uint64_t time_ns) {
+    const auto match = std::find_if(stack_.rbegin(), stack_.rend(),
+                                    [function](const Frame& f) { return f.function == function; });
+    if (match == stack_.rend()) {
+      if (orphan_exit_budget_ > 0) {
+        --orphan_exit_budget_;
+        diagnostics_.add(Stat::exits_after_gap);
+      } else {
+        diagnostics_.add(Stat::unmatched_exits);
+      }
+      return;
+    }
+    const auto skipped = static_cast<size_t>(match - stack_.rbegin());
+    for (size_t i = 0; i < skipped; ++i) {
+      diagnostics_.add(Stat::frames_closed_by_outer_exit);
+      finishTop(time_ns, false);
+    }
+    finishTop(time_ns, true);
+  }
+
+  void finishTop(uint64_t time_ns, bool measured) {
+    const Frame frame = stack_.back();
+    stack_.pop_back();
+    FinishedCall call;
+    call.function = frame.function;
+    call.caller = stack_.empty() ? kNoCaller : stack_.back().function;
+    call.depth = static_cast<uint32_t>(stack_.size());
+    call.enter_ns = frame.enter_ns;
+    call.exit_ns = time_ns;
+    call.measured = measured;
+    if (shapes_.any()) {
+      const ShapeId shape = shapeOf(frame);
+      child_shapes_.resize(frame.children_begin);
+      if (!stack_.empty()) child_shapes_.push_back(shape);
+      call.shape = shape == kUnknownShape ? kNullShape : shape;
+    }
+    sink_.onCall(call);
+  }
+
+  ShapeId shapeOf(const Frame& frame) {
+    const auto children = std::span(child_shapes_).subspan(frame.children_begin);
+    if (std::find(children.begin(), children.end(), kUnknownShape) != children.end())
+      return kUnknownShape;
+    const auto distinct = children.first(canonicalizeChildSet(children));
+    if (shapes_.intern_into != nullptr) return shapes_.intern_into->intern(frame.function, distinct);
+    const ShapeId shape = shapes_.find_in->find(frame.function, distinct);
+    return shape == kNullShape ? kUnknownShape : shape;
+  }
+
+  void discard() {
+    stack_.clear();
+    child_shapes_.clear();
+    sink_.onReset();
+  }
+
+  Sink& sink_;
+  ShapeLookup shapes_;
+  std::vector<Frame> stack_;
+  std::vector<ShapeId> child_shapes_; // the open frames' children's shapes, frame after frame
+  BatchSequence sequence_;
+  Diagnostics diagnostics_;
+  uint64_t events_ = 0;
+  uint64_t last_ns_ = 0;
+  uint64_t orphan_exit_budget_ = 0;
+};
+
+} // namespace shapetrace::analyzer

@@ -1,0 +1,64 @@
+// The built-in extensions, listed once, and the --extensions selection.
+#include "extension.h"
+
+#include "extensions/callers.h"
+#include "extensions/run_info.h"
+
+#include <stdexcept>
+
+namespace shapetrace::analyzer {
+
+const std::vector<ExtensionSpec>& extensionSpecs() {
+  static const std::vector<ExtensionSpec> specs = {
+      {RunInfoExtension::kName, "the run's processes, their ends, dropped events, time span",
+       [](const AnalysisSettings&) -> std::unique_ptr<Extension> {
+         return std::make_unique<RunInfoExtension>();
+       }},
+      {CallersExtension::kName,
+       "calls and inclusive/exclusive time of every function by its caller",
+       [](const AnalysisSettings&) -> std::unique_ptr<Extension> {
+         return std::make_unique<CallersExtension>();
+       }},
+  };
+  return specs;
+}
+
+std::vector<const ExtensionSpec*> selectExtensions(std::string_view selection) {
+  const auto& specs = extensionSpecs();
+  std::vector<bool> wanted(specs.size(), false);
+  while (!selection.empty()) {
+    const size_t comma = selection.find(',');
+    const std::string_view name = selection.substr(0, comma);
+    selection = comma == std::string_view::npos ? std::string_view{} : selection.substr(comma + 1);
+    if (name == "none") continue;
+    if (name == "all") {
+      wanted.assign(specs.size(), true);
+      continue;
+    }
+    size_t i = 0;
+    while (i < specs.size() && specs[i].name != name)
+      ++i;
+    if (i == specs.size()) {
+      std::string known;
+      for (const ExtensionSpec& spec : specs)
+        known += (known.empty() ? "" : ", ") + std::string(spec.name);
+      throw std::invalid_argument("unknown extension '" + std::string(name) +
+                                  "' (known: " + known + "; or all, none)");
+    }
+    wanted[i] = true;
+  }
+  std::vector<const ExtensionSpec*> selected;
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (wanted[i]) selected.push_back(&specs[i]);
+  return selected;
+}
+
+std::vector<NamedExtension> makeExtensions(const std::vector<const ExtensionSpec*>& specs,
+                                           const AnalysisSettings& settings) {
+  std::vector<NamedExtension> out;
+  for (const ExtensionSpec* spec : specs)
+    out.push_back({std::string(spec->name), spec->make(settings)});
+  return out;
+}
+
+} // namespace shapetrace::analyzer

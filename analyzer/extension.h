@@ -1,0 +1,67 @@
+// Extensions of the model: an analysis beyond the shapes that runs in the same pass over the same
+// input, for a recording and a live stream alike (docs/analyzer.md, "How to add an analysis").
+//
+// An extension may
+// - give each thread of the input a consumer (thread_consumer.h), which runs on that thread's
+//   worker beside its ThreadAnalyzer: events, gap markers and the thread's end, in order; a
+//   consumer that wants calls wraps a call-stack Sink in a CallStreamConsumer;
+// - observe every stream item, in arrival order, on the thread that feeds the Analyzer;
+// - produce its part of the model after the merge, from its consumers and the merged Analysis;
+//   `functions` maps a process's function id to the model's function index (adding the function
+//   to the model when no finished call had named it yet).
+// Its result is written in the JSON model under "extensions" -> its name, and the page shows it if a
+// view for it is registered (analyzer/report/page/).
+//
+// The built-in extensions are listed once, in extension.cpp; `--extensions` selects which run.
+#pragma once
+
+#include "analysis.h"
+#include "thread_consumer.h"
+#include "wire/items.h"
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shapetrace::analyzer {
+
+class Extension {
+public:
+  virtual ~Extension() = default;
+  // The thread's consumer, or nullptr. Called once per thread when its first item arrives.
+  virtual std::unique_ptr<ThreadConsumer> consumerFor(const ThreadKey& /*thread*/) {
+    return nullptr;
+  }
+  // Every item, before the threads' consumers see it.
+  virtual void observe(const wire::StreamItem& /*item*/) {}
+  // Its part of the model. The consumers are idle while this runs.
+  virtual nlohmann::ordered_json result(const Analysis& analysis,
+                                        FunctionIndex& functions) const = 0;
+};
+
+struct ExtensionSpec {
+  std::string_view name; // its key in the model, and its name for --extensions
+  std::string_view description;
+  std::unique_ptr<Extension> (*make)(const AnalysisSettings& settings);
+};
+
+// Every built-in extension, in the order their results are written.
+const std::vector<ExtensionSpec>& extensionSpecs();
+
+// Names separated by commas, "all" standing for every one and "none" for none (any order; they run
+// in extensionSpecs() order).
+// Throws std::invalid_argument naming the unknown name and the known ones.
+std::vector<const ExtensionSpec*> selectExtensions(std::string_view selection);
+
+// One instance of each selected extension, with its name.
+struct NamedExtension {
+  std::string name;
+  std::unique_ptr<Extension> extension;
+};
+std::vector<NamedExtension> makeExtensions(const std::vector<const ExtensionSpec*>& specs,
+                                           const AnalysisSettings& settings);
+
+} // namespace shapetrace::analyzer

@@ -1,0 +1,65 @@
+// The extension "callers": for every function, who calls it, how often, and how long those calls
+// took (inclusive and exclusive of their callees), over the whole run: gprof's call graph, exact.
+//
+// Each thread's calls come through the call stream (call_stack.h) into a CallerSink, which keeps
+// one entry per distinct (caller, callee) pair of process function ids; the result maps them onto
+// the model's functions and sums the threads. Calls closed by an outer exit (no own exit, their
+// duration only an upper bound) are counted but their time is not, as in the shapes' statistics.
+#pragma once
+
+#include "extension.h"
+
+#include <cstdint>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+namespace shapetrace::analyzer {
+
+struct CallerTotals {
+  uint64_t calls = 0;
+  uint64_t measured = 0;  // calls with their own exit: the ones timed below
+  uint64_t total_ns = 0;  // inclusive
+  uint64_t self_ns = 0;   // exclusive: minus the time of its measured callees
+  void add(const CallerTotals& other) {
+    calls += other.calls;
+    measured += other.measured;
+    total_ns += other.total_ns;
+    self_ns += other.self_ns;
+  }
+  friend bool operator==(const CallerTotals&, const CallerTotals&) = default;
+};
+
+// A call-stack sink: totals by (caller, callee) of one thread.
+class CallerSink {
+public:
+  void onEnter(uint32_t function, uint32_t depth, uint64_t time_ns);
+  void onCall(const FinishedCall& call);
+  void onReset() { callee_ns_.clear(); }
+
+  // By (caller << 32 | callee); caller kNoCaller for calls at the root of the stack.
+  const std::unordered_map<uint64_t, CallerTotals>& totals() const { return totals_; }
+
+private:
+  std::unordered_map<uint64_t, CallerTotals> totals_;
+  std::vector<uint64_t> callee_ns_; // per open call: the time of its measured callees so far
+};
+
+class CallersExtension final : public Extension {
+public:
+  static constexpr std::string_view kName = "callers";
+  std::unique_ptr<ThreadConsumer> consumerFor(const ThreadKey& thread) override;
+  // {"edges": [{"caller", "callee", "calls", "measured", "total_ns", "self_ns"}...]}: caller and
+  // callee are function indices of the model (caller null at the root), sorted by callee, then
+  // caller.
+  nlohmann::ordered_json result(const Analysis& analysis, FunctionIndex& functions) const override;
+
+  // The threads' totals by (caller, callee) model function index (caller UINT32_MAX: the root).
+  std::map<std::pair<uint32_t, uint32_t>, CallerTotals> merged(FunctionIndex& functions) const;
+
+private:
+  using Consumer = CallStreamConsumer<CallerSink>;
+  std::map<ThreadKey, const Consumer*> consumers_;
+};
+
+} // namespace shapetrace::analyzer

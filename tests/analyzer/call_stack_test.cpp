@@ -1,0 +1,286 @@
+// The call stream (call_stack.h): exact calls on every resynchronisation rule, and the same calls,
+// shapes and counts as ThreadAnalyzer's fused reconstruction on the same input, rule by rule and on
+// thousands of random damaged traces.
+#include "call_stack.h"
+#include "thread_analyzer.h"
+#include "trace_builder.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace shapetrace::analyzer {
+namespace {
+
+using testing::call;
+using testing::eventsOf;
+
+// Everything the stack says, in order.
+struct RecordingSink {
+  struct Enter {
+    uint32_t function, depth;
+    uint64_t time_ns;
+    friend bool operator==(const Enter&, const Enter&) = default;
+  };
+  void onEnter(uint32_t function, uint32_t depth, uint64_t time_ns) {
+    enters.push_back({function, depth, time_ns});
+  }
+  void onCall(const FinishedCall& c) { calls.push_back(c); }
+  void onReset() { ++resets; }
+  std::vector<Enter> enters;
+  std::vector<FinishedCall> calls;
+  int resets = 0;
+};
+
+FinishedCall finished(uint32_t function, uint32_t caller, uint32_t depth, uint64_t enter,
+                      uint64_t exit, bool measured = true) {
+  return FinishedCall{function, caller, depth, enter, exit, measured, kNullShape};
+}
+
+Event enter(uint64_t t, uint32_t f) { return {t, f, EventKind::Enter}; }
+Event leave(uint64_t t, uint32_t f) { return {t, f, EventKind::Exit}; }
+
+TEST(CallStackTest, NestedCallsFinishInOrderWithCallerAndDepth) {
+  RecordingSink sink;
+  CallStack<RecordingSink> stack(sink);
+  stack.onBatch(0, std::vector<Event>{enter(10, 1), enter(20, 2), leave(30, 2), enter(40, 3),
+                                      leave(50, 3), leave(60, 1)});
+  EXPECT_THAT(sink.calls, ::testing::ElementsAre(finished(2, 1, 1, 20, 30), finished(3, 1, 1, 40, 50),
+                                                 finished(1, kNoCaller, 0, 10, 60)));
+  EXPECT_EQ(sink.enters.size(), 3u);
+  EXPECT_EQ(sink.enters[1], (RecordingSink::Enter{2, 1, 20}));
+}
+
+TEST(CallStackTest, OuterExitClosesInnerCallsUnmeasured) {
+  RecordingSink sink;
+  CallStack<RecordingSink> stack(sink);
+  // 1 calls 2 calls 3; 3 and 2 never exit (longjmp to 1's frame), then 1 exits.
+  stack.onEvents(std::vector<Event>{enter(10, 1), enter(20, 2), enter(30, 3), leave(90, 1)});
+  EXPECT_THAT(sink.calls, ::testing::ElementsAre(finished(3, 2, 2, 30, 90, false),
+                                                 finished(2, 1, 1, 20, 90, false),
+                                                 finished(1, kNoCaller, 0, 10, 90, true)));
+  EXPECT_EQ(stack.diagnostics().count(Stat::frames_closed_by_outer_exit), 2u);
+}
+
+TEST(CallStackTest, UnmatchedExitIsCountedAndIgnored) {
+  RecordingSink sink;
+  CallStack<RecordingSink> stack(sink);
+  stack.onEvents(std::vector<Event>{enter(10, 1), leave(15, 7), leave(20, 1)});
+  EXPECT_THAT(sink.calls, ::testing::ElementsAre(finished(1, kNoCaller, 0, 10, 20)));
+  EXPECT_EQ(stack.diagnostics().count(Stat::unmatched_exits), 1u);
+}
+
+TEST(CallStackTest, GapDiscardsOpenCallsAndExpectsTheirExits) {
+  RecordingSink sink;
+  CallStack<RecordingSink> stack(sink);
+  stack.onEvents(std::vector<Event>{enter(10, 1), enter(20, 2)});
+  stack.onGapMarker(3);
+  stack.onEvents(std::vector<Event>{leave(30, 2), enter(40, 4), leave(50, 4), leave(60, 1)});
+  EXPECT_EQ(sink.resets, 1);
+  EXPECT_THAT(sink.calls, ::testing::ElementsAre(finished(4, kNoCaller, 0, 40, 50)));
+  EXPECT_EQ(stack.diagnostics().count(Stat::frames_discarded_at_gap), 2u);
+  EXPECT_EQ(stack.diagnostics().count(Stat::exits_after_gap), 2u);
+  EXPECT_EQ(stack.diagnostics().count(Stat::events_dropped), 3u);
+  EXPECT_EQ(stack.diagnostics().count(Stat::unmatched_exits), 0u);
+}
+
+TEST(CallStackTest, MissingBatchIsAGapAndRegressionIsCounted) {
+  RecordingSink sink;
+  CallStack<RecordingSink> stack(sink);
+  stack.onBatch(0, std::vector<Event>{enter(10, 1)});
+  stack.onBatch(2, std::vector<Event>{enter(20, 2), leave(30, 2)});
+  stack.onBatch(1, std::vector<Event>{});
+  EXPECT_EQ(sink.resets, 1);
+  EXPECT_THAT(sink.calls, ::testing::ElementsAre(finished(2, kNoCaller, 0, 20, 30)));
+  EXPECT_EQ(stack.diagnostics().count(Stat::batch_sequence_gaps), 1u);
+  EXPECT_EQ(stack.diagnostics().count(Stat::batch_sequence_regressions), 1u);
+}
+
+TEST(CallStackTest, ClockRegressionIsClampedAndUnwindExitFinishes) {
+  RecordingSink sink;
+  CallStack<RecordingSink> stack(sink);
+  stack.onEvents(std::vector<Event>{enter(100, 1), enter(90, 2),
+                                    Event{120, 2, EventKind::UnwindExit}, leave(130, 1)});
+  EXPECT_THAT(sink.calls, ::testing::ElementsAre(finished(2, 1, 1, 100, 120),
+                                                 finished(1, kNoCaller, 0, 100, 130)));
+  EXPECT_EQ(stack.diagnostics().count(Stat::timestamp_regressions), 1u);
+  EXPECT_EQ(stack.diagnostics().count(Stat::unwind_exits), 1u);
+}
+
+TEST(CallStackTest, HugeFunctionIdAndOverflowAreGapsAndTheEndDiscards) {
+  RecordingSink sink;
+  CallStack<RecordingSink> stack(sink);
+  stack.onEvents(std::vector<Event>{enter(10, 1), enter(20, kMaxFunctionId)});
+  EXPECT_EQ(sink.resets, 1);
+  std::vector<Event> deep;
+  for (uint32_t i = 0; i <= kMaxStackDepth; ++i)
+    deep.push_back(enter(30 + i, 5));
+  stack.onEvents(deep);
+  EXPECT_EQ(stack.diagnostics().count(Stat::stack_overflows), 1u);
+  EXPECT_EQ(stack.openCalls(), 1u);
+  stack.onEnd();
+  EXPECT_EQ(stack.diagnostics().count(Stat::frames_open_at_thread_end), 1u);
+  EXPECT_TRUE(sink.calls.empty());
+}
+
+TEST(CallStackTest, ShapesAreLookedUpOrInterned) {
+  const auto events = eventsOf({call(1, {call(2), call(3, {call(2)})})});
+  ShapeTable interned;
+  RecordingSink a;
+  CallStack<RecordingSink> intern(a, ShapeLookup::intern(interned));
+  intern.onEvents(events);
+  ShapeTable expected;
+  testing::shapeOf(expected, call(1, {call(2), call(3, {call(2)})}));
+  ASSERT_EQ(interned.size(), expected.size());
+  EXPECT_EQ(a.calls.back().shape, interned.size() - 1);
+
+  // Looked up in a table that lacks 3's shape: 3 and its caller come out unknown (null).
+  ShapeTable partial;
+  const ShapeId two = testing::shape(partial, 2);
+  RecordingSink b;
+  CallStack<RecordingSink> find(b, ShapeLookup::find(partial));
+  find.onEvents(events);
+  ASSERT_EQ(b.calls.size(), 4u);
+  EXPECT_EQ(b.calls[0].shape, two);
+  EXPECT_EQ(b.calls[3].shape, kNullShape);
+}
+
+// Per-shape calls, measured calls and duration sums, the way ThreadAnalyzer keeps them.
+struct ShapeTotals {
+  uint64_t calls = 0, measured = 0;
+  unsigned __int128 sum = 0;
+};
+struct TotalsSink {
+  void onEnter(uint32_t, uint32_t, uint64_t) {}
+  void onCall(const FinishedCall& c) {
+    if (c.shape >= by_shape.size()) by_shape.resize(c.shape + 1);
+    ShapeTotals& t = by_shape[c.shape];
+    ++t.calls;
+    if (c.measured) {
+      ++t.measured;
+      t.sum += c.exit_ns - c.enter_ns;
+    }
+  }
+  void onReset() {}
+  std::vector<ShapeTotals> by_shape;
+};
+
+// One step of a thread's input, fed to both reconstructions alike.
+struct Step {
+  enum Kind { kBatch, kGapMarker } kind = kBatch;
+  uint64_t sequence = 0;
+  std::vector<Event> events;
+  uint64_t dropped = 0;
+};
+
+void expectSameCalls(const std::vector<Step>& steps) {
+  ThreadAnalyzer fused;
+  ShapeTable shapes;
+  TotalsSink sink;
+  CallStack<TotalsSink> generic(sink, ShapeLookup::intern(shapes));
+  for (const Step& step : steps) {
+    if (step.kind == Step::kBatch) {
+      fused.onBatch(step.sequence, step.events);
+      generic.onBatch(step.sequence, step.events);
+    } else {
+      fused.onGapMarker(step.dropped);
+      generic.onGapMarker(step.dropped);
+    }
+  }
+  ASSERT_EQ(fused.openCalls(), generic.openCalls());
+  fused.onEnd();
+  generic.onEnd();
+  const ThreadResult& result = fused.result();
+  ASSERT_EQ(result.shapes.size(), shapes.size());
+  for (ShapeId id = 1; id < shapes.size(); ++id) {
+    ASSERT_EQ(result.shapes.function(id), shapes.function(id)) << id;
+    const auto a = result.shapes.children(id), b = shapes.children(id);
+    ASSERT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end())) << id;
+    const ShapeState& state = result.shape_states[id];
+    const ShapeTotals totals = id < sink.by_shape.size() ? sink.by_shape[id] : ShapeTotals{};
+    EXPECT_EQ(state.calls, totals.calls) << id;
+    EXPECT_EQ(state.stats.moments.count(), totals.measured) << id;
+    EXPECT_TRUE(state.stats.moments.sum() == totals.sum) << id;
+  }
+  EXPECT_EQ(result.events, generic.events());
+  for (Stat stat : {Stat::gap_markers, Stat::events_dropped, Stat::batch_sequence_gaps,
+                    Stat::batch_sequence_regressions, Stat::frames_discarded_at_gap,
+                    Stat::exits_after_gap, Stat::unmatched_exits, Stat::frames_closed_by_outer_exit,
+                    Stat::unwind_exits, Stat::timestamp_regressions, Stat::function_ids_out_of_range,
+                    Stat::stack_overflows, Stat::frames_open_at_thread_end})
+    EXPECT_EQ(result.diagnostics.count(stat), generic.diagnostics().count(stat)) << statName(stat);
+}
+
+TEST(CallStackTest, SameCallsAsThreadAnalyzerOnEveryRule) {
+  const std::vector<std::vector<Step>> cases = {
+      {{Step::kBatch, 0, eventsOf({call(1, {call(2), call(3, {call(2)}), call(2)})})}},
+      {{Step::kBatch, 0, {enter(10, 1), enter(20, 2), enter(30, 3), leave(90, 1)}}},
+      {{Step::kBatch, 0, {enter(10, 1), leave(15, 7), leave(20, 1)}}},
+      {{Step::kBatch, 0, {enter(10, 1), enter(20, 2)}},
+       {Step::kGapMarker, 0, {}, 3},
+       {Step::kBatch, 1, {leave(30, 2), enter(40, 4), leave(50, 4), leave(60, 1), leave(70, 9)}}},
+      {{Step::kBatch, 0, {enter(10, 1)}}, {Step::kBatch, 2, {enter(20, 2), leave(30, 2)}},
+       {Step::kBatch, 1, {leave(40, 1)}}},
+      {{Step::kBatch, 0, {enter(100, 1), enter(90, 2), Event{120, 2, EventKind::UnwindExit},
+                          leave(130, 1)}}},
+      {{Step::kBatch, 0, {enter(10, 1), enter(20, kMaxFunctionId), leave(30, 1)}}},
+      {{Step::kBatch, 0, {enter(10, 1), enter(20, 2)}}}, // open at the end
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(i);
+    expectSameCalls(cases[i]);
+  }
+}
+
+// Random traces with every kind of damage: stray and missing exits, unwind exits, clock
+// regressions, gap markers, missing and repeated batches, ids out of range.
+std::vector<Step> randomTrace(std::mt19937_64& random) {
+  std::vector<Step> steps;
+  std::vector<uint32_t> open;
+  uint64_t time = 1000, sequence = 0;
+  auto chance = [&](int percent) { return static_cast<int>(random() % 100) < percent; };
+  const int batches = 1 + static_cast<int>(random() % 6);
+  for (int b = 0; b < batches; ++b) {
+    Step step;
+    step.sequence = sequence;
+    sequence += chance(10) ? 2 : (chance(5) ? 0 : 1);
+    const int events = static_cast<int>(random() % 60);
+    for (int e = 0; e < events; ++e) {
+      time += random() % 7;
+      const uint64_t t = chance(3) ? time - 5 : time;
+      if (open.empty() || (open.size() < 12 && chance(55))) {
+        const uint32_t f = chance(1) ? kMaxFunctionId + 1 : static_cast<uint32_t>(random() % 6);
+        step.events.push_back(enter(t, f));
+        open.push_back(f);
+      } else if (chance(4)) {
+        step.events.push_back(leave(t, static_cast<uint32_t>(random() % 8))); // stray
+      } else {
+        // Exit the top, or (longjmp) one further down.
+        size_t depth = open.size() - 1;
+        if (chance(8)) depth = random() % open.size();
+        const auto kind = chance(5) ? EventKind::UnwindExit : EventKind::Exit;
+        step.events.push_back(Event{t, open[depth], kind});
+        open.resize(depth);
+      }
+    }
+    steps.push_back(std::move(step));
+    if (chance(10)) {
+      steps.push_back(Step{Step::kGapMarker, 0, {}, random() % 5});
+      if (chance(50)) open.clear();
+    }
+  }
+  return steps;
+}
+
+TEST(CallStackTest, SameCallsAsThreadAnalyzerOnRandomDamagedTraces) {
+  std::mt19937_64 random(20261124);
+  for (int i = 0; i < 3000; ++i) {
+    SCOPED_TRACE(i);
+    expectSameCalls(randomTrace(random));
+    if (::testing::Test::HasFailure()) break;
+  }
+}
+
+} // namespace
+} // namespace shapetrace::analyzer
