@@ -7,7 +7,9 @@ Reads the analyzer's JSON model (docs/analyzer.md) and prints: the threads with 
 Tables 1-2 counts, the shape and cluster totals (trivial [f,{null}] ones discounted, as the paper's
 tables do), the outliers, and where the slow requests are: the outliers of the request function
 (default kv::RequestHandler::serve) grouped by the cluster and the shape that contain them, each
-shape described by the functions it calls that the cluster's most common shape does not.
+shape described by the functions it calls that the cluster's most common shape does not; and,
+when the model has the callers extension (`analyze --extensions callers`), who calls those
+functions, how often and for how long.
 """
 import argparse
 import collections
@@ -78,6 +80,7 @@ def main():
                               key=lambda c: -c["calls"])
     kept = [o for o in model["outliers"] if o["function"] == request["id"]]
     slow_by_shape = collections.Counter(o["shape"] for o in kept)
+    slow_paths = []  # (mean, functions) of the shapes that call more than their cluster's common one
     for c in request_clusters:
         stats = c["stats"]
         print(f"  cluster {c['id']}: {c['calls']:,} requests in {len(c['shapes'])} shapes, "
@@ -85,14 +88,38 @@ def main():
               f"{sum(slow_by_shape[s] for s in c['shapes'])} of the {len(kept)} slowest requests kept")
         common = max(c["shapes"], key=lambda s: shapes[s]["calls"])
         for s in sorted(c["shapes"], key=lambda s: -shapes[s]["stats"]["mean_ns"]):
-            extra = sorted(short(functions[f]["name"]) for f in called(s) - called(common))
+            extra_ids = called(s) - called(common)
+            extra = sorted(short(functions[f]["name"]) for f in extra_ids)
             if not extra and s != common:
                 continue
+            slow_paths.append((shapes[s]["stats"]["mean_ns"], extra_ids))
             what = "the common path" if s == common else "also calls " + ", ".join(extra[:4])
             st = shapes[s]["stats"]
             print(f"    shape {s}: {shapes[s]['calls']:>9,} requests, mean "
                   f"{st['mean_ns'] / 1000:>9.1f} us, {slow_by_shape[s]:>3} slow: {what}")
+    # The functions that only the slowest shapes call, the slowest shape's first.
+    telling = []
+    for _, extra_ids in sorted(slow_paths, key=lambda p: -p[0]):
+        telling += [f for f in sorted(extra_ids, key=lambda f: short(functions[f]["name"]))
+                    if f not in telling]
+    print_callers(model, functions, telling[:3])
     return 0
+
+
+def print_callers(model, functions, targets):
+    """Who calls each of `targets` (function ids), from the callers extension."""
+    edges = model.get("extensions", {}).get("callers", {}).get("edges")
+    if not edges or not targets:
+        return
+    print("\nwho calls the slow paths' functions (callers extension):")
+    for target in targets:
+        into = sorted((e for e in edges if e["callee"] == target), key=lambda e: -e["total_ns"])
+        parts = []
+        for e in into[:3]:
+            caller = "(thread root)" if e["caller"] is None else short(functions[e["caller"]]["name"])
+            mean = e["total_ns"] / e["measured"] / 1000 if e["measured"] else 0
+            parts.append(f"{e['calls']:,} from {caller} (mean {mean:.1f} us)")
+        print(f"  {short(functions[target]['name'])}: " + ", ".join(parts))
 
 
 if __name__ == "__main__":
