@@ -89,9 +89,11 @@ std::vector<ShapeId> mergeShapes(const ShapeTable& local, ShapeTable& global,
 
 // The same for a thread's DAG, which outgrows the caches: a node's slot is prefetched a few
 // nodes ahead. That works because its Merkle hash (over analysis function indices) needs only
-// its children's hashes, all computed first, never their global ids.
-std::vector<ShapeId> mergeDag(const ShapeTable& local, ShapeTable& global,
-                              ProcessFunctions& functions) {
+// its children's hashes, all computed first, never their global ids. A new node keeps its shape
+// (the analysis' id of the local node's shape, `shape_map`) in its payload word, as the threads'
+// nodes do.
+std::vector<ShapeId> mergeDag(const ShapeTable& local, const std::vector<ShapeId>& shape_map,
+                              ShapeTable& global, ProcessFunctions& functions) {
   std::vector<uint64_t> hashes(local.size());
   for (ShapeId id = 1; id < local.size(); ++id) {
     ShapeTable::Hash hash(functions.indexOf(local.function(id)));
@@ -107,8 +109,10 @@ std::vector<ShapeId> mergeDag(const ShapeTable& local, ShapeTable& global,
     children.clear();
     for (ShapeId child : local.children(id))
       children.push_back(to_global[child]);
-    to_global[id] =
-        global.intern(ShapeTable::Key{functions.indexOf(local.function(id)), children, hashes[id]});
+    const ShapeTable::Node node = global.internNode(
+        ShapeTable::Key{functions.indexOf(local.function(id)), children, hashes[id]});
+    if (node.added) *node.payload = shape_map[local.payload(id)];
+    to_global[id] = node.id;
   }
   return to_global;
 }
@@ -160,7 +164,7 @@ IdMaps mergeThread(Analysis& analysis, const ThreadInput& input, FunctionIndex& 
   }
   std::sort(summary.shapes.begin(), summary.shapes.end());
 
-  std::vector<ShapeId> dag_map = mergeDag(thread.dag, analysis.dag, process_functions);
+  std::vector<ShapeId> dag_map = mergeDag(thread.dag, shape_map, analysis.dag, process_functions);
 
   for (Outlier outlier : thread.outliers) {
     outlier.process = process;

@@ -107,6 +107,7 @@ struct Analysis {
   std::vector<FunctionSummary> functions;
   ShapeTable shapes;
   std::vector<ShapeState> shape_states;
+  // The exact-sequence DAG; each node's payload word (dag.payload(id)) is its shape's id.
   ShapeTable dag{ShapeTable::Depth::kNotKept};
   std::vector<DagTotals> dag_stats; // per node, when settings.sum_dag_statistics; empty otherwise
   Clustering clustering;

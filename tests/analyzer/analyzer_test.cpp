@@ -2,6 +2,7 @@
 // clusters across threads, the JSON model, determinism, and parallel == sequential byte for byte.
 #include "analyzer.h"
 #include "model_json.h"
+#include "thread_analyzer.h"
 #include "trace_builder.h"
 
 #include <gmock/gmock.h>
@@ -175,6 +176,55 @@ TEST(AnalyzerTest, MergedStatisticsEqualOneThreadsWorth) {
   ASSERT_EQ(one.dag.size(), two.dag.size());
   EXPECT_EQ(one.dag_stats.back().count, 4u);
   EXPECT_EQ(two.dag_stats.back().count, 4u);
+}
+
+TEST(AnalyzerTest, MergedDagNodesKeepTheirShapes) {
+  const Analysis a = run(randomTrace(6), 2);
+  ASSERT_GT(a.dag.size(), 10u);
+  for (ShapeId node = 1; node < a.dag.size(); ++node) {
+    // A node's shape: its function and the set of its children's shapes (Def. 5.2).
+    const ShapeId shape = a.dag.payload(node);
+    ASSERT_NE(shape, kNullShape) << node;
+    EXPECT_EQ(a.shapes.function(shape), a.dag.function(node));
+    std::vector<ShapeId> children;
+    for (ShapeId child : a.dag.children(node))
+      children.push_back(a.dag.payload(child));
+    children.resize(canonicalizeChildSet(children));
+    const auto expected = a.shapes.children(shape);
+    EXPECT_EQ(children, std::vector<ShapeId>(expected.begin(), expected.end())) << node;
+  }
+}
+
+// The merge takes plain per-thread results: copies of them, made without the analyzers (as a
+// result from another process would arrive), merge to the same model.
+TEST(AnalyzerTest, ResultsMergeTheSameWithoutTheirAnalyzers) {
+  const auto items = randomTrace(7);
+  std::map<ThreadKey, ThreadAnalyzer> analyzers;
+  std::map<std::pair<uint64_t, uint32_t>, wire::FunctionInfo> functions;
+  for (const auto& item : items) {
+    if (const auto* batch = std::get_if<wire::EventBatch>(&item.body))
+      analyzers[ThreadKey{item.process, batch->thread}].onBatch(batch->sequence, batch->events);
+    if (const auto* gap = std::get_if<wire::Gap>(&item.body))
+      analyzers[ThreadKey{item.process, gap->thread}].onGapMarker(gap->dropped);
+    if (const auto* table = std::get_if<wire::ModuleTable>(&item.body))
+      for (const auto& f : table->functions)
+        functions[{item.process, f.id}] = f;
+  }
+  std::map<ThreadKey, ThreadResult> copies;
+  for (auto& [key, analyzer] : analyzers) {
+    analyzer.onEnd();
+    copies.emplace(key, analyzer.result());
+  }
+  analyzers.clear();
+  std::vector<ThreadInput> inputs;
+  for (const auto& [key, result] : copies)
+    inputs.push_back(ThreadInput{key, "", false, &result});
+  const FunctionResolver resolve = [&](uint64_t process, uint32_t id) -> const wire::FunctionInfo* {
+    auto it = functions.find({process, id});
+    return it == functions.end() ? nullptr : &it->second;
+  };
+  const Analysis merged = analyze(inputs, resolve, AnalysisSettings{});
+  EXPECT_EQ(toJson(merged, {true, true}).dump(), toJson(run(items), {true, true}).dump());
 }
 
 TEST(AnalyzerTest, DagStatisticsAreSummedOnlyWhenAsked) {
