@@ -138,14 +138,15 @@ private:
   // A child whose shape the table does not know (ShapeLookup::find): its parent's is unknown too.
   static constexpr ShapeId kUnknownShape = UINT32_MAX;
 
-  void onEvent(const Event& event) {
+  // The per-event path is inlined whole: it runs for every event of every thread.
+  [[gnu::always_inline]] void onEvent(const Event& event) {
     uint64_t time = event.timestamp;
-    if (time < last_ns_) {
+    if (time < last_ns_) [[unlikely]] {
       diagnostics_.add(Stat::timestamp_regressions);
       time = last_ns_;
     }
     last_ns_ = time;
-    if (event.function_id >= kMaxFunctionId) {
+    if (event.function_id >= kMaxFunctionId) [[unlikely]] {
       diagnostics_.add(Stat::function_ids_out_of_range);
       onGap(0);
       return;
@@ -160,8 +161,8 @@ private:
     }
   }
 
-  void enter(uint32_t function, uint64_t time_ns) {
-    if (stack_.size() >= kMaxStackDepth) {
+  [[gnu::always_inline]] void enter(uint32_t function, uint64_t time_ns) {
+    if (stack_.size() >= kMaxStackDepth) [[unlikely]] {
       diagnostics_.add(Stat::stack_overflows);
       onGap(0);
     }
@@ -169,7 +170,11 @@ private:
     stack_.push_back({function, time_ns, child_shapes_.size()});
   }
 
-  void leave(uint32_t function, uint64_t time_ns) {
+  [[gnu::always_inline]] void leave(uint32_t function, uint64_t time_ns) {
+    if (!stack_.empty() && stack_.back().function == function) [[likely]] {
+      finishTop(time_ns, true);
+      return;
+    }
     const auto match = std::find_if(stack_.rbegin(), stack_.rend(),
                                     [function](const Frame& f) { return f.function == function; });
     if (match == stack_.rend()) {
@@ -189,7 +194,7 @@ private:
     finishTop(time_ns, true);
   }
 
-  void finishTop(uint64_t time_ns, bool measured) {
+  [[gnu::always_inline]] void finishTop(uint64_t time_ns, bool measured) {
     const Frame frame = stack_.back();
     stack_.pop_back();
     FinishedCall call;

@@ -5,10 +5,29 @@ namespace shapetrace::analyzer {
 
 void CallerSink::onEnter(uint32_t, uint32_t, uint64_t) { callee_ns_.push_back(0); }
 
+[[gnu::always_inline]] inline CallerTotals& CallerSink::totalsOf(uint32_t caller,
+                                                                 uint32_t callee) {
+  if (callee < last_edge_.size()) {
+    const uint32_t last = last_edge_[callee];
+    if (last != kNoEdge && edges_[last].caller == caller) [[likely]]
+      return edges_[last].totals;
+  }
+  return findEdge(caller, callee);
+}
+
+CallerTotals& CallerSink::findEdge(uint32_t caller, uint32_t callee) {
+  if (callee >= last_edge_.size()) last_edge_.resize(callee + 1, kNoEdge);
+  const auto [it, added] = edge_of_.try_emplace(uint64_t{caller} << 32 | callee,
+                                                static_cast<uint32_t>(edges_.size()));
+  if (added) edges_.push_back(Edge{caller, callee, {}});
+  last_edge_[callee] = it->second;
+  return edges_[it->second].totals;
+}
+
 void CallerSink::onCall(const FinishedCall& call) {
   const uint64_t callees = callee_ns_.back();
   callee_ns_.pop_back();
-  CallerTotals& totals = totals_[uint64_t{call.caller} << 32 | call.function];
+  CallerTotals& totals = totalsOf(call.caller, call.function);
   ++totals.calls;
   if (!call.measured) return;
   const uint64_t duration = call.exit_ns - call.enter_ns;
@@ -28,18 +47,14 @@ std::unique_ptr<ThreadConsumer> CallersExtension::consumerFor(const ThreadKey& t
 std::map<std::pair<uint32_t, uint32_t>, CallerTotals>
 CallersExtension::merged(FunctionIndex& functions) const {
   std::map<std::pair<uint32_t, uint32_t>, CallerTotals> out;
-  for (const auto& [thread, consumer] : consumers_) {
-    // Sorted, so that functions new to the model are added in the same order every time.
-    const std::map<uint64_t, CallerTotals> edges(consumer->sink().totals().begin(),
-                                                 consumer->sink().totals().end());
-    for (const auto& [key, totals] : edges) {
-      const auto caller = static_cast<uint32_t>(key >> 32);
-      const auto callee = static_cast<uint32_t>(key);
-      const uint32_t caller_index =
-          caller == kNoCaller ? UINT32_MAX : functions.indexOf(thread.process, caller);
-      out[{caller_index, functions.indexOf(thread.process, callee)}].add(totals);
+  // Edges in order of first call, so that functions new to the model are added in the same order
+  // every time.
+  for (const auto& [thread, consumer] : consumers_)
+    for (const CallerSink::Edge& edge : consumer->sink().edges()) {
+      const uint32_t caller =
+          edge.caller == kNoCaller ? UINT32_MAX : functions.indexOf(thread.process, edge.caller);
+      out[{caller, functions.indexOf(thread.process, edge.callee)}].add(edge.totals);
     }
-  }
   return out;
 }
 

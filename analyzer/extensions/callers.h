@@ -33,15 +33,29 @@ struct CallerTotals {
 // A call-stack sink: totals by (caller, callee) of one thread.
 class CallerSink {
 public:
+  struct Edge {
+    uint32_t caller; // kNoCaller for calls at the root of the stack
+    uint32_t callee;
+    CallerTotals totals;
+  };
+
   void onEnter(uint32_t function, uint32_t depth, uint64_t time_ns);
   void onCall(const FinishedCall& call);
   void onReset() { callee_ns_.clear(); }
 
-  // By (caller << 32 | callee); caller kNoCaller for calls at the root of the stack.
-  const std::unordered_map<uint64_t, CallerTotals>& totals() const { return totals_; }
+  // Every distinct (caller, callee) pair of the thread, in order of first call.
+  const std::vector<Edge>& edges() const { return edges_; }
 
 private:
-  std::unordered_map<uint64_t, CallerTotals> totals_;
+  static constexpr uint32_t kNoEdge = UINT32_MAX;
+  CallerTotals& totalsOf(uint32_t caller, uint32_t callee);
+  CallerTotals& findEdge(uint32_t caller, uint32_t callee);
+
+  std::vector<Edge> edges_;
+  std::unordered_map<uint64_t, uint32_t> edge_of_; // (caller << 32 | callee) -> index in edges_
+  // Per callee, the edge of its last call: most functions are called from one place most of the
+  // time, so this answers most look-ups without hashing.
+  std::vector<uint32_t> last_edge_;
   std::vector<uint64_t> callee_ns_; // per open call: the time of its measured callees so far
 };
 
