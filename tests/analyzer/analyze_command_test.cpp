@@ -130,6 +130,27 @@ TEST_F(AnalyzeCommandTest, UsageErrors) {
   EXPECT_EQ(shapetrace("analyze " + dir.string() + " --timeline-bins 1").exit_code, 2);
   r = shapetrace("analyze " + dir.string()); // a directory without segments
   EXPECT_EQ(r.exit_code, 1);
+  r = shapetrace("analyze " + dir.string() + " --extensions callers,flames");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown extension 'flames' (known: run_info, callers; or all, none)"),
+            std::string::npos) << r.err;
+}
+
+TEST_F(AnalyzeCommandTest, ExtensionsRunOnlyWhenSelected) {
+  const fs::path rec = record(trace());
+  ASSERT_EQ(shapetrace("analyze " + rec.string() + " --json " + (dir / "core.json").string())
+                .exit_code, 0);
+  ASSERT_EQ(shapetrace("analyze " + rec.string() + " --extensions all --json " +
+                       (dir / "all.json").string()).exit_code, 0);
+  auto core = nlohmann::ordered_json::parse(slurp(dir / "core.json"));
+  auto all = nlohmann::ordered_json::parse(slurp(dir / "all.json"));
+  EXPECT_FALSE(core.contains("extensions"));
+  ASSERT_TRUE(all.contains("extensions"));
+  EXPECT_TRUE(all["extensions"].contains("run_info"));
+  EXPECT_FALSE(all["extensions"]["callers"]["edges"].empty());
+  all.erase("extensions");
+  // Functions that only an extension named (none finished a call) may be added; here all did.
+  EXPECT_EQ(all.dump(), core.dump());
 }
 
 TEST_F(AnalyzeCommandTest, UnwritableJsonIsAnError) {
