@@ -1,6 +1,7 @@
 // The drain thread (see drain.h).
 #include "drain.h"
 
+#include "fd_guard.h"
 #include "wire/codec.h"
 
 #include <csignal>
@@ -43,6 +44,7 @@ bool Drain::start() {
 
 void Drain::run() {
   t_local.runtime_thread = true;
+  t_transport_owner = true; // its descriptors (and ZeroMQ's threads') are the runtime's
   t_local.busy = true; // hooks reached from here (an instrumented malloc) are ignored
   pthread_setname_np(pthread_self(), "shapetrace-drain");
   const auto interval = std::chrono::microseconds(flags().drain_interval_us);
@@ -288,7 +290,9 @@ void Drain::stop() {
   pthread_join(thread_, nullptr);
   thread_started_ = false;
 
-  // This thread now plays the drain's part. Its own hooks must not touch rings meanwhile.
+  // This thread now plays the drain's part. Its own hooks must not touch rings meanwhile; the
+  // transport it may still create or close is the runtime's.
+  TransportScope transport;
   const auto deadline = Clock::now() + std::chrono::milliseconds(flags().exit_timeout_ms);
   // Waiting only helps when the destination exists: no collector, no delay at exit.
   const bool may_wait = ever_sent_ || sink_->mayAccept();
