@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -394,7 +395,13 @@ void Collector::writeStatsFile() const {
       {"refused_items", s.recording.refused_items},
   };
   // Written next to the segments; a failure here (disk full) must not hide the recording.
-  std::ofstream out(options_.out_dir + "/collector.json");
+  const std::string path = options_.out_dir + "/collector.json";
+  // Created with the recording's mode (private by default), then written.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                        recording::recordingFileMode(options_.recording));
+  if (fd >= 0)
+    ::close(fd);
+  std::ofstream out(path);
   out << doc.dump(2) << '\n';
 }
 
