@@ -326,6 +326,16 @@ void Drain::stop() {
                  sink_->describe().c_str(), double(cpu_ns_) / 1e6);
 }
 
+void Drain::prepareForExec(uint32_t timeout_ms) {
+  if (!thread_started_ || !sink_->mayAccept())
+    return;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  flush(timeout_ms);
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  TransportScope transport;
+  sink_->release(left.count() > 0 ? unsigned(left.count()) : 0);
+}
+
 void Drain::abandonAfterFork() {
   thread_started_ = false;
   sink_->abandon();

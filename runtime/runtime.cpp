@@ -59,6 +59,7 @@ pthread_key_t g_thread_key;
 // thread is gone).
 std::atomic<Drain*> g_drain{nullptr};
 std::mutex g_lifecycle_mutex;
+std::atomic<pid_t> g_pid{0}; // this process's, set at start and in a fork child
 
 void warn(const std::string& message) { std::fprintf(stderr, "shapetrace: %s\n", message.c_str()); }
 
@@ -177,6 +178,7 @@ void unlockAllAfterFork() {
 // thread's ring, emptied, and a fresh drain and connection.
 void onForkChild() {
   unlockAllAfterFork();
+  g_pid.store(getpid());
   Runtime& rt = runtime();
   if (rt.phase.load() != Phase::Running)
     return;
@@ -226,6 +228,7 @@ void startOnce() {
   g_hot.blocking = config.blocking;
   g_hot.blocking_wait.store(config.blocking);
   rt.process_key = randomKey();
+  g_pid.store(getpid());
   pthread_key_create(&g_thread_key, onThreadExit);
   pthread_atfork(lockAllForFork, unlockAllAfterFork, onForkChild);
   // Recording off at start: no drain, no transport, no thread until shapetrace_set_enabled(1).
@@ -264,6 +267,17 @@ ThreadState* attachThread(ThreadLocal& local) {
   local.state = state;
   rt.registry.push(state);
   return state;
+}
+
+void prepareForExec() {
+  // A vfork child runs in its parent's memory without fork handlers: not a process of ours.
+  if (getpid() != g_pid.load() || runtime().phase.load() != Phase::Running ||
+      t_local.runtime_thread)
+    return;
+  const int saved_errno = errno;
+  if (Drain* drain = g_drain.load())
+    drain->prepareForExec(uint32_t(flags().exit_timeout_ms)); // at most 3600000
+  errno = saved_errno;
 }
 
 bool flushFor(uint32_t timeout_ms) {

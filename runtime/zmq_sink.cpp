@@ -97,6 +97,12 @@ public:
     g_active.compare_exchange_strong(self, nullptr);
   }
 
+  void release(unsigned linger_ms) override {
+    std::lock_guard lock(mutex_);
+    closeLocked(linger_ms);
+    retry_at_ms_ = 0; // exec failed, if this is used again: connect at once
+  }
+
   std::string describe() const override {
     std::string text = "collector at " + endpoint_;
     if (const uint64_t drops = transportDrops())

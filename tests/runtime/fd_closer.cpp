@@ -10,6 +10,7 @@
 //   main        close(fd) for every fd from 3 to 1023, on the main thread
 //   thread      the same on another thread while the main thread keeps calling leaf()
 //   fork-exec   fork; the child closes 3..1023 and execs `sh -c 'echo child exec; exit 5'`
+//   fork-calls-exec  fork; the child calls leaf() CALLS times and execs `sh -c 'exit 5'`
 //   close_range close_range(3, ~0U, 0)
 //   closefrom   closefrom(3)
 //   dup2        dup2(/dev/null, fd) over every socket descriptor from 3 to 1023, then close it
@@ -92,6 +93,17 @@ int main(int argc, char** argv) {
     if (child == 0) {
       closeAll(-1);
       execl("/bin/sh", "sh", "-c", "echo child exec; exit 5", (char*)nullptr);
+      _exit(127);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    observed = "child status " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  } else if (mode == "fork-calls-exec") {
+    std::fflush(stdout);
+    const pid_t child = fork();
+    if (child == 0) {
+      calls(n); // recorded in the child's stream, sent before the exec replaces it
+      execl("/bin/sh", "sh", "-c", "exit 5", (char*)nullptr);
       _exit(127);
     }
     int status = 0;

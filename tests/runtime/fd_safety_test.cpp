@@ -116,3 +116,52 @@ TEST(DescriptorSafety, RecordingOffCreatesNoThreadAndChangesNothing) {
 
 } // namespace
 } // namespace shapetrace::test
+
+namespace shapetrace::test {
+namespace {
+
+// fork, calls in the child, exec: the child's calls reach the collector before exec replaces it,
+// and without a collector the exec is not delayed.
+TEST(ExecAfterFork, TheChildsCallsBeforeExecAreRecorded) {
+  const ProgramRun expected = runProgram(FD_CLOSER_UNTRACED, {"fork-calls-exec", "3000"}, {}, 20000);
+  ASSERT_EQ(expected.exit_code, 7);
+  Capture capture;
+  auto running = std::async(std::launch::async, [&] {
+    return runProgram(FD_CLOSER_TRACED, {"fork-calls-exec", "3000"},
+                      {{"SHAPETRACE_ENDPOINT", capture.endpoint()}}, 20000);
+  });
+  auto items = capture.receive(1);
+  for (auto& item : capture.receive(2, 500))
+    items.push_back(std::move(item));
+  const ProgramRun run = running.get();
+  EXPECT_EQ(run.exit_code, expected.exit_code) << run.err;
+  EXPECT_EQ(run.out, expected.out);
+  uint64_t parent = 0, child = 0;
+  for (const auto& item : items)
+    if (auto* start = std::get_if<wire::ProcessStart>(&item.body); start && start->parent_process)
+      child = item.process, parent = start->parent_process;
+  ASSERT_NE(child, 0u) << "the child's ProcessStart never arrived";
+  uint64_t enters = 0;
+  for (const auto& [tid, thread] : threadsOf(itemsOfProcess(items, child))) {
+    EXPECT_THAT(thread.problems, ::testing::IsEmpty());
+    for (const Event& event : thread.events)
+      enters += event.kind == EventKind::Enter;
+  }
+  // calls() and leaf() 3000 times (main's enter was the parent's).
+  EXPECT_EQ(enters, 3001u);
+  EXPECT_NE(parent, child);
+
+  // No collector: the exec is not held up (nothing waits for an absent socket).
+  char directory[] = "/tmp/shapetrace-exec-XXXXXX";
+  ASSERT_NE(mkdtemp(directory), nullptr);
+  const auto started = std::chrono::steady_clock::now();
+  const ProgramRun alone = runProgram(
+      FD_CLOSER_TRACED, {"fork-calls-exec", "3000"},
+      {{"SHAPETRACE_ENDPOINT", std::string("ipc://") + directory + "/nobody.sock"}}, 20000);
+  EXPECT_EQ(alone.out, expected.out);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(900));
+  rmdir(directory);
+}
+
+} // namespace
+} // namespace shapetrace::test
