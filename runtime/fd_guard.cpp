@@ -2,14 +2,18 @@
 //
 // Exported from libshapetrace-rt.so (exports.map). The program links the runtime before libc, so
 // its calls (and libzmq's, a dependency of the runtime) reach these first; the real functions are
-// found with dlsym(RTLD_NEXT). On a call that does not touch a runtime descriptor the added cost is
-// one thread-local load, one relaxed load of a bitmap word (or of a counter) and an indirect call:
+// found with dlsym(RTLD_NEXT). On a close-like call that does not touch a runtime descriptor the
+// added cost is one thread-local load, one relaxed load of a bitmap word (or of a counter) and an
+// indirect call; a creation by a program thread also compares its id with a table of at most 16:
 // nothing next to the system call itself.
 //
 // Marking: a descriptor created on a thread that acts for the runtime (t_transport_owner) is marked
-// in a bitmap; the threads ZeroMQ starts from such a thread act for the runtime too (pthread_create
-// is interposed for that). g_creating closes the window between a descriptor's creation and its
-// mark: a program thread that closes while a runtime creation is under way waits for the mark.
+// in a bitmap; the threads ZeroMQ starts from such a thread act for the runtime too: pthread_create
+// is interposed to note their ids (not to wrap their start routine, which would run before a
+// sanitizer's own thread set-up), and a thread finds itself in that table on its first descriptor
+// call (then caches it in t_transport_owner). g_creating closes the window between a descriptor's
+// creation and its mark: a program thread that closes while a runtime creation is under way waits
+// for the mark.
 //
 // Releasing: when a program thread closes (close, close_range, closefrom) or replaces (dup2, dup3)
 // a marked descriptor, the installed DropTransportFn tears the transport down first (ZeroMQ closes
@@ -44,6 +48,21 @@ constinit std::atomic<unsigned> g_marked_end{0}; // one past the highest descrip
 constinit std::atomic<int> g_creating{0};        // runtime creations between syscall and mark
 constinit std::atomic<uint64_t> g_drops{0};
 constinit std::atomic<DropTransportFn> g_drop{nullptr};
+// Threads started by runtime threads (ZeroMQ's I/O thread and reaper), 0 for a free slot.
+constexpr size_t kMaxRuntimeThreads = 16;
+constinit std::atomic<pthread_t> g_runtime_threads[kMaxRuntimeThreads] = {};
+
+// Whether the calling thread acts for the runtime (the rare path: a descriptor call that is not
+// obviously the program's).
+bool actsForRuntime() {
+  if (t_transport_owner)
+    return true;
+  const pthread_t self = pthread_self();
+  for (auto& slot : g_runtime_threads)
+    if (slot.load(std::memory_order_acquire) == self)
+      return t_transport_owner = true;
+  return false;
+}
 
 bool isMarked(int fd) {
   return unsigned(fd) < kMaxFd &&
@@ -80,6 +99,8 @@ bool anyMarkedIn(unsigned first, unsigned last) { // inclusive
 // The program is about to close or replace descriptors [first, last]: if one is the runtime's,
 // the transport goes first. Waits out a runtime creation whose mark may not be visible yet.
 void releaseForProgram(unsigned first, unsigned last) {
+  if (actsForRuntime())
+    return;
   while (g_creating.load() != 0)
     sched_yield();
   if (!anyMarkedIn(first, last))
@@ -122,25 +143,13 @@ template <class Fn> Fn real(const char* name) {
 
 // A creation on a runtime thread: counted while between the syscall and the mark.
 template <class Create> int created(Create create) {
-  if (!t_transport_owner)
+  if (!actsForRuntime())
     return create();
   g_creating.fetch_add(1);
   const int fd = create();
   mark(fd);
   g_creating.fetch_sub(1);
   return fd;
-}
-
-struct ThreadStart {
-  void* (*routine)(void*);
-  void* argument;
-};
-
-void* startRuntimeThread(void* raw) {
-  const ThreadStart start = *static_cast<ThreadStart*>(raw);
-  delete static_cast<ThreadStart*>(raw);
-  t_transport_owner = true;
-  return start.routine(start.argument);
 }
 
 } // namespace
@@ -153,6 +162,13 @@ void forgetRuntimeDescriptors() {
     g_marked[word].store(0);
   g_marked_end.store(0);
   g_creating.store(0); // a creation under way in the parent's threads never ends here
+  g_drops.store(0);    // the child's own count
+  forgetRuntimeThreads();
+}
+
+void forgetRuntimeThreads() {
+  for (auto& slot : g_runtime_threads)
+    slot.store(0, std::memory_order_release);
 }
 
 uint64_t transportDrops() { return g_drops.load(std::memory_order_relaxed); }
@@ -162,10 +178,11 @@ uint64_t transportDrops() { return g_drops.load(std::memory_order_relaxed); }
 using namespace shapetrace::rt;
 
 SHAPETRACE_INTERPOSE int close(int fd) {
-  if (fd >= 0 && programTouches(unsigned(fd), unsigned(fd)))
+  const bool touches = fd >= 0 && programTouches(unsigned(fd), unsigned(fd));
+  if (touches)
     releaseForProgram(unsigned(fd), unsigned(fd));
   const int rc = REAL(close)(fd);
-  if (t_transport_owner && rc == 0)
+  if (rc == 0 && (t_transport_owner || (touches && actsForRuntime())))
     unmark(fd);
   return rc;
 }
@@ -202,7 +219,7 @@ SHAPETRACE_INTERPOSE int socket(int domain, int type, int protocol) noexcept {
 }
 
 SHAPETRACE_INTERPOSE int socketpair(int domain, int type, int protocol, int fds[2]) noexcept {
-  if (!t_transport_owner)
+  if (!actsForRuntime())
     return REAL(socketpair)(domain, type, protocol, fds);
   int rc = -1;
   created([&] {
@@ -227,7 +244,7 @@ SHAPETRACE_INTERPOSE int epoll_create1(int flags) noexcept {
 }
 
 SHAPETRACE_INTERPOSE int pipe2(int fds[2], int flags) noexcept {
-  if (!t_transport_owner)
+  if (!actsForRuntime())
     return REAL(pipe2)(fds, flags);
   int rc = -1;
   created([&] {
@@ -239,14 +256,17 @@ SHAPETRACE_INTERPOSE int pipe2(int fds[2], int flags) noexcept {
   return rc;
 }
 
-// Threads started by a runtime thread (ZeroMQ's I/O thread and reaper) act for the runtime.
+// Threads started by a runtime thread (ZeroMQ's I/O thread and reaper) act for the runtime. ZeroMQ
+// starts them while it sets up a socket and gives them work only afterwards, so each is in the
+// table before it makes a descriptor.
 SHAPETRACE_INTERPOSE int pthread_create(pthread_t* thread, const pthread_attr_t* attributes,
                                         void* (*routine)(void*), void* argument) noexcept {
-  if (!t_transport_owner)
-    return REAL(pthread_create)(thread, attributes, routine, argument);
-  auto* start = new ThreadStart{routine, argument};
-  const int rc = REAL(pthread_create)(thread, attributes, startRuntimeThread, start);
-  if (rc != 0)
-    delete start;
+  const int rc = REAL(pthread_create)(thread, attributes, routine, argument);
+  if (rc == 0 && t_transport_owner)
+    for (auto& slot : g_runtime_threads) {
+      pthread_t empty = 0;
+      if (slot.compare_exchange_strong(empty, *thread))
+        break;
+    }
   return rc;
 }

@@ -17,8 +17,9 @@
 namespace shapetrace::rt {
 
 // Whether this thread acts for the runtime: its descriptors are the runtime's and its closes pass
-// straight through. True on the drain thread and on the threads ZeroMQ starts from it; set for a
-// scope (TransportScope) when a program thread plays the drain at exit or tears the transport down.
+// straight through. True on the drain thread (and cached on the threads ZeroMQ starts from it, see
+// fd_guard.cpp); set for a scope (TransportScope) when a program thread plays the drain at exit or
+// tears the transport down.
 extern constinit thread_local bool t_transport_owner __attribute__((tls_model("initial-exec")));
 
 class TransportScope {
@@ -40,6 +41,9 @@ void setDropTransport(DropTransportFn drop);
 
 // Fork child: the parent's descriptors are inherited but are no longer the runtime's here.
 void forgetRuntimeDescriptors();
+// The transport's threads have ended (its context was terminated): their ids may be reused by
+// the program's threads.
+void forgetRuntimeThreads();
 
 // How many times the program closed or replaced a runtime descriptor (each tore the transport down).
 uint64_t transportDrops();

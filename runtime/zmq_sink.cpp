@@ -135,7 +135,8 @@ private:
     const int linger = int(linger_ms);
     zmq_setsockopt(socket_, ZMQ_LINGER, &linger, sizeof linger);
     zmq_close(socket_);
-    zmq_ctx_term(context_);
+    zmq_ctx_term(context_); // joins ZeroMQ's threads
+    forgetRuntimeThreads();
     socket_ = context_ = nullptr;
     errno = saved_errno;
   }
