@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -16,10 +17,6 @@
 namespace shapetrace::collector {
 
 namespace {
-
-// How many skipped sequence numbers per thread are remembered to tell a late batch from a
-// duplicate; older ones are forgotten (a late batch beyond this is counted as a duplicate).
-constexpr size_t kMaxMissingTracked = 4096;
 
 std::string trim(std::string s) {
   const auto not_space = [](unsigned char c) { return !std::isspace(c); };
@@ -43,6 +40,7 @@ void add(SenderCounters& into, const SenderCounters& c) {
   into.duplicate += c.duplicate;
   into.missing_batches += c.missing_batches;
   into.unrecorded += c.unrecorded;
+  into.refused += c.refused;
 }
 
 nlohmann::json countersJson(const SenderCounters& c) {
@@ -57,7 +55,8 @@ nlohmann::json countersJson(const SenderCounters& c) {
           {"out_of_order", c.out_of_order},
           {"duplicate", c.duplicate},
           {"missing_batches", c.missing_batches},
-          {"unrecorded", c.unrecorded}};
+          {"unrecorded", c.unrecorded},
+          {"refused", c.refused}};
 }
 
 } // namespace
@@ -184,29 +183,63 @@ Collector::~Collector() {
 
 SenderCounters& Collector::unattributed(zmq::message_t& message) {
   const char* peer = zmq_msg_gets(message.handle(), "Peer-Address");
-  return unattributed_[peer ? peer : ""];
+  std::string key = peer ? peer : "";
+  // Bounded: past kMaxPeers addresses, new ones share one entry.
+  if (unattributed_.size() >= kMaxPeers && !unattributed_.count(key))
+    key = "(other peers)";
+  return unattributed_[key];
 }
 
 bool Collector::acceptSequence(SenderState& sender, uint32_t thread, uint64_t sequence) {
-  ThreadSequence& seq = sender.threads[thread];
+  auto found = sender.threads.find(thread);
+  if (found == sender.threads.end()) {
+    const CollectorLimits& limits = options_.limits;
+    if (threads_ >= limits.max_threads || sender.threads.size() >= limits.max_threads_per_process) {
+      ++sender.counters.refused;
+      return false;
+    }
+    found = sender.threads.emplace(thread, ThreadSequence{}).first;
+    ++threads_;
+  }
+  ThreadSequence& seq = found->second;
   if (sequence == seq.next) {
     ++seq.next;
     return true;
   }
   if (sequence > seq.next) {
     sender.counters.missing_batches += sequence - seq.next;
-    for (uint64_t s = seq.next; s < sequence && seq.missing.size() < kMaxMissingTracked; ++s)
-      seq.missing.insert(s);
+    seq.missing.emplace(seq.next, sequence);
+    while (seq.missing.size() > options_.limits.max_missing_ranges)
+      seq.missing.erase(seq.missing.begin());
     seq.next = sequence + 1;
     return true;
   }
-  if (seq.missing.erase(sequence)) {
+  // A lower number: late if it lies in a remembered missing range (which it splits).
+  auto range = seq.missing.upper_bound(sequence);
+  if (range != seq.missing.begin() && std::prev(range)->second > sequence) {
+    --range;
+    const uint64_t first = range->first, end = range->second;
+    seq.missing.erase(range);
+    if (first < sequence)
+      seq.missing.emplace(first, sequence);
+    if (sequence + 1 < end)
+      seq.missing.emplace(sequence + 1, end);
+    while (seq.missing.size() > options_.limits.max_missing_ranges)
+      seq.missing.erase(seq.missing.begin());
     ++sender.counters.out_of_order;
     --sender.counters.missing_batches;
   } else {
     ++sender.counters.duplicate;
   }
   return false;
+}
+
+size_t Collector::stateBytes() const {
+  size_t bytes = (senders_.size() + unattributed_.size()) * kProcessStateBytes;
+  for (const auto& [process, sender] : senders_)
+    for (const auto& [thread, seq] : sender.threads)
+      bytes += kThreadStateBytes + seq.missing.size() * kMissingRangeBytes;
+  return bytes;
 }
 
 void Collector::handle(zmq::message_t& message) {
@@ -220,7 +253,15 @@ void Collector::handle(zmq::message_t& message) {
     ++(e.reason() == wire::FormatErrorReason::Oversized ? c.oversized : c.malformed);
     return;
   }
-  SenderState& sender = senders_[header.process];
+  auto known = senders_.find(header.process);
+  if (known == senders_.end()) {
+    if (senders_.size() - ended_senders_ >= options_.limits.max_processes) {
+      ++refused_processes_;
+      return;
+    }
+    known = senders_.emplace(header.process, SenderState{}).first;
+  }
+  SenderState& sender = known->second;
   SenderCounters& c = sender.counters;
   if (header.kind == wire::ItemKind::EventBatch &&
       !acceptSequence(sender, header.thread, header.sequence))
@@ -231,9 +272,13 @@ void Collector::handle(zmq::message_t& message) {
       const wire::StreamItem item = wire::decodeItem(bytes);
       if (const auto* start = std::get_if<wire::ProcessStart>(&item.body)) {
         c.pid = start->pid;
-        c.executable = start->executable;
-      } else {
+        c.executable = start->executable.substr(0, kMaxNameBytes);
+      } else if (!c.ended) {
+        // Its per-thread state is no longer needed; its counters stay for the reports.
         c.ended = true;
+        threads_ -= sender.threads.size();
+        sender.threads.clear();
+        ++ended_senders_;
       }
     } catch (const wire::FormatError& e) {
       ++(e.reason() == wire::FormatErrorReason::Oversized ? c.oversized : c.malformed);
@@ -258,6 +303,15 @@ void Collector::handle(zmq::message_t& message) {
   }
   if (publisher_)
     publisher_->publish(message);
+  // Ended processes keep their counters, up to a bound; past it they are summed into one entry.
+  if (c.ended && ended_senders_ > kMaxEndedKept) {
+    const std::string key = "(ended processes)";
+    if (!unattributed_.count(key) && unattributed_.size() >= kMaxPeers)
+      unattributed_.erase(unattributed_.begin());
+    add(unattributed_[key], c);
+    senders_.erase(known);
+    --ended_senders_;
+  }
 }
 
 size_t Collector::poll(std::chrono::milliseconds timeout) {
@@ -308,6 +362,7 @@ CollectorStats Collector::stats() const {
   for (const auto& [process, sender] : senders_)
     s.senders[process] = sender.counters;
   s.unattributed = unattributed_;
+  s.refused_processes = refused_processes_;
   s.published = publisher_ ? publisher_->published() : 0;
   if (writer_) {
     s.recording_error = writer_->error();
@@ -334,12 +389,19 @@ void Collector::writeStatsFile() const {
       {"senders", senders},
       {"unattributed", unattributed},
       {"published", s.published},
+      {"refused_processes", s.refused_processes},
       {"recording_error", s.recording_error},
       {"recorded_items", s.recording.items_written},
       {"refused_items", s.recording.refused_items},
   };
   // Written next to the segments; a failure here (disk full) must not hide the recording.
-  std::ofstream out(options_.out_dir + "/collector.json");
+  const std::string path = options_.out_dir + "/collector.json";
+  // Created with the recording's mode (private by default), then written.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                        recording::recordingFileMode(options_.recording));
+  if (fd >= 0)
+    ::close(fd);
+  std::ofstream out(path);
   out << doc.dump(2) << '\n';
 }
 

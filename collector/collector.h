@@ -36,6 +36,20 @@
 
 namespace shapetrace::collector {
 
+// What a sender can make the collector hold (docs/collector.md, "Bounds"). Past a limit, the
+// message is refused and counted (SenderCounters::refused, or CollectorStats::refused_processes for
+// a process past max_processes); the collector's state stays within
+//   (max_processes + kMaxEndedKept + kMaxPeers) * kProcessStateBytes
+//   + max_threads * (kThreadStateBytes + max_missing_ranges * kMissingRangeBytes)
+// (with the defaults 10 MiB + 20 MiB = 30 MiB at worst; a few hundred bytes per process and
+// thread in practice). Ended processes hold no thread state and count against kMaxEndedKept only.
+struct CollectorLimits {
+  size_t max_processes = 4096;        // processes (keys) tracked at once
+  size_t max_threads = 32768;         // threads tracked at once, over all processes
+  size_t max_threads_per_process = 16384;
+  size_t max_missing_ranges = 8;      // per thread: ranges of skipped sequence numbers remembered
+};
+
 struct CollectorOptions {
   std::vector<std::string> listen;  // endpoints to bind the PULL socket to (at least one)
   std::string out_dir;              // recording directory; empty: do not record
@@ -44,6 +58,7 @@ struct CollectorOptions {
   recording::RecordingOptions recording;
   int receive_hwm = 10000;          // messages queued per sender before its PUSH blocks/EAGAINs
   int publish_hwm = 10000;          // messages queued per subscriber before they are dropped
+  CollectorLimits limits;
 };
 
 // What the collector did with one sender's messages.
@@ -57,6 +72,7 @@ struct SenderCounters {
   uint64_t duplicate = 0;    // a batch sequence already received; dropped
   uint64_t missing_batches = 0; // sequence numbers skipped (never received so far)
   uint64_t unrecorded = 0;   // accepted but not recorded because the recording had failed
+  uint64_t refused = 0;      // dropped because a limit of CollectorLimits was reached
   uint32_t pid = 0;          // from the sender's ProcessStart, 0 until seen
   std::string executable;    // likewise
   bool ended = false;        // its ProcessEnd was received
@@ -66,6 +82,7 @@ struct CollectorStats {
   std::map<uint64_t, SenderCounters> senders;          // by process key
   std::map<std::string, SenderCounters> unattributed;  // bad messages by peer address ("" unknown)
   uint64_t published = 0;
+  uint64_t refused_processes = 0; // messages of processes past CollectorLimits::max_processes
   std::string recording_error;
   recording::WriterStats recording;
   SenderCounters total() const; // sum over senders and unattributed
@@ -109,11 +126,25 @@ public:
   // The server's Z85 public key when CURVE is on, else empty.
   const std::string& curvePublicKey() const { return curve_public_; }
   CollectorStats stats() const;
+  // An upper estimate of the memory the per-sender state holds (tables, sequence ranges, names),
+  // which CollectorLimits bounds.
+  size_t stateBytes() const;
+
+  // Sizes used by stateBytes() and the bound in CollectorLimits' comment.
+  static constexpr size_t kProcessStateBytes = 512;   // a SenderState, its map node, names cut
+  static constexpr size_t kThreadStateBytes = 128;    // a ThreadSequence and its map node
+  static constexpr size_t kMissingRangeBytes = 64;    // one std::map node of a missing range
+  static constexpr size_t kMaxPeers = 256;            // unattributed counters by peer address
+  static constexpr size_t kMaxNameBytes = 256;        // of the executable kept for reports
+  static constexpr size_t kMaxEndedKept = 16384;      // ended processes reported one by one
 
 private:
   struct ThreadSequence {
     uint64_t next = 0;
-    std::set<uint64_t> missing; // bounded, see kMaxMissingTracked
+    // Skipped sequence numbers as ranges [first, end), by first; at most
+    // CollectorLimits::max_missing_ranges (the oldest are forgotten: a batch of a forgotten range
+    // arriving late is counted as a duplicate).
+    std::map<uint64_t, uint64_t> missing;
   };
   struct SenderState {
     SenderCounters counters;
@@ -135,6 +166,9 @@ private:
   std::string curve_public_;
   std::unordered_map<uint64_t, SenderState> senders_;
   std::map<std::string, SenderCounters> unattributed_;
+  size_t threads_ = 0;        // ThreadSequence entries over all senders
+  size_t ended_senders_ = 0;  // senders_ whose ProcessEnd arrived (no thread state left)
+  uint64_t refused_processes_ = 0;
   bool recording_error_reported_ = false;
   bool finished_ = false;
 };

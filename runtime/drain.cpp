@@ -1,6 +1,7 @@
 // The drain thread (see drain.h).
 #include "drain.h"
 
+#include "fd_guard.h"
 #include "wire/codec.h"
 
 #include <csignal>
@@ -43,6 +44,7 @@ bool Drain::start() {
 
 void Drain::run() {
   t_local.runtime_thread = true;
+  t_transport_owner = true; // its descriptors (and ZeroMQ's threads') are the runtime's
   t_local.busy = true; // hooks reached from here (an instrumented malloc) are ignored
   pthread_setname_np(pthread_self(), "shapetrace-drain");
   const auto interval = std::chrono::microseconds(flags().drain_interval_us);
@@ -288,7 +290,9 @@ void Drain::stop() {
   pthread_join(thread_, nullptr);
   thread_started_ = false;
 
-  // This thread now plays the drain's part. Its own hooks must not touch rings meanwhile.
+  // This thread now plays the drain's part. Its own hooks must not touch rings meanwhile; the
+  // transport it may still create or close is the runtime's.
+  TransportScope transport;
   const auto deadline = Clock::now() + std::chrono::milliseconds(flags().exit_timeout_ms);
   // Waiting only helps when the destination exists: no collector, no delay at exit.
   const bool may_wait = ever_sent_ || sink_->mayAccept();
@@ -320,6 +324,16 @@ void Drain::stop() {
     std::fprintf(stderr, "shapetrace: %llu events sent, %llu lost, to %s; drain thread %.1f ms CPU\n",
                  (unsigned long long)events_sent_, (unsigned long long)(drops_reported_ + unsent),
                  sink_->describe().c_str(), double(cpu_ns_) / 1e6);
+}
+
+void Drain::prepareForExec(uint32_t timeout_ms) {
+  if (!thread_started_ || !sink_->mayAccept())
+    return;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  flush(timeout_ms);
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  TransportScope transport;
+  sink_->release(left.count() > 0 ? unsigned(left.count()) : 0);
 }
 
 void Drain::abandonAfterFork() {

@@ -40,6 +40,9 @@ public:
   bool flush(uint32_t timeout_ms);
   // Fork child: the thread does not exist here and the sink belongs to the parent.
   void abandonAfterFork();
+  // Before exec: everything recorded so far leaves the process within timeout_ms (not waited for
+  // when the destination certainly does not exist). Any thread but the drain's.
+  void prepareForExec(uint32_t timeout_ms);
 
 private:
   using Clock = std::chrono::steady_clock;

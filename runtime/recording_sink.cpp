@@ -27,6 +27,10 @@ public:
       writer_->close();
     writer_.reset();
   }
+  void release(unsigned) override {
+    if (writer_)
+      writer_->flush();
+  }
   // The writer's thread does not exist in a forked child: never touch the object there.
   void abandon() override { (void)writer_.release(); }
   std::string describe() const override {

@@ -3,6 +3,7 @@
 #include "runtime.h"
 
 #include "drain.h"
+#include "fd_guard.h"
 #include "flags.h"
 #include "shapetrace/abi.h"
 #include "shapetrace/shapetrace.h"
@@ -53,8 +54,12 @@ namespace {
 
 pthread_once_t g_start_once = PTHREAD_ONCE_INIT;
 pthread_key_t g_thread_key;
-Drain* g_drain = nullptr; // leaked on purpose in a forked child (its thread is gone)
+// Created when recording is first on (at start, or by shapetrace_set_enabled): a process that
+// records nothing has no drain thread and no transport. Leaked on purpose in a forked child (its
+// thread is gone).
+std::atomic<Drain*> g_drain{nullptr};
 std::mutex g_lifecycle_mutex;
+std::atomic<pid_t> g_pid{0}; // this process's, set at start and in a fork child
 
 void warn(const std::string& message) { std::fprintf(stderr, "shapetrace: %s\n", message.c_str()); }
 
@@ -133,8 +138,9 @@ bool startDrain() {
   // Until the first measurement, assume the TSC of this machine class (never used for a sent
   // timestamp: the first ProcessStart waits for a measured calibration).
   const double nominal = rt.tick_source == TickSource::Tsc ? 2.0 : 1.0;
-  g_drain = new Drain(rt, std::move(sink), Calibration(start, nominal), describeProcess(start.ns));
-  if (!g_drain->start()) {
+  Drain* drain = new Drain(rt, std::move(sink), Calibration(start, nominal), describeProcess(start.ns));
+  g_drain.store(drain);
+  if (!drain->start()) {
     warn("cannot start the drain thread; tracing is off");
     return false;
   }
@@ -172,6 +178,7 @@ void unlockAllAfterFork() {
 // thread's ring, emptied, and a fresh drain and connection.
 void onForkChild() {
   unlockAllAfterFork();
+  g_pid.store(getpid());
   Runtime& rt = runtime();
   if (rt.phase.load() != Phase::Running)
     return;
@@ -189,9 +196,11 @@ void onForkChild() {
   // Calls open in the parent are not this process's: their exits are not recorded here.
   local.resetCalls();
   g_hot.late_events.store(0);
-  if (g_drain)
-    g_drain->abandonAfterFork();
-  g_drain = nullptr;
+  if (Drain* drain = g_drain.load())
+    drain->abandonAfterFork();
+  g_drain.store(nullptr);
+  // The parent's descriptors (and its transport's) stay open here until exec, but are not ours.
+  forgetRuntimeDescriptors();
   if (!flags().output.empty())
     g_output_for_child = flags().output + "-" + std::to_string(getpid());
   rt.parent_process_key = rt.process_key;
@@ -199,7 +208,8 @@ void onForkChild() {
   rt.control_queue.clear();
   for (const wire::ModuleTable& module : rt.modules)
     rt.control_queue.push_back({0, module});
-  if (!startDrain()) {
+  // Recording off: the drain starts when it is switched on.
+  if (recordingEnabled() && !startDrain()) {
     setRecordingEnabled(false);
     rt.phase.store(Phase::ShutDown);
   }
@@ -218,9 +228,11 @@ void startOnce() {
   g_hot.blocking = config.blocking;
   g_hot.blocking_wait.store(config.blocking);
   rt.process_key = randomKey();
+  g_pid.store(getpid());
   pthread_key_create(&g_thread_key, onThreadExit);
   pthread_atfork(lockAllForFork, unlockAllAfterFork, onForkChild);
-  if (!startDrain()) {
+  // Recording off at start: no drain, no transport, no thread until shapetrace_set_enabled(1).
+  if (config.enabled && !startDrain()) {
     rt.phase.store(Phase::ShutDown);
     return;
   }
@@ -257,9 +269,23 @@ ThreadState* attachThread(ThreadLocal& local) {
   return state;
 }
 
+void prepareForExec() {
+  // A vfork child runs in its parent's memory without fork handlers: not a process of ours.
+  if (getpid() != g_pid.load() || runtime().phase.load() != Phase::Running ||
+      t_local.runtime_thread)
+    return;
+  const int saved_errno = errno;
+  if (Drain* drain = g_drain.load())
+    drain->prepareForExec(uint32_t(flags().exit_timeout_ms)); // at most 3600000
+  errno = saved_errno;
+}
+
 bool flushFor(uint32_t timeout_ms) {
   // No lifecycle lock here: process exit must not wait for a flush's timeout (stop() wakes it).
-  return g_drain && runtime().phase.load() == Phase::Running && g_drain->flush(timeout_ms);
+  if (runtime().phase.load() != Phase::Running)
+    return false;
+  Drain* drain = g_drain.load();
+  return !drain || drain->flush(timeout_ms); // no drain: nothing was ever recorded
 }
 
 namespace {
@@ -275,8 +301,8 @@ __attribute__((destructor)) void onProcessExit() {
   local.busy = true; // this thread plays the drain from here on
   rt.phase.store(Phase::ShutDown);
   std::lock_guard lock(g_lifecycle_mutex);
-  if (g_drain)
-    g_drain->stop();
+  if (Drain* drain = g_drain.load())
+    drain->stop();
   setRecordingEnabled(false);
   local.busy = false;
 }
@@ -371,8 +397,14 @@ SHAPETRACE_EXPORT shapetrace_status shapetrace_set_thread_name(const char* name)
 }
 
 SHAPETRACE_EXPORT void shapetrace_set_enabled(int enabled) {
-  if (running())
-    setRecordingEnabled(enabled != 0);
+  if (!running())
+    return;
+  if (enabled && !g_drain.load()) {
+    std::lock_guard lock(g_lifecycle_mutex);
+    if (!g_drain.load() && running() && !startDrain())
+      return;
+  }
+  setRecordingEnabled(enabled != 0);
 }
 
 SHAPETRACE_EXPORT int shapetrace_is_enabled(void) {

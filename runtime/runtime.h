@@ -88,6 +88,9 @@ void ensureStarted();
 // Wakes the drain for one full cycle and waits for it; true when everything recorded before the
 // call was accepted by the sink within timeout_ms.
 bool flushFor(uint32_t timeout_ms);
+// Before exec (the exec functions are interposed, exec_hooks.cpp): sends what was recorded, within
+// SHAPETRACE_EXIT_TIMEOUT_MS. Does nothing in a vfork child (it shares the parent's memory).
+void prepareForExec();
 // First event of a thread: maps its state and registers it. nullptr when tracing is impossible
 // now (shut down, thread exiting, no memory).
 ThreadState* attachThread(ThreadLocal& local);

@@ -23,6 +23,9 @@ public:
   virtual void close(unsigned linger_ms) = 0;
   // Fork child: forget the parent's resources without touching them (they belong to the parent).
   virtual void abandon() = 0;
+  // Before exec: lets what was accepted leave the process within `linger_ms` (the image is about
+  // to be replaced); the sink stays usable (it reconnects at once) in case exec fails.
+  virtual void release(unsigned linger_ms) = 0;
   virtual std::string describe() const = 0;
 };
 

@@ -18,6 +18,7 @@ struct CollectOptions {
   std::string curve_secret_key;
   uint64_t segment_mb = 256;
   unsigned fsync_ms = 1000;
+  bool readable = false;
 };
 
 int runCollect(const CollectOptions& o) {
@@ -35,6 +36,7 @@ int runCollect(const CollectOptions& o) {
   options.curve_secret_key_file = o.curve_secret_key;
   options.recording.segment_bytes = o.segment_mb << 20;
   options.recording.fsync_interval = std::chrono::milliseconds(o.fsync_ms);
+  options.recording.readable_by_others = o.readable;
 
   zmq::context_t context(1);
   collector::Collector collector(options, context);
@@ -77,6 +79,9 @@ Runner setupCollect(CLI::App& command) {
   command.add_option("--fsync-interval", o->fsync_ms,
                      "fdatasync the open segment this often, in ms (0: only when a segment closes)")
       ->default_val(1000);
+  command.add_flag("--readable", o->readable,
+                   "let other local users read the recording (directory 0755, files 0644; "
+                   "default: 0700 and 0600)");
   return [o] { return runCollect(*o); };
 }
 

@@ -1,9 +1,12 @@
 // `shapetrace info DIR`: what a recording holds (processes, threads, functions, events, drops,
 // time span) and what is wrong with it (torn tails, corrupt ranges, missing batches), read in one
-// pass over every frame.
+// pass over every frame. It also checks the segments against what the collector says it recorded
+// (DIR/collector.json) and against the index files, so that a segment cut short or emptied after
+// the fact is reported with what it lost, not read as a clean, smaller recording.
 #include "cli/command.h"
 #include "recording/recording.h"
 #include "wire/event_codec.h"
+#include "wire/framing.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -37,7 +40,76 @@ struct RecordingInfo {
   std::map<uint64_t, ProcessInfo> processes;
   std::vector<recording::Damage> damage;
   uint64_t undecodable = 0;
+  // Checks against collector.json and the index files: one sentence per problem, and what the
+  // collector recorded that the segments no longer hold (when collector.json says).
+  std::vector<std::string> problems;
+  uint64_t missing_items = 0, missing_events = 0;
 };
+
+uint64_t totalEvents(const RecordingInfo& info) {
+  uint64_t events = 0;
+  for (const auto& [key, p] : info.processes)
+    for (const auto& [tid, t] : p.threads)
+      events += t.events;
+  return events;
+}
+
+// Segment files against their index files, and the whole against collector.json.
+void checkCompleteness(const std::string& dir, RecordingInfo& info) {
+  for (uint32_t number = 0;; ++number) {
+    const std::string segment = recording::segmentPath(dir, number);
+    std::error_code ec;
+    if (!std::filesystem::exists(segment, ec))
+      break;
+    const uint64_t size = std::filesystem::file_size(segment, ec);
+    if (size < wire::kFileHeaderBytes)
+      info.problems.push_back("segment " + std::to_string(number) + " holds no data (" +
+                              std::to_string(size) + " bytes)");
+    std::ifstream index(recording::indexPath(dir, number), std::ios::binary);
+    recording::IndexRecord record;
+    uint64_t past_end = 0;
+    while (index.read(reinterpret_cast<char*>(&record), sizeof record))
+      past_end += record.offset + wire::kFrameHeaderBytes > size;
+    if (past_end)
+      info.problems.push_back("the index of segment " + std::to_string(number) + " lists " +
+                              std::to_string(past_end) + " item(s) past its end (the segment is " +
+                              std::to_string(size) + " bytes): it was cut short");
+  }
+  for (const auto& d : info.damage)
+    if (d.kind == recording::Damage::Kind::UnsupportedVersion)
+      info.problems.push_back("segment " + std::to_string(d.segment) + ": unsupported version " +
+                              std::to_string(d.version) + " (this reader understands version " +
+                              std::to_string(wire::kRecordingFormatVersion) + "); not read");
+  std::ifstream file(dir + "/collector.json");
+  if (!file)
+    return;
+  const auto stats = nlohmann::json::parse(file, nullptr, false);
+  if (stats.is_discarded()) {
+    info.problems.push_back("collector.json is not valid JSON: cannot tell what was recorded");
+    return;
+  }
+  const uint64_t recorded = stats.value("recorded_items", uint64_t(0));
+  const uint64_t held = info.frames + info.undecodable;
+  if (recorded > held) {
+    info.missing_items = recorded - held;
+    info.problems.push_back("collector.json says " + std::to_string(recorded) +
+                            " items were recorded; the segments hold " + std::to_string(held) +
+                            ": " + std::to_string(info.missing_items) + " items missing");
+  }
+  // Events: exact only when every accepted message was recorded.
+  uint64_t events = 0, unrecorded = 0;
+  for (const auto& sender : stats.value("senders", nlohmann::json::array())) {
+    events += sender.value("events", uint64_t(0));
+    unrecorded += sender.value("unrecorded", uint64_t(0));
+  }
+  const uint64_t have = totalEvents(info);
+  if (unrecorded == 0 && events > have) {
+    info.missing_events = events - have;
+    info.problems.push_back("collector.json says " + std::to_string(events) +
+                            " events were recorded; the segments hold " + std::to_string(have) +
+                            ": " + std::to_string(info.missing_events) + " events missing");
+  }
+}
 
 void account(ProcessInfo& p, const wire::StreamItem& item) {
   std::visit(
@@ -92,6 +164,7 @@ RecordingInfo readInfo(const std::string& dir) {
   }
   info.damage = reader.damage();
   info.undecodable = reader.undecodable();
+  checkCompleteness(dir, info);
   return info;
 }
 
@@ -127,8 +200,15 @@ nlohmann::json toJson(const RecordingInfo& info) {
                       {"segment", d.segment},
                       {"offset", d.offset},
                       {"length", d.length}});
-  return {{"segments", info.segments}, {"bytes", info.bytes},     {"frames", info.frames},
-          {"processes", processes},    {"damage", damage},        {"undecodable", info.undecodable}};
+  return {{"segments", info.segments},
+          {"bytes", info.bytes},
+          {"frames", info.frames},
+          {"processes", processes},
+          {"damage", damage},
+          {"undecodable", info.undecodable},
+          {"missing_items", info.missing_items},
+          {"missing_events", info.missing_events},
+          {"problems", info.problems}};
 }
 
 void printText(const std::string& dir, const RecordingInfo& info) {
@@ -148,6 +228,10 @@ void printText(const std::string& dir, const RecordingInfo& info) {
   std::printf("processes %zu, threads %llu, events %llu, dropped %llu, time span %.6f s\n",
               info.processes.size(), (unsigned long long)threads, (unsigned long long)events,
               (unsigned long long)drops, events ? static_cast<double>(last - first) / 1e9 : 0.0);
+  if (info.missing_items || info.missing_events)
+    std::printf("LOST AFTER RECORDING: %llu items, %llu events (recorded by the collector, missing "
+                "from the segments)\n",
+                (unsigned long long)info.missing_items, (unsigned long long)info.missing_events);
   for (const auto& [key, p] : info.processes) {
     std::printf("  process %016llx pid %u %s: %llu function(s) in %llu module(s)%s\n",
                 (unsigned long long)key, p.pid,
@@ -168,7 +252,8 @@ void printText(const std::string& dir, const RecordingInfo& info) {
   }
   size_t torn = 0, corrupt = 0;
   for (const auto& d : info.damage)
-    ++(d.kind == recording::Damage::Kind::TornTail ? torn : corrupt);
+    if (d.kind != recording::Damage::Kind::UnsupportedVersion)
+      ++(d.kind == recording::Damage::Kind::TornTail ? torn : corrupt);
   std::printf("torn tails %zu, corrupt ranges %zu, undecodable items %llu\n", torn, corrupt,
               (unsigned long long)info.undecodable);
   for (const auto& d : info.damage)
@@ -181,6 +266,10 @@ void printText(const std::string& dir, const RecordingInfo& info) {
     if (!stats.is_discarded() && !stats.value("recording_error", std::string()).empty())
       std::printf("the collector stopped recording early: %s\n",
                   stats["recording_error"].get<std::string>().c_str());
+  }
+  for (const std::string& problem : info.problems) {
+    std::printf("PROBLEM: %s\n", problem.c_str());
+    std::fprintf(stderr, "shapetrace info: warning: %s\n", problem.c_str());
   }
 }
 

@@ -30,6 +30,7 @@ struct RecordOptions {
   std::string out;
   std::string publish;
   bool lossy = false;
+  bool readable = false;
   std::vector<std::string> program;
 };
 
@@ -92,6 +93,7 @@ int runRecord(const RecordOptions& o) {
   options.listen = {std::string("ipc://") + socket_dir + "/collector.sock"};
   options.out_dir = o.out;
   options.publish = o.publish;
+  options.recording.readable_by_others = o.readable;
   zmq::context_t context(1);
   collector::Collector collector(options, context);
 
@@ -143,6 +145,9 @@ Runner setupRecord(CLI::App& command) {
   command.add_option("--out,-o", o->out, "recording directory (new or empty)")->required();
   command.add_option("--publish,-p", o->publish,
                      "also fan out live on this ZeroMQ PUB endpoint");
+  command.add_flag("--readable", o->readable,
+                   "let other local users read the recording (directory 0755, files 0644; "
+                   "default: 0700 and 0600)");
   command.add_flag("--lossy", o->lossy,
                    "let the program drop events (counted) instead of waiting when the pipeline "
                    "falls behind; by default it waits, so the recording is complete");

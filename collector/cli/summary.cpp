@@ -6,15 +6,17 @@ namespace shapetrace::cli {
 namespace {
 
 void printRejected(std::FILE* out, const collector::SenderCounters& c) {
-  if (c.malformed + c.oversized + c.out_of_order + c.duplicate + c.missing_batches + c.unrecorded ==
+  if (c.malformed + c.oversized + c.out_of_order + c.duplicate + c.missing_batches + c.unrecorded +
+          c.refused ==
       0)
     return;
   std::fprintf(out,
                "    rejected: %llu malformed, %llu oversized, %llu out-of-order, %llu duplicate;"
-               " %llu batches missing; %llu not recorded\n",
+               " %llu batches missing; %llu not recorded; %llu refused (limits)\n",
                (unsigned long long)c.malformed, (unsigned long long)c.oversized,
                (unsigned long long)c.out_of_order, (unsigned long long)c.duplicate,
-               (unsigned long long)c.missing_batches, (unsigned long long)c.unrecorded);
+               (unsigned long long)c.missing_batches, (unsigned long long)c.unrecorded,
+               (unsigned long long)c.refused);
 }
 
 } // namespace
@@ -41,6 +43,9 @@ void printCollectorSummary(std::FILE* out, const collector::CollectorStats& stat
     std::fprintf(out, "; %llu items recorded to %s", (unsigned long long)stats.recording.items_written,
                  out_dir.c_str());
   std::fprintf(out, "\n");
+  if (stats.refused_processes)
+    std::fprintf(out, "shapetrace: %llu messages of processes past the collector's process limit "
+                      "refused\n", (unsigned long long)stats.refused_processes);
   if (!stats.recording_error.empty())
     std::fprintf(out, "shapetrace: recording stopped early: %s\n", stats.recording_error.c_str());
 }

@@ -21,6 +21,8 @@ const char* damageKindName(Damage::Kind kind) {
     return "torn tail";
   case Damage::Kind::Corrupt:
     return "corrupt";
+  case Damage::Kind::UnsupportedVersion:
+    return "unsupported version";
   }
   return "?";
 }
@@ -83,13 +85,18 @@ RecordingReader::Segment& RecordingReader::open(uint32_t position) {
   const auto bytes = s.file->bytes();
   try {
     s.scanner.emplace(bytes);
-  } catch (const wire::FormatError&) {
+  } catch (const wire::FormatError& e) {
     // A file shorter than a header is a segment whose creation was cut short: a torn tail.
-    // Anything else is not a segment we can read at all.
+    // A newer (or older) format is named as such. Anything else is not a segment we can read.
     const bool torn = bytes.size() < wire::kFileHeaderBytes;
-    if (!bytes.empty())
+    if (e.reason() == wire::FormatErrorReason::UnsupportedVersion) {
+      Damage damage{Damage::Kind::UnsupportedVersion, s.number, 0, bytes.size()};
+      std::memcpy(&damage.version, bytes.data() + 8, sizeof damage.version);
+      noteDamage(damage);
+    } else if (!bytes.empty()) {
       noteDamage({torn ? Damage::Kind::TornTail : Damage::Kind::Corrupt, s.number, 0,
                   bytes.size()});
+    }
   }
   return s;
 }

@@ -73,7 +73,15 @@ struct RecordingOptions {
   std::chrono::milliseconds flush_interval{100};
   // fdatasync this often (0: only when a segment is closed and at close()).
   std::chrono::milliseconds fsync_interval{1000};
+  // A recording holds what the traced programs did (names, arguments, timings): private by
+  // default, the directory 0700 (when the writer creates it) and its files 0600. True: 0755 and
+  // 0644, before the umask (`collect --readable`, `record --readable`).
+  bool readable_by_others = false;
 };
+// The mode of the recording's files for `options` (collector.json too).
+inline unsigned recordingFileMode(const RecordingOptions& options) {
+  return options.readable_by_others ? 0644 : 0600;
+}
 
 struct WriterStats {
   uint64_t items = 0;            // messages accepted by append()
@@ -158,11 +166,14 @@ struct Damage {
   enum class Kind : uint8_t {
     TornTail, // the segment ends inside a frame (the writer stopped mid-write)
     Corrupt,  // bytes that are not intact frames, followed by intact ones; skipped
+    UnsupportedVersion, // a segment written in a recording format version this reader does not
+                        // know (`version`); not read
   };
   Kind kind = Kind::TornTail;
   uint32_t segment = 0;
   uint64_t offset = 0;
   uint64_t length = 0;
+  uint32_t version = 0; // UnsupportedVersion: the segment's format version
 };
 const char* damageKindName(Damage::Kind kind);
 

@@ -69,7 +69,11 @@ struct RecordingWriter::SegmentFile {
 RecordingWriter::RecordingWriter(std::string dir, RecordingOptions options)
     : dir_(std::move(dir)), options_(options) {
   std::error_code ec;
+  const bool existed = fs::exists(dir_, ec);
   fs::create_directories(dir_, ec);
+  // Private unless asked otherwise; a directory that existed keeps the mode its owner chose.
+  if (!ec && !existed && !options_.readable_by_others)
+    fs::permissions(dir_, fs::perms::owner_all, fs::perm_options::replace, ec);
   if (ec || !fs::is_directory(dir_))
     throw std::runtime_error("cannot create recording directory " + dir_ + ": " +
                              (ec ? ec.message() : "not a directory"));
@@ -248,11 +252,12 @@ void RecordingWriter::writeBuffer(Buffer& buffer, SegmentFile& file) {
     const std::string data_path = segmentPath(dir_, buffer.segment);
     file.number = buffer.segment;
     file.size = 0;
-    file.data_fd = ::open(data_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    const mode_t mode = recordingFileMode(options_);
+    file.data_fd = ::open(data_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
     if (file.data_fd < 0)
       return fail("cannot create " + data_path + ": " + errnoText(errno));
     const std::string index_path = indexPath(dir_, buffer.segment);
-    file.index_fd = ::open(index_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    file.index_fd = ::open(index_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
     if (file.index_fd < 0)
       return fail("cannot create " + index_path + ": " + errnoText(errno));
   }

@@ -385,3 +385,97 @@ TEST(DumpCommand, ThreadAndTimeWindowSeekThroughTheIndex) {
 
 } // namespace
 } // namespace shapetrace
+
+namespace shapetrace {
+namespace {
+
+// A recording of test_sender (3 threads x 40 batches of 100 events: 129 items, 12000 events).
+void recordSender(const std::string& dir, std::vector<std::string> extra = {}) {
+  std::vector<std::string> argv{kShapetrace, "record", "-o", dir};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.insert(argv.end(), {"--", "sh", "-c",
+                           kSender + " $SHAPETRACE_ENDPOINT --threads 3 --batches 40"});
+  auto [code, output] = run(argv);
+  ASSERT_EQ(code, 0) << output;
+}
+
+fs::perms permissionsOf(const std::string& path) {
+  return fs::status(path).permissions() & fs::perms::mask;
+}
+
+TEST(Recording, IsPrivateByDefaultAndReadableOnRequest) {
+  TempDir tmp;
+  recordSender(tmp.sub("private"));
+  EXPECT_EQ(permissionsOf(tmp.sub("private")), fs::perms::owner_all);
+  const auto owner_rw = fs::perms::owner_read | fs::perms::owner_write;
+  for (const char* file : {"000000.seg", "000000.idx", "collector.json"})
+    EXPECT_EQ(permissionsOf(tmp.sub("private") + "/" + file), owner_rw) << file;
+
+  const mode_t previous = ::umask(022);
+  recordSender(tmp.sub("shared"), {"--readable"});
+  ::umask(previous);
+  EXPECT_EQ(permissionsOf(tmp.sub("shared")),
+            fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                fs::perms::others_read | fs::perms::others_exec);
+  for (const char* file : {"000000.seg", "000000.idx", "collector.json"})
+    EXPECT_EQ(permissionsOf(tmp.sub("shared") + "/" + file),
+              owner_rw | fs::perms::group_read | fs::perms::others_read)
+        << file;
+}
+
+TEST(InfoCommand, ReportsWhatAnEmptiedOrCutSegmentLostAndNamesAnUnsupportedVersion) {
+  TempDir tmp;
+  const std::string dir = tmp.sub("rec");
+  recordSender(dir);
+  const std::string segment = recording::segmentPath(dir, 0);
+  std::string full;
+  {
+    std::ifstream in(segment, std::ios::binary);
+    full.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  auto rewrite = [&](const std::string& bytes) {
+    std::ofstream(segment, std::ios::binary | std::ios::trunc)
+        .write(bytes.data(), static_cast<long>(bytes.size()));
+  };
+  {
+    const auto j = info(dir);
+    EXPECT_EQ(j["frames"], 129);
+    EXPECT_EQ(j["missing_items"], 0);
+    EXPECT_TRUE(j["problems"].empty()) << j["problems"];
+  }
+  // Cut to 0 bytes: not a clean empty recording.
+  rewrite("");
+  {
+    const auto j = info(dir);
+    EXPECT_EQ(j["missing_items"], 129);
+    EXPECT_EQ(j["missing_events"], 12000);
+    auto [code, text] = run({kShapetrace, "info", dir});
+    EXPECT_NE(text.find("segment 0 holds no data (0 bytes)"), std::string::npos) << text;
+    EXPECT_NE(text.find("129 items missing"), std::string::npos) << text;
+    EXPECT_NE(text.find("LOST AFTER RECORDING: 129 items, 12000 events"), std::string::npos)
+        << text;
+  }
+  // Cut in the middle: the torn tail is one thing, the items and events after it are lost.
+  rewrite(full.substr(0, full.size() / 2));
+  {
+    const auto j = info(dir);
+    EXPECT_GT(j["missing_items"].get<uint64_t>(), 50u);
+    EXPECT_GT(j["missing_events"].get<uint64_t>(), 5000u);
+    auto [code, text] = run({kShapetrace, "info", dir});
+    EXPECT_NE(text.find("past its end"), std::string::npos) << text;
+    EXPECT_NE(text.find("events missing"), std::string::npos) << text;
+  }
+  // A file header of a format version this reader does not know.
+  std::string newer = full;
+  newer[8] = 99;
+  newer[9] = newer[10] = newer[11] = 0;
+  rewrite(newer);
+  {
+    auto [code, text] = run({kShapetrace, "info", dir});
+    EXPECT_NE(text.find("unsupported version 99"), std::string::npos) << text;
+    EXPECT_EQ(text.find("corrupt:"), std::string::npos) << text;
+  }
+}
+
+} // namespace
+} // namespace shapetrace

@@ -364,3 +364,72 @@ TEST(Collector, DiskFullStopsRecordingCleanlyAndKeepsWhatWasWritten) {
 
 } // namespace
 } // namespace shapetrace::collector
+
+namespace shapetrace::collector {
+namespace {
+
+// A hostile or broken sender: thousands of one-event batches, each for a new thread and starting
+// at a high sequence number, then more processes than the limit. The collector's state stays within
+// the documented bound (CollectorLimits) and every refusal is counted.
+TEST(Collector, ManyThreadsAndHighSequencesStayWithinTheStateBound) {
+  TempDir tmp;
+  zmq::context_t context;
+  CollectorOptions options;
+  options.listen = {"ipc://" + tmp.sub("c.sock")};
+  options.limits.max_processes = 8;
+  options.limits.max_threads = 2000;
+  options.limits.max_threads_per_process = 1500;
+  Collector collector(options, context);
+
+  zmq::socket_t push(context, zmq::socket_type::push);
+  push.set(zmq::sockopt::sndhwm, 0);
+  push.connect(options.listen[0]);
+  uint64_t sent = 0;
+  auto send = [&](const wire::Bytes& bytes) {
+    push.send(zmq::buffer(bytes.data(), bytes.size()), zmq::send_flags::none);
+    ++sent;
+  };
+  // Process 1: 3,000 threads (1,500 accepted), each batch at sequence 4096 then 2 and 9000: one
+  // missing range, split by the late batch, then another.
+  for (uint32_t t = 1; t <= 3000; ++t) {
+    send(wire::encodeEventBatch(1, t, 4096, testing::senderBatchEvents(t, 0, 1)));
+    send(wire::encodeEventBatch(1, t, 2, testing::senderBatchEvents(t, 0, 1)));
+    send(wire::encodeEventBatch(1, t, 9000, testing::senderBatchEvents(t, 0, 1)));
+  }
+  // Processes 2..20: one batch each at a huge sequence (8 processes tracked, 500 more threads).
+  for (uint64_t p = 2; p <= 20; ++p)
+    for (uint32_t t = 1; t <= 100; ++t)
+      send(wire::encodeEventBatch(p, t, uint64_t(1) << 40, testing::senderBatchEvents(t, 0, 1)));
+  size_t handled = 0;
+  while (handled < sent)
+    handled += collector.poll(200ms);
+  ASSERT_EQ(handled, sent);
+
+  const CollectorStats stats = collector.stats();
+  const SenderCounters& first = stats.senders.at(1);
+  EXPECT_EQ(first.refused, 3 * 1500u);                 // threads past the per-process limit
+  EXPECT_EQ(first.out_of_order, 1500u);                // sequence 2 arrived late, once per thread
+  EXPECT_EQ(first.missing_batches, 1500u * (4096 - 1 + 9000 - 4097));
+  EXPECT_EQ(stats.senders.size(), 8u);                 // process limit
+  EXPECT_EQ(stats.refused_processes, 12u * 100);       // processes 9..20
+  uint64_t refused = 0;
+  for (const auto& [process, c] : stats.senders)
+    refused += process == 1 ? 0 : c.refused;
+  EXPECT_EQ(refused, 7u * 100 - 500);                  // past the total thread limit
+  // The bound of CollectorLimits' comment, with these limits.
+  const size_t bound =
+      (options.limits.max_processes + Collector::kMaxEndedKept + Collector::kMaxPeers) *
+          Collector::kProcessStateBytes +
+      options.limits.max_threads *
+          (Collector::kThreadStateBytes +
+           options.limits.max_missing_ranges * Collector::kMissingRangeBytes);
+  EXPECT_LE(collector.stateBytes(), bound);
+  // What the sender made the collector hold: a few hundred bytes per thread, not one entry per
+  // missing number (before: 4096 set nodes, ~200 KB, per thread).
+  EXPECT_LE(collector.stateBytes(), 8 * Collector::kProcessStateBytes +
+                                        2000 * (Collector::kThreadStateBytes +
+                                                3 * Collector::kMissingRangeBytes));
+}
+
+} // namespace
+} // namespace shapetrace::collector

@@ -4,13 +4,17 @@
 //
 //   test_sender ENDPOINT [--threads N] [--batches B] [--events E] [--process KEY]
 //               [--malformed M] [--curve-server-key Z85] [--no-end] [--pause-after K]
+//               [--first-sequence S]
 //
 // Thread t (tids 1..N) sends B batches of E events; event i of batch s of thread t carries
 // timestamp (s * E + i) * 10 + t and function id (s * E + i) % 1000, so a reader can check every
 // event exactly. --malformed M also sends M malformed messages of each kind (random bytes, a
 // truncated batch, an oversized message, a duplicate and an out-of-order batch). --pause-after K
 // stops after K batches of thread 1, prints "paused" and waits for stdin to close (for kill -9
-// tests). Prints "sent MESSAGES EVENTS" on success; exit code 1 on a send failure.
+// tests). --first-sequence S numbers the batches from S (as a sender that skipped S batches; the
+// collector's memory bound is measured with --threads 3000 --batches 1 --events 1
+// --first-sequence 4096, docs/collector.md "Bounds"). Prints "sent MESSAGES EVENTS" on success;
+// exit code 1 on a send failure.
 #include "sender_events.h"
 #include "wire/codec.h"
 
@@ -39,6 +43,7 @@ struct Options {
   std::string curve_server_key;
   bool end = true;
   int64_t pause_after = -1;
+  uint64_t first_sequence = 0;
 };
 
 class Sender {
@@ -94,7 +99,8 @@ int run(const Options& o) {
       }
     }
     for (uint32_t t = 1; t <= o.threads; ++t) {
-      sender.send(wire::encodeEventBatch(process, t, s, senderBatchEvents(t, s, o.events)));
+      sender.send(wire::encodeEventBatch(process, t, o.first_sequence + s,
+                                         senderBatchEvents(t, s, o.events)));
       events += o.events;
     }
   }
@@ -154,6 +160,8 @@ int main(int argc, char** argv) {
       o.end = false;
     else if (arg == "--pause-after")
       o.pause_after = std::stoll(value());
+    else if (arg == "--first-sequence")
+      o.first_sequence = std::stoull(value());
     else {
       std::fprintf(stderr, "test_sender: unknown option %s\n", arg.c_str());
       return 2;

@@ -196,3 +196,144 @@ TEST_F(LiveTest, BadArgumentsAreClearErrors) {
 }
 
 } // namespace
+
+namespace {
+
+// The port from a `live`'s "serving" line in `out` (waits for it; 0 when it never came).
+int startLive(const fs::path& out, const std::string& host_pattern) {
+  for (int i = 0; i < 300; ++i) {
+    std::smatch m;
+    const std::string text = slurp(out);
+    if (std::regex_search(text, m, std::regex("serving http://" + host_pattern + R"(:(\d+)/)")))
+      return std::stoi(m[1]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return 0;
+}
+
+// A raw connection to 127.0.0.1:port.
+int connectTo(int port) {
+  const int sock = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(sock, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    ::close(sock);
+    return -1;
+  }
+  return sock;
+}
+
+// GET /api/snapshot with this Host header (none when empty), on a connection of its own; the
+// whole answer.
+std::string request(int port, const std::string& host) {
+  const int sock = connectTo(port);
+  if (sock < 0)
+    return "no connection";
+  const std::string text = "GET /api/snapshot HTTP/1.1\r\n" +
+                           (host.empty() ? "" : "Host: " + host + "\r\n") +
+                           "Connection: close\r\n\r\n";
+  ::send(sock, text.data(), text.size(), MSG_NOSIGNAL);
+  std::string answer;
+  char buffer[4096];
+  ssize_t got = 0;
+  while ((got = ::recv(sock, buffer, sizeof buffer, 0)) > 0)
+    answer.append(buffer, static_cast<size_t>(got));
+  ::close(sock);
+  return answer;
+}
+
+TEST_F(LiveTest, AnswersOnlyRequestsForItsOwnNames) {
+  const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(freePort());
+  Child live({SHAPETRACE_BINARY, "live", "--connect", endpoint, "--http", "127.0.0.1:0"},
+             dir / "live.out", dir / "live.err");
+  const int port = startLive(dir / "live.out", R"(127\.0\.0\.1)");
+  ASSERT_GT(port, 0) << slurp(dir / "live.err");
+  const std::string p = ":" + std::to_string(port);
+  for (const std::string& host : {"127.0.0.1" + p, "localhost" + p, "LOCALHOST" + p, "[::1]" + p,
+                                  std::string("localhost")})
+    EXPECT_THAT(request(port, host), ::testing::StartsWith("HTTP/1.1 200")) << host;
+  // A DNS-rebinding page sends its own name; a wrong port is not this server either.
+  for (const std::string& host : {"attacker.example" + p, std::string("attacker.example"),
+                                  std::string("localhost:1"), "localhost.attacker.example" + p,
+                                  std::string("")}) {
+    const std::string answer = request(port, host);
+    EXPECT_THAT(answer, ::testing::StartsWith("HTTP/1.1 421")) << host;
+    EXPECT_EQ(answer.find("live_state"), std::string::npos) << host;
+  }
+}
+
+TEST_F(LiveTest, ClientsTricklingAHeaderDoNotKeepItFromAnsweringAndTimeOut) {
+  const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(freePort());
+  Child live({SHAPETRACE_BINARY, "live", "--connect", endpoint, "--http", "127.0.0.1:0"},
+             dir / "live.out", dir / "live.err");
+  const int port = startLive(dir / "live.out", R"(127\.0\.0\.1)");
+  ASSERT_GT(port, 0) << slurp(dir / "live.err");
+  // 40 connections that start a request and send one more byte of it every half second.
+  std::vector<int> slow;
+  for (int i = 0; i < 40; ++i) {
+    const int sock = connectTo(port);
+    ASSERT_GE(sock, 0);
+    const std::string start = "GET /api/snapshot HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
+    ASSERT_EQ(::send(sock, start.data(), start.size(), MSG_NOSIGNAL), ssize_t(start.size()));
+    slow.push_back(sock);
+  }
+  std::atomic<bool> trickling{true};
+  std::thread trickler([&] {
+    while (trickling) {
+      for (int sock : slow)
+        ::send(sock, "a", 1, MSG_NOSIGNAL);
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  });
+  // Meanwhile an ordinary client is answered at once.
+  for (int i = 0; i < 3; ++i) {
+    httplib::Client client("127.0.0.1", port);
+    client.set_read_timeout(3, 0);
+    const auto started = std::chrono::steady_clock::now();
+    auto r = client.Get("/api/snapshot");
+    ASSERT_TRUE(r) << "request " << i << " not answered";
+    EXPECT_EQ(r->status, 200);
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
+  }
+  trickling = false;
+  trickler.join();
+  // A connection that stops sending its header is closed after the read timeout (2 s).
+  const auto stopped = std::chrono::steady_clock::now();
+  for (int sock : slow) {
+    timeval wait{10, 0};
+    ::setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+    // An error status at most (cpp-httplib answers 400 to a header it could not read), then the
+    // end of the connection; never the data.
+    std::string answer;
+    char buffer[4096];
+    ssize_t got = 0;
+    while ((got = ::recv(sock, buffer, sizeof buffer, 0)) > 0)
+      answer.append(buffer, static_cast<size_t>(got));
+    EXPECT_TRUE(got == 0 || errno == ECONNRESET) << "not closed";
+    EXPECT_TRUE(answer.empty() || answer.starts_with("HTTP/1.1 4")) << answer;
+    ::close(sock);
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - stopped, std::chrono::seconds(5));
+  live.terminate();
+  EXPECT_EQ(live.wait(), 0);
+}
+
+TEST_F(LiveTest, AWildcardBindIsReportedWithAnAddressToOpen) {
+  const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(freePort());
+  Child live({SHAPETRACE_BINARY, "live", "--connect", endpoint, "--http", "[::]:0"},
+             dir / "live.out", dir / "live.err");
+  const int port = startLive(dir / "live.out", "localhost");
+  ASSERT_GT(port, 0) << slurp(dir / "live.out") << slurp(dir / "live.err");
+  EXPECT_THAT(slurp(dir / "live.err"),
+              ::testing::HasSubstr("serving on every address (::), reachable from other hosts"));
+  httplib::Client client("::1", port);
+  auto r = client.Get("/api/snapshot");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  live.terminate();
+  EXPECT_EQ(live.wait(), 0);
+}
+
+} // namespace

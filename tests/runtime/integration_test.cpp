@@ -347,6 +347,21 @@ TEST(RuntimeIntegration, SwitchingRecordingOffKeepsCallsBalanced) {
                           std::pair{kWork, K::Exit}, std::pair{kMain, K::Exit}));
 }
 
+TEST(RuntimeIntegration, RecordingOffAtStartBeginsWhenSwitchedOn) {
+  // SHAPETRACE_ENABLED=0 starts no drain; shapetrace_set_enabled(1) starts it, and the calls made
+  // from then on are recorded (those open before are not: their exits are skipped).
+  const Traced traced = trace({"toggle"}, {{"SHAPETRACE_ENABLED", "0"}});
+  EXPECT_EQ(traced.run.exit_code, 3);
+  EXPECT_EQ(itemsOfType<wire::ProcessStart>(traced.items).size(), 1u);
+  auto threads = threadsOf(traced.items);
+  ASSERT_EQ(threads.size(), 1u);
+  using K = EventKind;
+  EXPECT_THAT(shape(threads.begin()->second.events),
+              ElementsAre(std::pair{kLeaf, K::Enter}, std::pair{kLeaf, K::Exit},
+                          std::pair{kWork, K::Enter}, std::pair{kLeaf, K::Enter},
+                          std::pair{kLeaf, K::Exit}, std::pair{kWork, K::Exit}));
+}
+
 TEST(RuntimeIntegration, FlushReportsSuccessWhenTheCollectorTookEverything) {
   const Traced traced = trace({"flush"});
   EXPECT_EQ(traced.run.out, "flush 0\ndone flush\n");

@@ -5,6 +5,12 @@
 // The page is the report's own (page.h), served with its data and a "live" setting that makes it
 // poll GET /api/snapshot (the page data as JSON) every second. The server binds 127.0.0.1 unless
 // told otherwise: the page shows function names and timings of the traced program.
+//
+// Hardening (docs/report.md, "Live page"): a request whose Host header is not a name this server
+// answers to (localhost, an IP address, the bound name, this machine's name) is refused with 421,
+// so that a page on another site cannot read ours through DNS rebinding; each connection has a
+// thread of its own (up to kMaxConnections), and reads time out after kReadTimeout, so that slow
+// or idle clients cannot keep the page from answering anyone else.
 #include "analyzer.h"
 #include "cli/analysis_flags.h"
 #include "cli/command.h"
@@ -13,8 +19,12 @@
 
 #include <httplib.h>
 
+#include <arpa/inet.h>
 #include <atomic>
+#include <condition_variable>
 #include <csignal>
+#include <deque>
+#include <mutex>
 #include <cstdio>
 #include <stdexcept>
 #include <thread>
@@ -39,6 +49,107 @@ struct LiveOptions {
   }
 };
 
+constexpr size_t kMaxConnections = 128;
+constexpr time_t kReadTimeoutSeconds = 2;
+
+// A thread per connection, up to kMaxConnections at once (more wait in order): cpp-httplib's
+// default pool has a few threads, which as many clients trickling a header (or idle keep-alive
+// connections) occupy until they go.
+class ConnectionThreads final : public httplib::TaskQueue {
+public:
+  void enqueue(std::function<void()> task) override {
+    std::unique_lock lock(mutex_);
+    if (running_ >= kMaxConnections) {
+      waiting_.push_back(std::move(task));
+      return;
+    }
+    start(std::move(task));
+  }
+  void shutdown() override {
+    // Every connection ends within the read timeout once the listening socket is closed, unless a
+    // client keeps trickling: the server is then left to the process exit.
+    std::unique_lock lock(mutex_);
+    idle_.wait_for(lock, std::chrono::seconds(kReadTimeoutSeconds + 1),
+                   [&] { return running_ == 0; });
+    abandoned_ = running_ > 0;
+  }
+  bool abandoned() const { return abandoned_; }
+
+private:
+  void start(std::function<void()> task) { // mutex_ held
+    ++running_;
+    std::thread([this, task = std::move(task)]() mutable {
+      for (;;) {
+        task();
+        std::unique_lock lock(mutex_);
+        if (waiting_.empty()) {
+          --running_;
+          idle_.notify_all();
+          return;
+        }
+        task = std::move(waiting_.front());
+        waiting_.pop_front();
+      }
+    }).detach();
+  }
+
+  std::mutex mutex_;
+  std::condition_variable idle_;
+  std::deque<std::function<void()>> waiting_;
+  size_t running_ = 0;
+  bool abandoned_ = false;
+};
+
+// What cpp-httplib owns (and deletes when listening ends): a handle on the ConnectionThreads,
+// which outlive it while a connection is still being served.
+class ConnectionQueue final : public httplib::TaskQueue {
+public:
+  explicit ConnectionQueue(ConnectionThreads& threads) : threads_(threads) {}
+  void enqueue(std::function<void()> task) override { threads_.enqueue(std::move(task)); }
+  void shutdown() override { threads_.shutdown(); }
+
+private:
+  ConnectionThreads& threads_;
+};
+
+std::string withoutBrackets(const std::string& host) {
+  return host.size() >= 2 && host.front() == '[' && host.back() == ']'
+             ? host.substr(1, host.size() - 2)
+             : host;
+}
+
+bool isIpLiteral(const std::string& host) {
+  unsigned char address[16];
+  const std::string bare = withoutBrackets(host);
+  return inet_pton(AF_INET, bare.c_str(), address) == 1 ||
+         (host.front() == '[' && inet_pton(AF_INET6, bare.c_str(), address) == 1);
+}
+
+bool isWildcard(const std::string& host) { return host == "0.0.0.0" || host == "::" || host.empty(); }
+
+// Whether a request's Host header names this server: DNS rebinding makes a page of another site
+// send requests to us under its own name, which this refuses. IP literals cannot be rebound.
+bool hostAllowed(const std::string& header, const std::string& bound_host, int port) {
+  std::string name = header;
+  // Strip ":PORT" (after a bracketed IPv6 literal, or the only colon).
+  if (const size_t colon = name.rfind(':');
+      colon != std::string::npos && (name.front() == '[' ? name[colon - 1] == ']'
+                                                         : name.find(':') == colon)) {
+    if (name.substr(colon + 1) != std::to_string(port))
+      return false;
+    name.resize(colon);
+  }
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (name.empty())
+    return false;
+  if (name == "localhost" || isIpLiteral(name) || name == bound_host ||
+      "[" + bound_host + "]" == name)
+    return true;
+  char machine[256] = {};
+  return ::gethostname(machine, sizeof machine - 1) == 0 && name == machine;
+}
+
 std::atomic<bool> g_stop{false};
 void onSignal(int) { g_stop.store(true); }
 
@@ -46,7 +157,7 @@ std::pair<std::string, int> parseHostPort(const std::string& text) {
   const size_t colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0)
     throw std::invalid_argument("--http wants HOST:PORT (e.g. 127.0.0.1:8470), not '" + text + "'");
-  const std::string host = text.substr(0, colon);
+  const std::string host = withoutBrackets(text.substr(0, colon)); // [::1]:8470
   const std::string port_text = text.substr(colon + 1);
   size_t used = 0;
   int port = -1;
@@ -145,7 +256,14 @@ int runLive(const LiveOptions& options) {
   const auto interval = std::chrono::milliseconds(static_cast<int64_t>(options.interval * 1000));
 
   // Bind first: a port in use is an error the user must see before anything else happens.
-  httplib::Server server;
+  // Leaked on purpose when a client still holds a connection at exit (ConnectionThreads).
+  auto* connections = new ConnectionThreads;
+  auto& server = *new httplib::Server;
+  server.new_task_queue = [connections] { return new ConnectionQueue(*connections); };
+  server.set_read_timeout(kReadTimeoutSeconds, 0);
+  server.set_write_timeout(kReadTimeoutSeconds, 0);
+  server.set_keep_alive_timeout(kReadTimeoutSeconds);
+  server.set_keep_alive_max_count(100);
   // cpp-httplib sets SO_REUSEPORT by default, which lets a second server bind a port in use and
   // share its connections at random; SO_REUSEADDR alone makes "port in use" an error.
   server.set_socket_options([](socket_t sock) {
@@ -159,11 +277,27 @@ int runLive(const LiveOptions& options) {
     if (bound < 0)
       throw std::runtime_error("cannot listen on " + options.http +
                                ": the port is in use or the address is not local");
-    if (!isLoopback(host))
+    if (isWildcard(host))
+      std::fprintf(stderr,
+                   "shapetrace live: warning: serving on every address (%s), reachable from other "
+                   "hosts\n",
+                   host.c_str());
+    else if (!isLoopback(host))
       std::fprintf(stderr, "shapetrace live: warning: serving on %s, reachable from other hosts\n",
                    host.c_str());
-    url = "http://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
+    // A wildcard address is not one to open: this machine answers on localhost.
+    const std::string shown = isWildcard(host) ? "localhost" : host;
+    url = "http://" + (shown.find(':') != std::string::npos ? "[" + shown + "]" : shown) + ":" +
           std::to_string(bound) + "/";
+    server.set_pre_routing_handler(
+        [bound_host = host, bound](const httplib::Request& req, httplib::Response& res) {
+          if (hostAllowed(req.get_header_value("Host"), bound_host, bound))
+            return httplib::Server::HandlerResponse::Unhandled;
+          res.status = 421; // Misdirected Request
+          res.set_content("this server answers to localhost and its addresses only\n",
+                          "text/plain");
+          return httplib::Server::HandlerResponse::Handled;
+        });
   }
 
   LiveSession session(options.connect, options.analysis.settings,
@@ -214,6 +348,10 @@ int runLive(const LiveOptions& options) {
   if (http.joinable()) {
     server.stop();
     http.join();
+  }
+  if (!connections->abandoned()) {
+    delete &server;
+    delete connections;
   }
   return 0;
 }

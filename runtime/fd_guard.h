@@ -1,0 +1,51 @@
+// The runtime's descriptors, kept safe from the program (see fd_guard.cpp and docs/runtime.md,
+// "Descriptors").
+//
+// ZeroMQ owns several descriptors (eventfd signalers, epoll instances, the connection's socket) and
+// asserts (aborts the process) when one is closed under it. Programs close descriptors they did not
+// open: daemons close everything from 3 up at start, a child between fork and exec does the same,
+// dup2 replaces a descriptor. libshapetrace-rt.so therefore interposes the libc functions that
+// create or destroy descriptors: a descriptor created on a runtime thread is marked as the
+// runtime's; when a program thread closes or replaces a marked descriptor, the transport is torn
+// down first (ZeroMQ closes all its descriptors itself), then the program's call proceeds and sees
+// exactly what it would see without the runtime.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace shapetrace::rt {
+
+// Whether this thread acts for the runtime: its descriptors are the runtime's and its closes pass
+// straight through. True on the drain thread (and cached on the threads ZeroMQ starts from it, see
+// fd_guard.cpp); set for a scope (TransportScope) when a program thread plays the drain at exit or
+// tears the transport down.
+extern constinit thread_local bool t_transport_owner __attribute__((tls_model("initial-exec")));
+
+class TransportScope {
+public:
+  TransportScope() : previous_(t_transport_owner) { t_transport_owner = true; }
+  ~TransportScope() { t_transport_owner = previous_; }
+  TransportScope(const TransportScope&) = delete;
+  TransportScope& operator=(const TransportScope&) = delete;
+
+private:
+  bool previous_;
+};
+
+// Called (with no runtime lock held) when a program thread is about to close or replace one of the
+// runtime's descriptors: must release every runtime descriptor before returning. Installed by the
+// runtime at start; until then nothing is marked.
+using DropTransportFn = void (*)();
+void setDropTransport(DropTransportFn drop);
+
+// Fork child: the parent's descriptors are inherited but are no longer the runtime's here.
+void forgetRuntimeDescriptors();
+// The transport's threads have ended (its context was terminated): their ids may be reused by
+// the program's threads.
+void forgetRuntimeThreads();
+
+// How many times the program closed or replaced a runtime descriptor (each tore the transport down).
+uint64_t transportDrops();
+
+} // namespace shapetrace::rt

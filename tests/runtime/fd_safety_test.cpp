@@ -1,0 +1,167 @@
+// The runtime survives what programs do to their own descriptors (docs/runtime.md, "Descriptors"):
+// tests/runtime/fd_closer.cpp, built with shapetrace-c++ and untraced, closes every descriptor from
+// 3 to 1023 (on the main thread, on another thread, in a forked child before exec), calls
+// close_range and closefrom, and dup2s over the runtime's socket. Its output and exit status must
+// equal the untraced build's whether it records to a collector, records with no collector, or does
+// not record (SHAPETRACE_ENABLED=0); what recording lost must be counted.
+#include "trace_capture.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <future>
+
+namespace shapetrace::test {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* kModes[] = {"main", "thread", "fork-exec", "close_range", "closefrom", "dup2"};
+constexpr long kCalls = 5000;
+
+ProgramRun untraced(const std::string& mode) {
+  return runProgram(FD_CLOSER_UNTRACED, {mode, std::to_string(kCalls)}, {}, 20000);
+}
+
+TEST(DescriptorSafety, RecordingToACollectorChangesNothingAndLosesNothingSilently) {
+  for (const char* mode : kModes) {
+    SCOPED_TRACE(mode);
+    const ProgramRun expected = untraced(mode);
+    ASSERT_EQ(expected.exit_code, 7) << expected.err;
+    // The capture reads while the program runs, as a collector does (messages left in the old
+    // connection are read before the runtime reconnects).
+    Capture capture;
+    auto running = std::async(std::launch::async, [&] {
+      return runProgram(FD_CLOSER_TRACED, {mode, std::to_string(kCalls)},
+                        {{"SHAPETRACE_ENDPOINT", capture.endpoint()}, {"SHAPETRACE_VERBOSE", "1"}},
+                        20000);
+    });
+    auto items = capture.receive(1);
+    for (auto& item : capture.receive(2, 300)) // anything still queued behind the ProcessEnd
+      items.push_back(std::move(item));
+    const ProgramRun run = running.get();
+    EXPECT_EQ(run.exit_code, expected.exit_code) << run.err;
+    EXPECT_EQ(run.out, expected.out);
+    // Every mode but fork-exec (whose child closes its own, fresh transport, or none yet) takes
+    // the runtime's descriptors from it once: the summary says so.
+    if (std::string(mode) != "fork-exec")
+      EXPECT_THAT(run.err, HasSubstr("connection dropped 1 time(s)"));
+    // The forked child (fork-exec) is a process of its own in the stream only if its drain
+    // connected before the exec: wait for the parent's ProcessEnd, then take whatever else came.
+    uint64_t parent = 0;
+    for (const auto& item : items)
+      if (std::holds_alternative<wire::ProcessEnd>(item.body))
+        parent = item.process;
+    ASSERT_NE(parent, 0u);
+    const auto threads = threadsOf(itemsOfProcess(items, parent));
+    ASSERT_FALSE(threads.empty());
+    uint64_t received = 0, sent = 0, dropped = 0;
+    for (const auto& [tid, thread] : threads) {
+      EXPECT_THAT(thread.problems, ::testing::IsEmpty()) << "thread " << tid;
+      received += thread.events.size();
+      sent += thread.end.events_recorded;
+      dropped += thread.dropped;
+    }
+    // Nothing vanished without a count: what the runtime says it sent arrived, and the leaf
+    // calls on either side of the teardown are there or counted as dropped.
+    EXPECT_EQ(received, sent);
+    uint64_t leaf_enters = 0;
+    for (const auto& [tid, thread] : threads)
+      for (const Event& event : thread.events)
+        leaf_enters += event.kind == EventKind::Enter;
+    EXPECT_GE(leaf_enters + dropped, uint64_t(2 * kCalls));
+  }
+}
+
+TEST(DescriptorSafety, RecordingWithNoCollectorChangesNothing) {
+  char directory[] = "/tmp/shapetrace-fdsafety-XXXXXX";
+  ASSERT_NE(mkdtemp(directory), nullptr);
+  const std::string endpoint = std::string("ipc://") + directory + "/nobody.sock";
+  for (const char* mode : kModes) {
+    SCOPED_TRACE(mode);
+    const ProgramRun expected = untraced(mode);
+    const ProgramRun run = runProgram(FD_CLOSER_TRACED, {mode, std::to_string(kCalls)},
+                                      {{"SHAPETRACE_ENDPOINT", endpoint}}, 20000);
+    EXPECT_EQ(run.exit_code, expected.exit_code) << run.err;
+    EXPECT_EQ(run.out, expected.out);
+    EXPECT_EQ(run.err, expected.err);
+  }
+  rmdir(directory);
+}
+
+TEST(DescriptorSafety, RecordingOffCreatesNoThreadAndChangesNothing) {
+  for (const char* mode : kModes) {
+    SCOPED_TRACE(mode);
+    const ProgramRun expected = untraced(mode);
+    Capture capture;
+    const ProgramRun run =
+        runProgram(FD_CLOSER_TRACED, {mode, std::to_string(kCalls)},
+                   {{"SHAPETRACE_ENDPOINT", capture.endpoint()}, {"SHAPETRACE_ENABLED", "0"}},
+                   20000);
+    EXPECT_EQ(run.exit_code, expected.exit_code) << run.err;
+    EXPECT_EQ(run.out, expected.out);
+    EXPECT_EQ(run.err, expected.err);
+    // Nothing was sent: the process never even connected.
+    EXPECT_TRUE(capture.receive(1, 300).empty());
+  }
+  // No thread and no descriptor of the runtime's: the same census as the untraced program.
+  const ProgramRun expected =
+      runProgram(FD_CLOSER_UNTRACED, {"census", "10"}, {}, 20000);
+  const ProgramRun run = runProgram(FD_CLOSER_TRACED, {"census", "10"},
+                                    {{"SHAPETRACE_ENABLED", "0"}}, 20000);
+  EXPECT_EQ(run.exit_code, 7);
+  EXPECT_EQ(run.out, expected.out);
+  EXPECT_THAT(expected.out, HasSubstr("threads 1 "));
+}
+
+} // namespace
+} // namespace shapetrace::test
+
+namespace shapetrace::test {
+namespace {
+
+// fork, calls in the child, exec: the child's calls reach the collector before exec replaces it,
+// and without a collector the exec is not delayed.
+TEST(ExecAfterFork, TheChildsCallsBeforeExecAreRecorded) {
+  const ProgramRun expected = runProgram(FD_CLOSER_UNTRACED, {"fork-calls-exec", "3000"}, {}, 20000);
+  ASSERT_EQ(expected.exit_code, 7);
+  Capture capture;
+  auto running = std::async(std::launch::async, [&] {
+    return runProgram(FD_CLOSER_TRACED, {"fork-calls-exec", "3000"},
+                      {{"SHAPETRACE_ENDPOINT", capture.endpoint()}}, 20000);
+  });
+  auto items = capture.receive(1);
+  for (auto& item : capture.receive(2, 500))
+    items.push_back(std::move(item));
+  const ProgramRun run = running.get();
+  EXPECT_EQ(run.exit_code, expected.exit_code) << run.err;
+  EXPECT_EQ(run.out, expected.out);
+  uint64_t parent = 0, child = 0;
+  for (const auto& item : items)
+    if (auto* start = std::get_if<wire::ProcessStart>(&item.body); start && start->parent_process)
+      child = item.process, parent = start->parent_process;
+  ASSERT_NE(child, 0u) << "the child's ProcessStart never arrived";
+  uint64_t enters = 0;
+  for (const auto& [tid, thread] : threadsOf(itemsOfProcess(items, child))) {
+    EXPECT_THAT(thread.problems, ::testing::IsEmpty());
+    for (const Event& event : thread.events)
+      enters += event.kind == EventKind::Enter;
+  }
+  // calls() and leaf() 3000 times (main's enter was the parent's).
+  EXPECT_EQ(enters, 3001u);
+  EXPECT_NE(parent, child);
+
+  // No collector: the exec is not held up (nothing waits for an absent socket).
+  char directory[] = "/tmp/shapetrace-exec-XXXXXX";
+  ASSERT_NE(mkdtemp(directory), nullptr);
+  const auto started = std::chrono::steady_clock::now();
+  const ProgramRun alone = runProgram(
+      FD_CLOSER_TRACED, {"fork-calls-exec", "3000"},
+      {{"SHAPETRACE_ENDPOINT", std::string("ipc://") + directory + "/nobody.sock"}}, 20000);
+  EXPECT_EQ(alone.out, expected.out);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(900));
+  rmdir(directory);
+}
+
+} // namespace
+} // namespace shapetrace::test
