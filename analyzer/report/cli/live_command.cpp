@@ -34,7 +34,7 @@
 namespace shapetrace::analyzer::report {
 namespace {
 
-struct LiveOptions {
+struct LiveArgs {
   std::string connect;
   std::string http = "127.0.0.1:8470";
   bool no_http = false;
@@ -42,7 +42,7 @@ struct LiveOptions {
   double interval = 1.0;
   AnalysisFlags analysis;
 
-  LiveOptions() {
+  LiveArgs() {
     // One analysis thread by default: the service being watched runs on the same machine.
     analysis.jobs = 1;
     analysis.extensions = "all";
@@ -252,7 +252,7 @@ void printSummary(const LiveSnapshot& s, const std::string& endpoint, const std:
   std::fflush(stdout);
 }
 
-int runLive(const LiveOptions& options) {
+int runLive(const LiveArgs& options) {
   const auto interval = std::chrono::milliseconds(static_cast<int64_t>(options.interval * 1000));
 
   // Bind first: a port in use is an error the user must see before anything else happens.
@@ -357,7 +357,7 @@ int runLive(const LiveOptions& options) {
 }
 
 cli::Runner setupLive(CLI::App& command) {
-  auto options = std::make_shared<LiveOptions>();
+  auto options = std::make_shared<LiveArgs>();
   command.add_option("--connect", options->connect,
                      "The collector's publish endpoint (shapetrace collect --publish ...)")
       ->required();
