@@ -1,6 +1,8 @@
 // The collector's receive loop: validate, check sequences, record, publish (see collector.h).
 #include "collector.h"
 
+#include "wire/endpoint.h"
+
 #include "wire/format_error.h"
 
 #include <algorithm>
@@ -95,20 +97,9 @@ void checkListenEndpoint(const std::string& endpoint, bool curve) {
 }
 
 void preparePrivateDirectory(const std::string& dir) {
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-    throw std::runtime_error("cannot create " + dir + ": " + std::strerror(errno));
-  struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0)
-    throw std::runtime_error("cannot stat " + dir + ": " + std::strerror(errno));
-  if (!S_ISDIR(st.st_mode) || st.st_uid != ::getuid())
-    throw std::runtime_error(dir + " is not a directory owned by you; refusing to put the "
-                                   "collector's socket there");
-  if ((st.st_mode & 077) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%03o", st.st_mode & 0777);
-    throw std::runtime_error(dir + " is accessible to other users (mode " + mode +
-                             "); run 'chmod 700 " + dir + "'");
-  }
+  const std::string problem = wire::claimPrivateDirectory(dir);
+  if (!problem.empty())
+    throw std::runtime_error(problem + "; refusing to put the collector's socket there");
 }
 
 std::string readCurveSecretKey(const std::string& path) {

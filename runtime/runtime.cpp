@@ -89,6 +89,8 @@ wire::ProcessStart describeProcess(uint64_t start_ns) {
     const size_t end = cmdline.find('\0', at);
     start.arguments.push_back(cmdline.substr(at, end - at));
     at = end == std::string::npos ? cmdline.size() : end + 1;
+    // SHAPETRACE_REDACT_ARGS: the program's name only (its arguments may hold secrets).
+    if (flags().redact_args) break;
   }
   char host[256] = {};
   gethostname(host, sizeof host - 1);
@@ -105,6 +107,15 @@ wire::ProcessStart describeProcess(uint64_t start_ns) {
 // A forked child writes its own recording next to its parent's: DIR-<pid>.
 std::string g_output_for_child;
 
+// Why the default socket's directory may not be used (empty: it may). An explicit
+// SHAPETRACE_ENDPOINT is the user's choice and used as given; the default one is checked as the
+// collector checks it (wire::claimPrivateDirectory), and claimed when missing, so that no other
+// user can put a socket there later.
+std::string defaultSocketProblem(const Flags& config) {
+  if (!config.endpoint.empty()) return {};
+  return wire::claimPrivateDirectory(wire::defaultEndpointDirectory());
+}
+
 std::unique_ptr<Sink> makeSink() {
   const Flags& config = flags();
   std::string error;
@@ -117,6 +128,13 @@ std::unique_ptr<Sink> makeSink() {
   if (!config.output.empty()) {
     const std::string directory = g_output_for_child.empty() ? config.output : g_output_for_child;
     sink = makeRecordingSink(directory, error);
+  } else if (const std::string problem = defaultSocketProblem(config); !problem.empty()) {
+    // Another user may have made the directory to receive our stream: send nothing. Said only
+    // when asked, as a program that was never meant to be traced must print nothing of ours.
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    if (config.verbose)
+      warn(problem + "; not connecting to the default collector socket, tracing is off");
+    return nullptr;
   } else {
     const std::string endpoint =
         config.endpoint.empty() ? wire::defaultEndpoint() : config.endpoint;

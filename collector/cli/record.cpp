@@ -31,12 +31,13 @@ struct RecordOptions {
   std::string publish;
   bool lossy = false;
   bool readable = false;
+  bool redact_args = false;
   std::vector<std::string> program;
 };
 
 // Starts the program; exits 127 in the child when it cannot be executed.
 pid_t startProgram(const std::vector<std::string>& program, const std::string& endpoint,
-                   bool lossy) {
+                   bool lossy, bool redact_args) {
   std::vector<char*> argv;
   for (const std::string& arg : program)
     argv.push_back(const_cast<char*>(arg.c_str()));
@@ -48,6 +49,7 @@ pid_t startProgram(const std::vector<std::string>& program, const std::string& e
     ::setenv("SHAPETRACE_ENDPOINT", endpoint.c_str(), 1);
     if (!lossy)
       ::setenv("SHAPETRACE_BLOCKING", "1", /*overwrite=*/0); // the user's own setting wins
+    if (redact_args) ::setenv("SHAPETRACE_REDACT_ARGS", "1", 1);
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGTERM, SIG_DFL);
     ::execvp(argv[0], argv.data());
@@ -100,7 +102,7 @@ int runRecord(const RecordOptions& o) {
   // Grandchildren whose parent exits are re-parented to us, so we can wait for all of them.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   installStopHandlers();
-  const pid_t program = startProgram(o.program, options.listen.front(), o.lossy);
+  const pid_t program = startProgram(o.program, options.listen.front(), o.lossy, o.redact_args);
   int program_status = 0;
   bool forwarded = false;
   for (;;) {
@@ -151,6 +153,9 @@ Runner setupRecord(CLI::App& command) {
   command.add_flag("--lossy", o->lossy,
                    "let the program drop events (counted) instead of waiting when the pipeline "
                    "falls behind; by default it waits, so the recording is complete");
+  command.add_flag("--redact-args", o->redact_args,
+                   "keep the program's arguments out of the recording (SHAPETRACE_REDACT_ARGS=1 "
+                   "for it and its children): only argv[0] is recorded");
   command.add_option("program", o->program, "the program and its arguments (after --)")
       ->required()
       ->expected(-1);

@@ -14,4 +14,10 @@ std::string defaultEndpointDirectory();
 // "ipc://" + defaultEndpointDirectory() + "/collector.sock".
 std::string defaultEndpoint();
 
+// Makes sure `dir` is a directory only this user can enter, creating it (mode 0700) when missing:
+// the collector before it listens there, the runtime before it connects there (so that another
+// user cannot put a socket of theirs in our place). Returns what is wrong, empty when nothing is: a
+// symlink or not a directory, another owner, access for group or others.
+std::string claimPrivateDirectory(const std::string& dir);
+
 } // namespace shapetrace::wire

@@ -6,6 +6,9 @@
 #include "recording/recording.h"
 
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
 #include <map>
 
 namespace shapetrace {
@@ -81,6 +84,31 @@ TEST(EndToEnd, EightInstrumentedProcessesWithFourThreadsEachRecordExactly) {
   }
   EXPECT_EQ(worker_threads, 32u);
   EXPECT_EQ(leaf_enters, 8u * 4 * 2 * kCalls);
+}
+
+// `record --redact-args`: the program's arguments appear nowhere in the recording's files (the
+// process start, collector.json), while without it they do.
+TEST(EndToEnd, RedactedArgumentsAreNowhereInTheRecording) {
+  TempDir tmp;
+  auto bytesOf = [](const std::string& dir) {
+    std::string all;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      std::ifstream in(entry.path(), std::ios::binary);
+      all.append(std::istreambuf_iterator<char>(in), {});
+    }
+    return all;
+  };
+  // 31337 calls: an argument that cannot appear in the recording by chance as text.
+  auto [code, output] = run({SHAPETRACE_BIN, "record", "-o", tmp.sub("plain"), "--",
+                             INSTRUMENTED_WORKERS, "1", "31337"});
+  ASSERT_EQ(code, 0) << output;
+  EXPECT_NE(bytesOf(tmp.sub("plain")).find("31337"), std::string::npos);
+  std::tie(code, output) = run({SHAPETRACE_BIN, "record", "--redact-args", "-o",
+                                tmp.sub("redacted"), "--", INSTRUMENTED_WORKERS, "1", "31337"});
+  ASSERT_EQ(code, 0) << output;
+  const std::string recorded = bytesOf(tmp.sub("redacted"));
+  EXPECT_EQ(recorded.find("31337"), std::string::npos);
+  EXPECT_NE(recorded.find("instrumented_workers"), std::string::npos) << "argv[0] is kept";
 }
 
 } // namespace

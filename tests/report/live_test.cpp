@@ -199,12 +199,19 @@ TEST_F(LiveTest, BadArgumentsAreClearErrors) {
 
 namespace {
 
+std::string firstLine(const fs::path& file) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
 // The port from a `live`'s "serving" line in `out` (waits for it; 0 when it never came).
 int startLive(const fs::path& out, const std::string& host_pattern) {
   for (int i = 0; i < 300; ++i) {
     std::smatch m;
     const std::string text = slurp(out);
-    if (std::regex_search(text, m, std::regex("serving http://" + host_pattern + R"(:(\d+)/)")))
+    if (std::regex_search(text, m, std::regex("serving https?://" + host_pattern + R"(:(\d+)/)")))
       return std::stoi(m[1]);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
@@ -322,18 +329,108 @@ TEST_F(LiveTest, ClientsTricklingAHeaderDoNotKeepItFromAnsweringAndTimeOut) {
 
 TEST_F(LiveTest, AWildcardBindIsReportedWithAnAddressToOpen) {
   const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(freePort());
-  Child live({SHAPETRACE_BINARY, "live", "--connect", endpoint, "--http", "[::]:0"},
+  Child live({SHAPETRACE_BINARY, "live", "--connect", endpoint, "--http", "[::]:0", "--token-file",
+              (dir / "token").string()},
              dir / "live.out", dir / "live.err");
   const int port = startLive(dir / "live.out", "localhost");
   ASSERT_GT(port, 0) << slurp(dir / "live.out") << slurp(dir / "live.err");
   EXPECT_THAT(slurp(dir / "live.err"),
               ::testing::HasSubstr("serving on every address (::), reachable from other hosts"));
   httplib::Client client("::1", port);
-  auto r = client.Get("/api/snapshot");
+  auto r = client.Get("/api/snapshot", {{"Authorization", "Bearer " + firstLine(dir / "token")}});
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
   live.terminate();
   EXPECT_EQ(live.wait(), 0);
+}
+
+TEST_F(LiveTest, OffLoopbackItRefusesToStartWithoutAToken) {
+  auto [code, err] = run("live --connect tcp://127.0.0.1:1 --http 0.0.0.0:0 --duration 1");
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(err, ::testing::HasSubstr("refusing to serve the live page on 0.0.0.0:0: it is "
+                                        "reachable from other hosts and would be unauthenticated"));
+  std::ofstream(dir / "open-token") << "0123456789abcdef0123\n";
+  fs::permissions(dir / "open-token", fs::perms::owner_read | fs::perms::owner_write |
+                                          fs::perms::group_read | fs::perms::others_read);
+  std::tie(code, err) = run("live --connect tcp://127.0.0.1:1 --http 0.0.0.0:0 --duration 1 "
+                            "--token-file " + (dir / "open-token").string());
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(err, ::testing::HasSubstr("is accessible to other users; run 'chmod 600"));
+}
+
+TEST_F(LiveTest, WithATokenOnlyRequestsThatCarryItAreAnswered) {
+  const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(freePort());
+  const fs::path token_file = dir / "token";
+  Child live({SHAPETRACE_BINARY, "live", "--connect", endpoint, "--http", "0.0.0.0:0",
+              "--token-file", token_file.string()},
+             dir / "live.out", dir / "live.err");
+  const int port = startLive(dir / "live.out", "localhost");
+  ASSERT_GT(port, 0) << slurp(dir / "live.err");
+  // Made private, with a fresh 256-bit token, printed once in the URL to open.
+  EXPECT_EQ(fs::status(token_file).permissions() & fs::perms::mask,
+            fs::perms::owner_read | fs::perms::owner_write);
+  const std::string token = firstLine(token_file);
+  EXPECT_EQ(token.size(), 64u);
+  EXPECT_THAT(slurp(dir / "live.out"), ::testing::HasSubstr("/?token=" + token + " "));
+
+  httplib::Client client("127.0.0.1", port);
+  for (const auto& path : {"/", "/api/snapshot", "/api/snapshot?token=wrong"}) {
+    auto r = client.Get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 401) << path;
+    EXPECT_EQ(r->body.find("live_state"), std::string::npos) << path;
+  }
+  auto r = client.Get("/api/snapshot", {{"Authorization", "Bearer x" + token}});
+  EXPECT_EQ(r->status, 401);
+  r = client.Get("/api/snapshot", {{"Authorization", "Bearer " + token}});
+  EXPECT_EQ(r->status, 200);
+  EXPECT_NE(r->body.find("live_state"), std::string::npos);
+  // The printed URL opens the page and leaves a cookie for the page's own requests.
+  r = client.Get("/?token=" + token);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->get_header_value("Set-Cookie"),
+            "shapetrace_token=" + token + "; HttpOnly; SameSite=Strict; Path=/");
+  r = client.Get("/api/snapshot", {{"Cookie", "other=1; shapetrace_token=" + token}});
+  EXPECT_EQ(r->status, 200);
+  // Only the documented paths exist, and no request carries a large body.
+  r = client.Get("/etc/passwd", {{"Authorization", "Bearer " + token}});
+  EXPECT_EQ(r->status, 404);
+  r = client.Post("/api/snapshot", {{"Authorization", "Bearer " + token}},
+                  std::string(1 << 20, 'x'), "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413);
+  live.terminate();
+  EXPECT_EQ(live.wait(), 0);
+}
+
+// --tls-cert/--tls-key: the page over HTTPS (cpp-httplib's OpenSSL support), with the token.
+TEST_F(LiveTest, ServesHttpsWithACertificate) {
+  const std::string cert = (dir / "cert.pem").string(), key = (dir / "key.pem").string();
+  ASSERT_EQ(std::system(("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost "
+                         "-keyout " + key + " -out " + cert + " 2>/dev/null").c_str()), 0);
+  const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(freePort());
+  Child live({SHAPETRACE_BINARY, "live", "--connect", endpoint, "--http", "127.0.0.1:0",
+              "--tls-cert", cert, "--tls-key", key, "--token-file", (dir / "token").string()},
+             dir / "live.out", dir / "live.err");
+  const int port = startLive(dir / "live.out", R"(127\.0\.0\.1)");
+  ASSERT_GT(port, 0) << slurp(dir / "live.err");
+  EXPECT_THAT(slurp(dir / "live.out"), ::testing::HasSubstr("serving https://127.0.0.1:"));
+  httplib::SSLClient client("127.0.0.1", port);
+  client.enable_server_certificate_verification(false); // self-signed for the test
+  auto r = client.Get("/api/snapshot", {{"Authorization", "Bearer " + firstLine(dir / "token")}});
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 200);
+  r = client.Get("/api/snapshot");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  // Plain HTTP on the same port gets no data.
+  EXPECT_EQ(request(port, "127.0.0.1").find("live_state"), std::string::npos);
+  live.terminate();
+  EXPECT_EQ(live.wait(), 0);
+  auto [code, err] = run("live --connect " + endpoint + " --tls-cert " + cert + " --tls-key " + cert);
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(err, ::testing::HasSubstr("cannot use the TLS certificate"));
 }
 
 } // namespace

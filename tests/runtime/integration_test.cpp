@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <numeric>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zmq.h>
 
 namespace shapetrace::test {
@@ -448,6 +450,104 @@ TEST(RuntimeIntegration, UnusableOutputIsReportedAndTheProgramRunsUnchanged) {
   EXPECT_EQ(run.exit_code, 3);
   EXPECT_EQ(run.out, "done calls 100\n");
   EXPECT_THAT(run.err, HasSubstr("SHAPETRACE_OUTPUT"));
+}
+
+} // namespace
+} // namespace shapetrace::test
+
+namespace shapetrace::test {
+namespace {
+
+// The default socket (no SHAPETRACE_ENDPOINT) is used only when its directory is the user's own,
+// private and not a symlink, as the collector requires; otherwise the program connects nowhere,
+// sends nothing and runs as it would untraced, saying why only when asked (SHAPETRACE_VERBOSE).
+class DefaultSocketTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    char made[] = "/tmp/shapetrace-xdg-XXXXXX";
+    ASSERT_NE(mkdtemp(made), nullptr);
+    runtime_dir = made;
+    socket_dir = runtime_dir + "/shapetrace";
+  }
+  void TearDown() override { std::filesystem::remove_all(runtime_dir); }
+
+  // Runs `calls 100` with XDG_RUNTIME_DIR pointing here while a listener waits in socket_dir.
+  std::pair<ProgramRun, std::vector<wire::StreamItem>> runAgainstListener(bool verbose) {
+    Capture listener("", socket_dir);
+    std::map<std::string, std::string> env{{"XDG_RUNTIME_DIR", runtime_dir}};
+    env.emplace("SHAPETRACE_ENDPOINT", ""); // unset for the program: the default applies
+    if (verbose) env.emplace("SHAPETRACE_VERBOSE", "1");
+    ProgramRun run = runProgram(TRACED_PROGRAM, {"calls", "100"}, env);
+    return {run, listener.receive(1, verbose ? 1500 : 3000)};
+  }
+
+  std::string runtime_dir, socket_dir;
+};
+
+TEST_F(DefaultSocketTest, APrivateDirectoryOfTheUserIsUsed) {
+  ASSERT_EQ(::mkdir(socket_dir.c_str(), 0700), 0);
+  auto [run, items] = runAgainstListener(false);
+  EXPECT_EQ(run.exit_code, 3);
+  EXPECT_EQ(run.out, "done calls 100\n");
+  EXPECT_EQ(itemsOfType<wire::ProcessEnd>(items).size(), 1u);
+}
+
+TEST_F(DefaultSocketTest, ADirectoryOfAnotherUserIsNotConnectedTo) {
+  ASSERT_EQ(::mkdir(socket_dir.c_str(), 0700), 0);
+  ASSERT_EQ(::chown(socket_dir.c_str(), 4242, 4242), 0) << "the tests run as root";
+  for (bool verbose : {false, true}) {
+    auto [run, items] = runAgainstListener(verbose);
+    EXPECT_EQ(run.exit_code, 3);
+    EXPECT_EQ(run.out, "done calls 100\n");
+    EXPECT_TRUE(items.empty()) << items.size() << " items reached the other user's socket";
+    if (verbose)
+      EXPECT_THAT(run.err, HasSubstr(socket_dir + " is not a directory owned by you; not "
+                                                  "connecting to the default collector socket"));
+    else
+      EXPECT_EQ(run.err, "");
+  }
+}
+
+TEST_F(DefaultSocketTest, ADirectoryOthersCanEnterIsNotConnectedTo) {
+  ASSERT_EQ(::mkdir(socket_dir.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(socket_dir.c_str(), 0777), 0);
+  auto [run, items] = runAgainstListener(true);
+  EXPECT_EQ(run.out, "done calls 100\n");
+  EXPECT_TRUE(items.empty());
+  EXPECT_THAT(run.err, HasSubstr("is accessible to other users (mode 777)"));
+}
+
+TEST_F(DefaultSocketTest, ASymlinkedDirectoryIsNotConnectedTo) {
+  const std::string target = runtime_dir + "/elsewhere";
+  ASSERT_EQ(::mkdir(target.c_str(), 0700), 0);
+  ASSERT_EQ(::symlink(target.c_str(), socket_dir.c_str()), 0);
+  auto [run, items] = runAgainstListener(true);
+  EXPECT_EQ(run.exit_code, 3);
+  EXPECT_EQ(run.out, "done calls 100\n");
+  EXPECT_TRUE(items.empty());
+  EXPECT_THAT(run.err, HasSubstr("is not a directory owned by you"));
+}
+
+TEST_F(DefaultSocketTest, AMissingDirectoryIsMadePrivateBeforeAnyoneElseCanMakeIt) {
+  ProgramRun run = runProgram(TRACED_PROGRAM, {"calls", "10"},
+                              {{"XDG_RUNTIME_DIR", runtime_dir}, {"SHAPETRACE_ENDPOINT", ""}});
+  EXPECT_EQ(run.out, "done calls 10\n");
+  struct stat st {};
+  ASSERT_EQ(::lstat(socket_dir.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+}
+
+TEST(RuntimeIntegration, RedactedArgumentsStayOutOfTheStream) {
+  const Traced plain = trace({"calls", "10", "s3cr3t-argument"});
+  ASSERT_EQ(itemsOfType<wire::ProcessStart>(plain.items).size(), 1u);
+  EXPECT_THAT(itemsOfType<wire::ProcessStart>(plain.items)[0].arguments,
+              ElementsAre(TRACED_PROGRAM, "calls", "10", "s3cr3t-argument"));
+  const Traced redacted = trace({"calls", "10", "s3cr3t-argument"}, {{"SHAPETRACE_REDACT_ARGS", "1"}});
+  EXPECT_EQ(redacted.run.out, "done calls 10 s3cr3t-argument\n");
+  const auto starts = itemsOfType<wire::ProcessStart>(redacted.items);
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_THAT(starts[0].arguments, ElementsAre(TRACED_PROGRAM));
 }
 
 } // namespace

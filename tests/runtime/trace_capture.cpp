@@ -72,11 +72,16 @@ ProgramRun runProgram(const std::string& program, const std::vector<std::string>
   return run;
 }
 
-Capture::Capture(const std::string& curve_secret_key) {
-  char directory[] = "/tmp/shapetrace-capture-XXXXXX";
-  if (!mkdtemp(directory))
-    throw std::runtime_error("mkdtemp failed");
-  directory_ = directory;
+Capture::Capture(const std::string& curve_secret_key, const std::string& directory) {
+  if (directory.empty()) {
+    char made[] = "/tmp/shapetrace-capture-XXXXXX";
+    if (!mkdtemp(made))
+      throw std::runtime_error("mkdtemp failed");
+    directory_ = made;
+  } else {
+    directory_ = directory;
+    own_directory_ = false;
+  }
   endpoint_ = "ipc://" + directory_ + "/collector.sock";
   context_ = zmq_ctx_new();
   socket_ = zmq_socket(context_, ZMQ_PULL);
@@ -97,7 +102,8 @@ Capture::~Capture() {
   zmq_close(socket_);
   zmq_ctx_term(context_);
   unlink((directory_ + "/collector.sock").c_str());
-  rmdir(directory_.c_str());
+  if (own_directory_)
+    rmdir(directory_.c_str());
 }
 
 std::vector<wire::StreamItem> Capture::receive(int process_ends, int timeout_ms) {

@@ -22,11 +22,12 @@ struct ProgramRun {
 ProgramRun runProgram(const std::string& program, const std::vector<std::string>& args,
                       const std::map<std::string, std::string>& env, int timeout_ms = 60000);
 
-// A PULL socket bound to a fresh ipc:// endpoint in a private temporary directory; with a Z85
-// `curve_secret_key` it is a CURVE server, as a collector with --curve-secret-key.
+// A PULL socket bound to a fresh ipc:// endpoint in a private temporary directory (or in
+// `directory`, which must exist, as DIR/collector.sock); with a Z85 `curve_secret_key` it is a
+// CURVE server, as a collector with --curve-secret-key.
 class Capture {
 public:
-  explicit Capture(const std::string& curve_secret_key = "");
+  explicit Capture(const std::string& curve_secret_key = "", const std::string& directory = "");
   ~Capture();
   Capture(const Capture&) = delete;
   Capture& operator=(const Capture&) = delete;
@@ -40,6 +41,7 @@ private:
   void* context_;
   void* socket_;
   std::string directory_;
+  bool own_directory_ = true;
   std::string endpoint_;
 };
 

@@ -6,25 +6,26 @@
 // poll GET /api/snapshot (the page data as JSON) every second. The server binds 127.0.0.1 unless
 // told otherwise: the page shows function names and timings of the traced program.
 //
-// Hardening (docs/report.md, "Live page"): a request whose Host header is not a name this server
-// answers to (localhost, an IP address, the bound name, this machine's name) is refused with 421,
-// so that a page on another site cannot read ours through DNS rebinding; each connection has a
-// thread of its own (up to kMaxConnections), and reads time out after kReadTimeout, so that slow
-// or idle clients cannot keep the page from answering anyone else.
+// Hardening (docs/security.md, docs/report.md): who may read the page is live_access.h's (the
+// Host check against DNS rebinding, the token that any address but loopback requires); each
+// connection has a thread of its own (up to kMaxConnections), reads time out after kReadTimeout,
+// and request bodies are refused past kMaxRequestBytes, so that slow, idle or oversized clients
+// cannot keep the page from answering anyone else. Only the documented paths are served.
 #include "analyzer.h"
 #include "cli/analysis_flags.h"
 #include "cli/command.h"
+#include "report/cli/live_access.h"
 #include "report/live_session.h"
 #include "report/page.h"
 
 #include <httplib.h>
 
-#include <arpa/inet.h>
 #include <atomic>
 #include <condition_variable>
 #include <csignal>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <cstdio>
 #include <stdexcept>
 #include <thread>
@@ -37,6 +38,8 @@ namespace {
 struct LiveArgs {
   std::string connect;
   std::string http = "127.0.0.1:8470";
+  std::string token_file;
+  std::string tls_cert, tls_key;
   bool no_http = false;
   double duration = 0;
   double interval = 1.0;
@@ -50,6 +53,7 @@ struct LiveArgs {
 };
 
 constexpr size_t kMaxConnections = 128;
+constexpr size_t kMaxRequestBytes = 64 * 1024; // no documented request has a body
 constexpr time_t kReadTimeoutSeconds = 2;
 
 // A thread per connection, up to kMaxConnections at once (more wait in order): cpp-httplib's
@@ -112,67 +116,9 @@ private:
   ConnectionThreads& threads_;
 };
 
-std::string withoutBrackets(const std::string& host) {
-  return host.size() >= 2 && host.front() == '[' && host.back() == ']'
-             ? host.substr(1, host.size() - 2)
-             : host;
-}
-
-bool isIpLiteral(const std::string& host) {
-  unsigned char address[16];
-  const std::string bare = withoutBrackets(host);
-  return inet_pton(AF_INET, bare.c_str(), address) == 1 ||
-         (host.front() == '[' && inet_pton(AF_INET6, bare.c_str(), address) == 1);
-}
-
-bool isWildcard(const std::string& host) { return host == "0.0.0.0" || host == "::" || host.empty(); }
-
-// Whether a request's Host header names this server: DNS rebinding makes a page of another site
-// send requests to us under its own name, which this refuses. IP literals cannot be rebound.
-bool hostAllowed(const std::string& header, const std::string& bound_host, int port) {
-  std::string name = header;
-  // Strip ":PORT" (after a bracketed IPv6 literal, or the only colon).
-  if (const size_t colon = name.rfind(':');
-      colon != std::string::npos && (name.front() == '[' ? name[colon - 1] == ']'
-                                                         : name.find(':') == colon)) {
-    if (name.substr(colon + 1) != std::to_string(port))
-      return false;
-    name.resize(colon);
-  }
-  std::transform(name.begin(), name.end(), name.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (name.empty())
-    return false;
-  if (name == "localhost" || isIpLiteral(name) || name == bound_host ||
-      "[" + bound_host + "]" == name)
-    return true;
-  char machine[256] = {};
-  return ::gethostname(machine, sizeof machine - 1) == 0 && name == machine;
-}
-
 std::atomic<bool> g_stop{false};
 void onSignal(int) { g_stop.store(true); }
 
-std::pair<std::string, int> parseHostPort(const std::string& text) {
-  const size_t colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0)
-    throw std::invalid_argument("--http wants HOST:PORT (e.g. 127.0.0.1:8470), not '" + text + "'");
-  const std::string host = withoutBrackets(text.substr(0, colon)); // [::1]:8470
-  const std::string port_text = text.substr(colon + 1);
-  size_t used = 0;
-  int port = -1;
-  try {
-    port = std::stoi(port_text, &used);
-  } catch (const std::exception&) {
-  }
-  if (used != port_text.size() || port < 0 || port > 65535)
-    throw std::invalid_argument("--http: '" + port_text + "' is not a port number (0-65535)");
-  return {host, port};
-}
-
-bool isLoopback(const std::string& host) {
-  return host == "127.0.0.1" || host == "localhost" || host == "::1" || host.starts_with("127.");
-}
 
 // The page with the latest data and the live setting.
 std::string livePage(const LiveSnapshot& snapshot, int interval_ms) {
@@ -258,12 +204,20 @@ int runLive(const LiveArgs& options) {
   // Bind first: a port in use is an error the user must see before anything else happens.
   // Leaked on purpose when a client still holds a connection at exit (ConnectionThreads).
   auto* connections = new ConnectionThreads;
-  auto& server = *new httplib::Server;
+  if (options.tls_cert.empty() != options.tls_key.empty())
+    throw std::invalid_argument("--tls-cert and --tls-key go together");
+  const bool tls = !options.tls_cert.empty();
+  auto& server = tls ? *new httplib::SSLServer(options.tls_cert.c_str(), options.tls_key.c_str())
+                     : *new httplib::Server;
+  if (!server.is_valid())
+    throw std::runtime_error("cannot use the TLS certificate " + options.tls_cert + " with the key " +
+                             options.tls_key + " (PEM files expected)");
   server.new_task_queue = [connections] { return new ConnectionQueue(*connections); };
   server.set_read_timeout(kReadTimeoutSeconds, 0);
   server.set_write_timeout(kReadTimeoutSeconds, 0);
   server.set_keep_alive_timeout(kReadTimeoutSeconds);
   server.set_keep_alive_max_count(100);
+  server.set_payload_max_length(kMaxRequestBytes);
   // cpp-httplib sets SO_REUSEPORT by default, which lets a second server bind a port in use and
   // share its connections at random; SO_REUSEADDR alone makes "port in use" an error.
   server.set_socket_options([](socket_t sock) {
@@ -271,8 +225,17 @@ int runLive(const LiveArgs& options) {
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
   std::string url;
+  std::optional<AccessToken> token;
   if (!options.no_http) {
     const auto [host, port] = parseHostPort(options.http);
+    const bool open = isWildcard(host) || !isLoopback(host);
+    if (open && options.token_file.empty())
+      throw std::runtime_error(
+          "refusing to serve the live page on " + options.http +
+          ": it is reachable from other hosts and would be unauthenticated. Give --token-file "
+          "FILE (created with a random token when missing), or serve on 127.0.0.1 and reach it "
+          "through an ssh tunnel (docs/security.md)");
+    if (!options.token_file.empty()) token = AccessToken::fromFile(options.token_file);
     const int bound = port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
     if (bound < 0)
       throw std::runtime_error("cannot listen on " + options.http +
@@ -280,24 +243,36 @@ int runLive(const LiveArgs& options) {
     if (isWildcard(host))
       std::fprintf(stderr,
                    "shapetrace live: warning: serving on every address (%s), reachable from other "
-                   "hosts\n",
+                   "hosts (with the token)\n",
                    host.c_str());
-    else if (!isLoopback(host))
-      std::fprintf(stderr, "shapetrace live: warning: serving on %s, reachable from other hosts\n",
+    else if (open)
+      std::fprintf(stderr,
+                   "shapetrace live: warning: serving on %s, reachable from other hosts (with the "
+                   "token)\n",
                    host.c_str());
     // A wildcard address is not one to open: this machine answers on localhost.
     const std::string shown = isWildcard(host) ? "localhost" : host;
-    url = "http://" + (shown.find(':') != std::string::npos ? "[" + shown + "]" : shown) + ":" +
+    url = std::string(tls ? "https://" : "http://") + (shown.find(':') != std::string::npos ? "[" + shown + "]" : shown) + ":" +
           std::to_string(bound) + "/";
-    server.set_pre_routing_handler(
-        [bound_host = host, bound](const httplib::Request& req, httplib::Response& res) {
-          if (hostAllowed(req.get_header_value("Host"), bound_host, bound))
-            return httplib::Server::HandlerResponse::Unhandled;
-          res.status = 421; // Misdirected Request
-          res.set_content("this server answers to localhost and its addresses only\n",
-                          "text/plain");
-          return httplib::Server::HandlerResponse::Handled;
-        });
+    server.set_pre_routing_handler([bound_host = host, bound, &token](const httplib::Request& req,
+                                                                      httplib::Response& res) {
+      if (!hostAllowed(req.get_header_value("Host"), bound_host, bound)) {
+        res.status = 421; // Misdirected Request
+        res.set_content("this server answers to localhost and its addresses only\n",
+                        "text/plain");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      if (token && !token->admits(req)) {
+        res.status = 401;
+        res.set_header("WWW-Authenticate", "Bearer");
+        res.set_content("this page needs its token: open the URL `shapetrace live` printed\n",
+                        "text/plain");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      // The page's own requests then carry the token without it in their URL.
+      if (token && req.has_param("token")) res.set_header("Set-Cookie", token->cookie());
+      return httplib::Server::HandlerResponse::Unhandled;
+    });
   }
 
   LiveSession session(options.connect, options.analysis.settings,
@@ -322,7 +297,9 @@ int runLive(const LiveArgs& options) {
     server.Get("/favicon.ico",
                [](const httplib::Request&, httplib::Response& res) { res.status = 204; });
     http = std::thread([&server] { server.listen_after_bind(); });
-    std::printf("shapetrace live: serving %s (Ctrl-C to stop)\n", url.c_str());
+    // The only place the token is shown: to the person who started the server.
+    std::printf("shapetrace live: serving %s%s (Ctrl-C to stop)\n", url.c_str(),
+                token ? ("?token=" + token->value()).c_str() : "");
     std::fflush(stdout);
   }
 
@@ -362,8 +339,18 @@ cli::Runner setupLive(CLI::App& command) {
                      "The collector's publish endpoint (shapetrace collect --publish ...)")
       ->required();
   command.add_option("--http", options->http,
-                     "Serve the live page on HOST:PORT (port 0: any free port)")
+                     "Serve the live page on HOST:PORT (port 0: any free port); any address but "
+                     "loopback needs --token-file")
       ->capture_default_str();
+  command.add_option("--tls-cert", options->tls_cert,
+                     "Serve HTTPS with this PEM certificate (chain), with --tls-key")
+      ->check(CLI::ExistingFile);
+  command.add_option("--tls-key", options->tls_key, "The PEM private key of --tls-cert")
+      ->check(CLI::ExistingFile);
+  command.add_option("--token-file", options->token_file,
+                     "Require the access token in FILE (mode 0600; created with a random token "
+                     "when missing) from every request: ?token=, a cookie, or Authorization: "
+                     "Bearer");
   command.add_flag("--no-http", options->no_http, "Terminal summary only, no web page");
   command.add_option("--duration", options->duration, "Stop after this many seconds (0: never)")
       ->check(CLI::NonNegativeNumber);
