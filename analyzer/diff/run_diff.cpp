@@ -1,0 +1,610 @@
+// Structural matching of two runs' models and the tests that decide what changed.
+#include "diff/run_diff.h"
+
+#include "shape_metric.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <tuple>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace shapetrace::analyzer {
+namespace {
+
+using Json = nlohmann::json;
+
+struct ShapeEntry {
+  ShapeId table_id = kNullShape; // in the shared table
+  uint32_t function = 0;         // shared function index
+  uint64_t calls = 0;
+  DurationSummary stats;
+};
+
+struct ClusterEntry {
+  uint32_t function = 0;
+  std::vector<ShapeId> members; // shared table ids
+  uint64_t calls = 0;
+  DurationSummary stats;
+};
+
+// One run's model, its shapes interned into the shared table.
+struct Side {
+  std::vector<uint32_t> function_of;          // model function id -> shared function index
+  std::map<uint32_t, uint64_t> function_calls; // shared index -> calls
+  std::map<uint32_t, DurationSummary> function_stats;
+  std::vector<ShapeEntry> shapes;             // by model shape id (0: null, unused)
+  std::unordered_map<ShapeId, size_t> by_table_id;
+  std::vector<ClusterEntry> clusters;
+  double seconds = 0;
+  uint64_t calls = 0;
+};
+
+// Function identities shared by both runs, and the table their shapes are interned in.
+struct Shared {
+  ShapeTable table;
+  std::map<std::string, uint32_t> index_of;
+  std::vector<std::string> names;
+  uint32_t functionIndex(const std::string& identity, const std::string& name) {
+    auto [it, added] = index_of.try_emplace(identity, static_cast<uint32_t>(names.size()));
+    if (added) names.push_back(name);
+    return it->second;
+  }
+};
+
+DurationSummary summaryOf(const Json& stats) {
+  auto number = [](const Json& value) {
+    return value.is_string() ? std::stod(value.get<std::string>()) : value.get<double>();
+  };
+  return {stats.at("count").get<uint64_t>(), number(stats.at("mean_ns")),
+          number(stats.at("sd_ns")), number(stats.at("sum_ns")), number(stats.at("p99_ns"))};
+}
+
+// The run's length: from the first to the last bin of the threads' occurrence timelines.
+double secondsOf(const Json& model) {
+  const double bin_ns = model.at("timeline_bin_ns").get<double>();
+  double first = -1, last = -1;
+  for (const Json& thread : model.at("threads"))
+    for (const Json& ribbon : thread.at("timeline"))
+      for (const Json& cluster : ribbon)
+        for (const Json& cell : cluster.at("cells")) {
+          const double bin = cell.at(0).get<double>();
+          first = first < 0 ? bin : std::min(first, bin);
+          last = std::max(last, bin + 1);
+        }
+  return first < 0 ? 0 : (last - first) * bin_ns / 1e9;
+}
+
+Side readSide(const Json& model, Shared& shared, const char* which) {
+  if (!model.is_object() || model.value("format", "") != "shapetrace-analysis")
+    throw std::invalid_argument(std::string(which) +
+                                " is not a shapetrace analysis model (format "
+                                "\"shapetrace-analysis\")");
+  if (model.value("version", 0) != 1)
+    throw std::invalid_argument(std::string(which) + " is an analysis model of version " +
+                                std::to_string(model.value("version", 0)) +
+                                "; this shapetrace reads version 1");
+  Side side;
+  for (const Json& f : model.at("functions")) {
+    const std::string name = f.at("name").get<std::string>();
+    const std::string mangled = f.at("mangled").get<std::string>();
+    const uint32_t index = shared.functionIndex(mangled.empty() ? name : mangled, name);
+    side.function_of.push_back(index);
+    side.function_calls[index] += f.at("calls").get<uint64_t>();
+    side.function_stats[index] = summaryOf(f.at("stats"));
+    side.calls += f.at("calls").get<uint64_t>();
+  }
+  side.shapes.resize(1);
+  std::vector<ShapeId> children;
+  for (const Json& s : model.at("shapes")) {
+    const auto id = s.at("id").get<size_t>();
+    if (id != side.shapes.size())
+      throw std::invalid_argument(std::string(which) + ": shapes are not listed in id order");
+    children.clear();
+    for (const Json& child : s.at("children")) {
+      const auto c = child.get<size_t>();
+      if (c == 0 || c >= id)
+        throw std::invalid_argument(std::string(which) + ": shape " + std::to_string(id) +
+                                    " has a child that is not an earlier shape");
+      children.push_back(side.shapes[c].table_id);
+    }
+    children.resize(canonicalizeChildSet(children));
+    ShapeEntry entry;
+    entry.function = side.function_of.at(s.at("function").get<size_t>());
+    entry.table_id = shared.table.intern(entry.function, children);
+    entry.calls = s.at("calls").get<uint64_t>();
+    entry.stats = summaryOf(s.at("stats"));
+    side.by_table_id[entry.table_id] = side.shapes.size();
+    side.shapes.push_back(entry);
+  }
+  for (const Json& c : model.at("clusters")) {
+    ClusterEntry cluster;
+    cluster.function = side.function_of.at(c.at("function").get<size_t>());
+    for (const Json& member : c.at("shapes"))
+      cluster.members.push_back(side.shapes.at(member.get<size_t>()).table_id);
+    cluster.calls = c.at("calls").get<uint64_t>();
+    cluster.stats = summaryOf(c.at("stats"));
+    side.clusters.push_back(std::move(cluster));
+  }
+  side.seconds = secondsOf(model);
+  return side;
+}
+
+// Welch's statistic for the difference of two means (normal approximation: large counts).
+double welchZ(const DurationSummary& a, const DurationSummary& b) {
+  const double na = static_cast<double>(a.count), nb = static_cast<double>(b.count);
+  const double se = std::sqrt(a.sd_ns * a.sd_ns / na + b.sd_ns * b.sd_ns / nb);
+  if (se == 0) return a.mean_ns == b.mean_ns ? 0 : (b.mean_ns > a.mean_ns ? 1e9 : -1e9);
+  return (b.mean_ns - a.mean_ns) / se;
+}
+
+// The two-proportion statistic for x1/n1 against x2/n2.
+double proportionZ(double x1, double n1, double x2, double n2) {
+  const double p = (x1 + x2) / (n1 + n2);
+  const double se = std::sqrt(p * (1 - p) * (1 / n1 + 1 / n2));
+  if (se == 0) return 0;
+  return (x2 / n2 - x1 / n1) / se;
+}
+
+double relative(double before, double after) {
+  return before == 0 ? (after == 0 ? 0 : 1e9) : (after - before) / before;
+}
+
+double rate(double ns, double seconds) { return seconds > 0 ? ns / seconds : ns; }
+
+// Every function a shape calls, below its base function (shared indices).
+const std::set<uint32_t>& calledBy(const ShapeTable& table, ShapeId shape,
+                                   std::unordered_map<ShapeId, std::set<uint32_t>>& memo) {
+  if (auto it = memo.find(shape); it != memo.end()) return it->second;
+  std::set<uint32_t> called;
+  for (ShapeId child : table.children(shape)) {
+    called.insert(table.function(child));
+    const auto& below = calledBy(table, child, memo);
+    called.insert(below.begin(), below.end());
+  }
+  return memo[shape] = std::move(called);
+}
+
+std::string percent(double change) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%+.0f%%", change * 100);
+  return text;
+}
+
+class Differ {
+public:
+  Differ(const Json& base, const Json& now, const DiffSettings& settings)
+      : settings_(settings), base_(readSide(base, shared_, "BASE")),
+        new_(readSide(now, shared_, "NEW")) {}
+
+  RunDiff run() {
+    diff_.base_seconds = base_.seconds;
+    diff_.new_seconds = new_.seconds;
+    diff_.base_calls = base_.calls;
+    diff_.new_calls = new_.calls;
+    for (const auto& [function, calls] : new_.function_calls)
+      diff_.shared_functions += base_.function_calls.count(function);
+    if (diff_.shared_functions == 0)
+      throw std::invalid_argument("BASE and NEW have no function in common: they are runs of "
+                                  "different programs");
+    compareShapes();
+    std::sort(diff_.shapes.begin(), diff_.shapes.end(), [](const auto& a, const auto& b) {
+      if (a.derived != b.derived) return b.derived;
+      if (std::fabs(a.impact_ns_per_s) != std::fabs(b.impact_ns_per_s))
+        return std::fabs(a.impact_ns_per_s) > std::fabs(b.impact_ns_per_s);
+      return std::tie(a.kind, a.new_shape, a.base_shape) < std::tie(b.kind, b.new_shape, b.base_shape);
+    });
+    compareFunctions();
+    compareClusters();
+    explain();
+    return std::move(diff_);
+  }
+
+private:
+  void compareShapes() {
+    std::set<ShapeId> ids;
+    for (const auto& [id, at] : base_.by_table_id) ids.insert(id);
+    for (const auto& [id, at] : new_.by_table_id) ids.insert(id);
+    // New shapes first: whether a vanished one was replaced by a derived new one depends on them.
+    std::set<ShapeId> derived_new;
+    std::vector<ShapeId> gone;
+    for (ShapeId id : ids) {
+      const ShapeEntry* a = entry(base_, id);
+      const ShapeEntry* b = entry(new_, id);
+      if (a && b) {
+        compareMatched(*a, *b);
+      } else if (b) {
+        ShapeChange c = newShape(*b);
+        c.derived = c.nearest_distance < 0 || hasChangedChild(id, new_, base_);
+        if (c.derived) derived_new.insert(id);
+        diff_.shapes.push_back(std::move(c));
+      } else {
+        gone.push_back(id);
+      }
+    }
+    for (ShapeId id : gone) {
+      ShapeChange c = vanished(*entry(base_, id));
+      // Gone with its function, because a child's shape changed, or replaced by a new shape that
+      // is new because of a child.
+      const ShapeId replacement = nearestOf(id, new_);
+      c.derived = replacement == kNullShape || hasChangedChild(id, base_, new_) ||
+                  derived_new.count(replacement);
+      if (replacement != kNullShape) {
+        const auto& mine = calledBy(shared_.table, id, called_);
+        const auto& theirs = calledBy(shared_.table, replacement, called_);
+        for (uint32_t f : mine)
+          if (!theirs.count(f)) c.no_longer_calls.push_back(shared_.names[f]);
+      }
+      diff_.shapes.push_back(std::move(c));
+    }
+  }
+
+  // Whether one of `id`'s children occurs in `side` but not in `other` although its function
+  // occurs in both: then that child's shape changed, and `id` is new (or gone) because of it.
+  // (A child whose function only one side calls is the change of `id` itself: "also calls X".)
+  bool hasChangedChild(ShapeId id, const Side& side, const Side& other) {
+    for (ShapeId child : shared_.table.children(id))
+      if (side.by_table_id.count(child) && !other.by_table_id.count(child) &&
+          nearestOf(child, other) != kNullShape)
+        return true;
+    return false;
+  }
+
+  // The shape of `side` with the same function nearest to `id` by the Shape metric (kNullShape:
+  // none), ties to the one with more calls.
+  ShapeId nearestOf(ShapeId id, const Side& side) {
+    const ShapeEntry* nearest = nullptr;
+    double best = 0;
+    for (const ShapeEntry& s : side.shapes) {
+      if (s.table_id == kNullShape || s.table_id == id ||
+          s.function != shared_.table.function(id))
+        continue;
+      const double d = metric_.distance(s.table_id, id);
+      if (!nearest || d < best || (d == best && s.calls > nearest->calls)) {
+        nearest = &s;
+        best = d;
+      }
+    }
+    return nearest ? nearest->table_id : kNullShape;
+  }
+
+  static const ShapeEntry* entry(const Side& side, ShapeId id) {
+    const auto it = side.by_table_id.find(id);
+    return it == side.by_table_id.end() ? nullptr : &side.shapes[it->second];
+  }
+
+  ShapeChange change(ChangeKind kind, const ShapeEntry* a, const ShapeEntry* b) {
+    ShapeChange c;
+    c.kind = kind;
+    c.function = shared_.names[(a ? a : b)->function];
+    if (a) {
+      c.base_calls = a->calls;
+      c.base = a->stats;
+      c.base_share = share(base_, *a);
+      c.base_shape = static_cast<int64_t>(base_.by_table_id.at(a->table_id));
+    }
+    if (b) {
+      c.new_calls = b->calls;
+      c.now = b->stats;
+      c.new_share = share(new_, *b);
+      c.new_shape = static_cast<int64_t>(new_.by_table_id.at(b->table_id));
+    }
+    c.impact_ns_per_s = rate(c.now.sum_ns, new_.seconds) - rate(c.base.sum_ns, base_.seconds);
+    return c;
+  }
+
+  static double share(const Side& side, const ShapeEntry& shape) {
+    const uint64_t calls = side.function_calls.at(shape.function);
+    return calls == 0 ? 0 : static_cast<double>(shape.calls) / static_cast<double>(calls);
+  }
+
+  void compareMatched(const ShapeEntry& a, const ShapeEntry& b) {
+    if (a.stats.count >= settings_.min_calls && b.stats.count >= settings_.min_calls) {
+      const double z = welchZ(a.stats, b.stats);
+      const double moved = relative(a.stats.mean_ns, b.stats.mean_ns);
+      if (std::fabs(z) >= settings_.z && std::fabs(moved) >= settings_.min_change) {
+        ShapeChange c = change(moved > 0 ? ChangeKind::kSlower : ChangeKind::kFaster, &a, &b);
+        c.z = z;
+        diff_.shapes.push_back(std::move(c));
+      }
+    }
+    const double n1 = static_cast<double>(base_.function_calls.at(a.function));
+    const double n2 = static_cast<double>(new_.function_calls.at(b.function));
+    if (n1 == 0 || n2 == 0) return;
+    const double z = proportionZ(static_cast<double>(a.calls), n1, static_cast<double>(b.calls), n2);
+    const double moved = relative(share(base_, a), share(new_, b));
+    if (std::fabs(z) >= settings_.z && std::fabs(moved) >= settings_.min_change) {
+      ShapeChange c =
+          change(moved > 0 ? ChangeKind::kMoreFrequent : ChangeKind::kLessFrequent, &a, &b);
+      c.z = z;
+      diff_.shapes.push_back(std::move(c));
+    }
+  }
+
+  ShapeChange newShape(const ShapeEntry& b) {
+    ShapeChange c = change(ChangeKind::kNew, nullptr, &b);
+    // Its nearest shape of the same function in BASE, by the Shape metric.
+    const ShapeId nearest_id = nearestOf(b.table_id, base_);
+    const ShapeEntry* nearest = nearest_id == kNullShape ? nullptr : entry(base_, nearest_id);
+    if (nearest) c.nearest_distance = metric_.distance(nearest_id, b.table_id);
+    if (nearest) {
+      c.nearest_base_shape = static_cast<int64_t>(base_.by_table_id.at(nearest->table_id));
+      const auto& mine = calledBy(shared_.table, b.table_id, called_);
+      const auto& theirs = calledBy(shared_.table, nearest->table_id, called_);
+      for (uint32_t f : mine)
+        if (!theirs.count(f)) c.also_calls.push_back(shared_.names[f]);
+      for (uint32_t f : theirs)
+        if (!mine.count(f)) c.no_longer_calls.push_back(shared_.names[f]);
+    }
+    return c;
+  }
+
+  ShapeChange vanished(const ShapeEntry& a) { return change(ChangeKind::kVanished, &a, nullptr); }
+
+  void compareFunctions() {
+    for (const auto& [function, stats] : new_.function_stats) {
+      const auto before = base_.function_stats.find(function);
+      if (before == base_.function_stats.end()) continue;
+      FunctionChange f;
+      f.function = shared_.names[function];
+      f.base_calls = base_.function_calls.at(function);
+      f.new_calls = new_.function_calls.at(function);
+      f.base = before->second;
+      f.now = stats;
+      f.impact_ns_per_s = rate(f.now.sum_ns, new_.seconds) - rate(f.base.sum_ns, base_.seconds);
+      if (f.base.count >= settings_.min_calls && f.now.count >= settings_.min_calls) {
+        f.z = welchZ(f.base, f.now);
+        f.relative_change = relative(f.base.mean_ns, f.now.mean_ns);
+        f.significant = std::fabs(f.z) >= settings_.z &&
+                        std::fabs(f.relative_change) >= settings_.min_change;
+      }
+      for (size_t i = 0; i < diff_.shapes.size(); ++i)
+        if (diff_.shapes[i].function == f.function) f.explained_by.push_back(i);
+      diff_.functions.push_back(std::move(f));
+    }
+    std::sort(diff_.functions.begin(), diff_.functions.end(), [](const auto& a, const auto& b) {
+      return std::fabs(a.impact_ns_per_s) > std::fabs(b.impact_ns_per_s);
+    });
+  }
+
+  // Each NEW cluster against the BASE cluster of its function holding most of its calls' shapes.
+  void compareClusters() {
+    std::set<size_t> matched_base;
+    for (size_t n = 0; n < new_.clusters.size(); ++n) {
+      const ClusterEntry& b = new_.clusters[n];
+      ClusterChange c;
+      c.new_cluster = static_cast<int64_t>(n);
+      c.function = shared_.names[b.function];
+      c.new_calls = b.calls;
+      c.now = b.stats;
+      double best = 0;
+      for (size_t o = 0; o < base_.clusters.size(); ++o) {
+        const ClusterEntry& a = base_.clusters[o];
+        if (a.function != b.function) continue;
+        const std::set<ShapeId> members(a.members.begin(), a.members.end());
+        double shared_calls = 0;
+        for (ShapeId id : b.members)
+          if (members.count(id)) shared_calls += static_cast<double>(entry(new_, id)->calls);
+        if (shared_calls > best) {
+          best = shared_calls;
+          c.base_cluster = static_cast<int64_t>(o);
+        }
+      }
+      if (c.base_cluster >= 0) {
+        const ClusterEntry& a = base_.clusters[static_cast<size_t>(c.base_cluster)];
+        matched_base.insert(static_cast<size_t>(c.base_cluster));
+        c.base_calls = a.calls;
+        c.base = a.stats;
+        c.shared = b.calls ? best / static_cast<double>(b.calls) : 0;
+        if (a.stats.count >= settings_.min_calls && b.stats.count >= settings_.min_calls) {
+          c.z = welchZ(a.stats, b.stats);
+          c.relative_change = relative(a.stats.mean_ns, b.stats.mean_ns);
+          c.significant = std::fabs(c.z) >= settings_.z &&
+                          std::fabs(c.relative_change) >= settings_.min_change;
+        }
+      }
+      diff_.clusters.push_back(std::move(c));
+    }
+    for (size_t o = 0; o < base_.clusters.size(); ++o) {
+      if (matched_base.count(o)) continue;
+      ClusterChange c; // vanished
+      c.base_cluster = static_cast<int64_t>(o);
+      c.function = shared_.names[base_.clusters[o].function];
+      c.base_calls = base_.clusters[o].calls;
+      c.base = base_.clusters[o].stats;
+      diff_.clusters.push_back(std::move(c));
+    }
+  }
+
+  // Sentences for the largest movements of time: functions that got slower or faster, with the
+  // shape changes that account for most of it, then shape changes not explained so.
+  void explain() {
+    std::set<size_t> told;
+    for (const FunctionChange& f : diff_.functions) {
+      if (!f.significant || diff_.explanations.size() >= 5) continue;
+      std::string text = f.function + " got " + (f.relative_change > 0 ? "slower" : "faster") +
+                         " (" + percent(f.relative_change) + ": mean " + describeNs(f.base.mean_ns) +
+                         " -> " + describeNs(f.now.mean_ns) + ", " +
+                         describeNs(f.impact_ns_per_s) + " per second of run)";
+      std::vector<size_t> causes;
+      for (size_t i : f.explained_by)
+        if (!diff_.shapes[i].derived) causes.push_back(i);
+      std::sort(causes.begin(), causes.end(), [&](size_t x, size_t y) {
+        return std::fabs(diff_.shapes[x].impact_ns_per_s) >
+               std::fabs(diff_.shapes[y].impact_ns_per_s);
+      });
+      if (!causes.empty() && f.impact_ns_per_s != 0) {
+        const ShapeChange& top = diff_.shapes[causes.front()];
+        const double part = top.impact_ns_per_s / f.impact_ns_per_s;
+        if (part > 0) {
+          char share_text[32];
+          std::snprintf(share_text, sizeof share_text, "%.0f%%", std::min(part, 1.0) * 100);
+          text += ": " + std::string(share_text) + " of it is " + describe(top);
+          told.insert(causes.front());
+        }
+      }
+      diff_.explanations.push_back(text);
+    }
+    for (size_t i = 0; i < diff_.shapes.size() && diff_.explanations.size() < 8; ++i)
+      if (!told.count(i) && !diff_.shapes[i].derived)
+        diff_.explanations.push_back(describe(diff_.shapes[i]));
+  }
+
+  static std::string describe(const ShapeChange& c) {
+    auto list = [](const std::vector<std::string>& names) {
+      std::string out;
+      for (size_t i = 0; i < names.size() && i < 3; ++i) out += (i ? ", " : "") + names[i];
+      if (names.size() > 3) out += ", ...";
+      return out;
+    };
+    std::string what = "the shape of " + c.function;
+    switch (c.kind) {
+    case ChangeKind::kNew:
+      what = "a new shape of " + c.function;
+      if (!c.also_calls.empty()) what += " that also calls " + list(c.also_calls);
+      else if (!c.no_longer_calls.empty()) what += " that no longer calls " + list(c.no_longer_calls);
+      return what + " (0 -> " + std::to_string(c.new_calls) + " calls, mean " +
+             describeNs(c.now.mean_ns) + ")";
+    case ChangeKind::kVanished:
+      return "a shape of " + c.function +
+             (c.no_longer_calls.empty() ? "" : " that called " + list(c.no_longer_calls)) +
+             " no longer occurs (" + std::to_string(c.base_calls) + " -> 0 calls, mean " +
+             describeNs(c.base.mean_ns) + ")";
+    case ChangeKind::kSlower:
+    case ChangeKind::kFaster:
+      return what + " (shape " + std::to_string(c.new_shape) + ") got " +
+             (c.kind == ChangeKind::kSlower ? "slower" : "faster") + ": mean " +
+             describeNs(c.base.mean_ns) + " -> " + describeNs(c.now.mean_ns) + " over " +
+             std::to_string(c.new_calls) + " calls";
+    case ChangeKind::kMoreFrequent:
+    case ChangeKind::kLessFrequent:
+      return what + " (shape " + std::to_string(c.new_shape) + ") is " +
+             (c.kind == ChangeKind::kMoreFrequent ? "more" : "less") + " frequent: " +
+             percent(c.base_share).substr(1) + " -> " + percent(c.new_share).substr(1) +
+             " of its calls";
+    }
+    return what;
+  }
+
+  DiffSettings settings_;
+  Shared shared_;
+  Side base_, new_;
+  ShapeMetric metric_{shared_.table};
+  std::unordered_map<ShapeId, std::set<uint32_t>> called_;
+  RunDiff diff_;
+};
+
+Json summaryJson(const DurationSummary& s) {
+  return Json{{"count", s.count}, {"mean_ns", s.mean_ns}, {"sd_ns", s.sd_ns},
+              {"sum_ns", s.sum_ns}, {"p99_ns", s.p99_ns}};
+}
+
+} // namespace
+
+std::string describeNs(double ns) {
+  char text[32];
+  const double a = std::fabs(ns);
+  if (a < 1e3) std::snprintf(text, sizeof text, "%.0f ns", ns);
+  else if (a < 1e6) std::snprintf(text, sizeof text, "%.1f us", ns / 1e3);
+  else if (a < 1e9) std::snprintf(text, sizeof text, "%.1f ms", ns / 1e6);
+  else std::snprintf(text, sizeof text, "%.2f s", ns / 1e9);
+  return text;
+}
+
+const char* changeKindName(ChangeKind kind) {
+  switch (kind) {
+  case ChangeKind::kNew: return "new";
+  case ChangeKind::kVanished: return "vanished";
+  case ChangeKind::kSlower: return "slower";
+  case ChangeKind::kFaster: return "faster";
+  case ChangeKind::kMoreFrequent: return "more_frequent";
+  case ChangeKind::kLessFrequent: return "less_frequent";
+  }
+  return "?";
+}
+
+RunDiff diffRuns(const Json& base, const Json& now, const DiffSettings& settings) {
+  return Differ(base, now, settings).run();
+}
+
+nlohmann::ordered_json diffJson(const RunDiff& diff) {
+  using Ordered = nlohmann::ordered_json;
+  Ordered shapes = Ordered::array();
+  for (const ShapeChange& c : diff.shapes) {
+    Ordered s{{"kind", changeKindName(c.kind)},
+              {"function", c.function},
+              {"base_shape", c.base_shape >= 0 ? Ordered(c.base_shape) : Ordered(nullptr)},
+              {"new_shape", c.new_shape >= 0 ? Ordered(c.new_shape) : Ordered(nullptr)},
+              {"base_calls", c.base_calls},
+              {"new_calls", c.new_calls},
+              {"base", summaryJson(c.base)},
+              {"new", summaryJson(c.now)},
+              {"base_share", c.base_share},
+              {"new_share", c.new_share},
+              {"z", c.z},
+              {"impact_ns_per_s", c.impact_ns_per_s},
+              {"derived", c.derived}};
+    if (c.kind == ChangeKind::kVanished) s["no_longer_calls"] = c.no_longer_calls;
+    if (c.kind == ChangeKind::kNew) {
+      s["nearest_base_shape"] =
+          c.nearest_base_shape >= 0 ? Ordered(c.nearest_base_shape) : Ordered(nullptr);
+      s["nearest_distance"] = c.nearest_distance;
+      s["also_calls"] = c.also_calls;
+      s["no_longer_calls"] = c.no_longer_calls;
+    }
+    shapes.push_back(std::move(s));
+  }
+  Ordered functions = Ordered::array();
+  for (const FunctionChange& f : diff.functions)
+    functions.push_back({{"function", f.function},
+                         {"base_calls", f.base_calls},
+                         {"new_calls", f.new_calls},
+                         {"base", summaryJson(f.base)},
+                         {"new", summaryJson(f.now)},
+                         {"z", f.z},
+                         {"relative_change", f.relative_change},
+                         {"significant", f.significant},
+                         {"impact_ns_per_s", f.impact_ns_per_s},
+                         {"explained_by", f.explained_by}});
+  Ordered clusters = Ordered::array();
+  for (const ClusterChange& c : diff.clusters)
+    clusters.push_back(
+        {{"base_cluster", c.base_cluster >= 0 ? Ordered(c.base_cluster) : Ordered(nullptr)},
+         {"new_cluster", c.new_cluster >= 0 ? Ordered(c.new_cluster) : Ordered(nullptr)},
+         {"function", c.function},
+         {"base_calls", c.base_calls},
+         {"new_calls", c.new_calls},
+         {"base", summaryJson(c.base)},
+         {"new", summaryJson(c.now)},
+         {"z", c.z},
+         {"relative_change", c.relative_change},
+         {"significant", c.significant},
+         {"shared", c.shared}});
+  return {{"format", "shapetrace-diff"},
+          {"version", 1},
+          {"base", {{"seconds", diff.base_seconds}, {"calls", diff.base_calls}}},
+          {"new", {{"seconds", diff.new_seconds}, {"calls", diff.new_calls}}},
+          {"shared_functions", diff.shared_functions},
+          {"explanations", diff.explanations},
+          {"shapes", std::move(shapes)},
+          {"functions", std::move(functions)},
+          {"clusters", std::move(clusters)}};
+}
+
+std::vector<std::string> regressions(const RunDiff& diff, double percent_limit) {
+  std::vector<std::string> out;
+  const double limit = percent_limit / 100;
+  for (const FunctionChange& f : diff.functions)
+    if (f.significant && f.relative_change > limit)
+      out.push_back("function " + f.function + " " + percent(f.relative_change));
+  for (const ClusterChange& c : diff.clusters)
+    if (c.significant && c.relative_change > limit)
+      out.push_back("cluster " + std::to_string(c.new_cluster) + " of " + c.function + " " +
+                    percent(c.relative_change));
+  return out;
+}
+
+} // namespace shapetrace::analyzer
