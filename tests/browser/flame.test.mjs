@@ -107,6 +107,12 @@ test('the flame graph renders, hover highlights a function, search and zoom work
   assert.ok(zoomed.crumbs >= 2);
   assert.equal(zoomed.funky, target.fn, 'the funky graph is centred on the clicked function');
   assert.match(await page.locator('#funky-title').innerText(), /Funky graph: /);
+  // The clicked function's clusters and outliers are listed in the table panel.
+  const listed = await page.evaluate(() => [...document.querySelectorAll('#table-wrap tbody tr')].length);
+  const expected = data.model.clusters.filter((c) => c.function === target.fn).length +
+    data.model.outliers.filter((o) => o.function === target.fn).length;
+  assert.equal(listed, expected);
+  assert.match(await page.locator('#tabs').innerText(), /Frame: /);
   await page.locator('#flame-crumbs button').first().click();
   assert.equal(await page.evaluate(() => window.shapetrace.app.flameView.root), 0);
 

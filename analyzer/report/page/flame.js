@@ -373,9 +373,45 @@ ST.FlameView = class {
     this.funkyFn = rect.fn;
     if (canvas === this.flame) this.zoom(rect.node);
     else this.draw();
-    this.app.tables?.focusFunction?.(rect.fn);
+    // The function's clusters and outliers, in the table panel.
+    this.app.flameFocus = rect.fn;
+    this.app.tables?.show('flameFunction');
   }
 };
+
+// The table tab of the function last clicked in the flame or funky graph: its clusters (hover
+// emphasises one on the timeline, click opens it) and its outliers (click opens the call).
+ST.tabs.register({
+  id: 'flameFunction',
+  order: 27,
+  sort: ['duration', false],
+  available: (m) => ST.flame.data(m) !== null,
+  define: (m, app) => {
+    const f = ST.fmt;
+    const fn = app.flameFocus ?? null;
+    const rows = fn === null ? [] : [
+      ...m.clusters.filter((c) => c.function === fn).map((c) => ({ kind: 'cluster', key: `c${c.id}`, cluster: c.id, what: `cluster #${c.id} (${c.shapes.length} shapes)`, calls: c.stats.count, duration: c.totalNs, p99: c.stats.p99_ns })),
+      ...m.outliers.filter((o) => o.function === fn).map((o) => ({ kind: 'outlier', key: `o${o.index}`, outlier: o, cluster: o.cluster, what: `${m.threadByKey.get(m.key(o.process, o.thread))?.label ?? o.thread} at ${f.ns(o.start_ns - m.t0)}`, calls: 1, duration: o.duration_ns, p99: null })),
+    ];
+    return {
+      label: fn === null ? 'Frame' : `Frame: ${f.shortName(m.functionName(fn))}`,
+      rows,
+      key: (r) => r.key,
+      columns: [
+        { id: 'kind', label: 'Kind', value: (r) => r.kind },
+        { id: 'what', label: fn === null ? 'Click a frame of the flame graph' : 'Cluster or outlier call', value: (r) => r.what, cls: 'name' },
+        { id: 'calls', label: 'Calls', num: true, value: (r) => r.calls, text: (v) => f.count(v) },
+        { id: 'duration', label: 'Time', num: true, value: (r) => r.duration, text: f.ns },
+        { id: 'p99', label: 'p99', num: true, value: (r) => r.p99 ?? -1, text: (v) => (v < 0 ? '–' : f.ns(v)) },
+      ],
+    };
+  },
+  row: (app, kind, r) => {
+    if (r.cluster !== null && r.cluster !== undefined) app.hoverCluster(r.cluster);
+    if (kind !== 'click') return;
+    if (r.kind === 'outlier') app.openOutlier(r.outlier); else app.openCluster(r.cluster);
+  },
+});
 
 ST.views.register({
   id: 'flameView',
