@@ -81,24 +81,45 @@ FlameTree FlameTree::folded(RecursionFold fold) const {
 }
 
 std::string FlameTree::foldedStacks(const std::function<std::string_view(uint32_t)>& name) const {
+  // Depth first with one growing stack text, so memory is the deepest stack, not every node's
+  // stack (a million nodes twenty deep would otherwise hold hundreds of megabytes of prefixes).
+  const size_t n = nodes_.size();
+  std::vector<uint32_t> first(n + 1, 0); // children of node i: order[first[i] .. first[i + 1])
+  for (size_t id = 1; id < n; ++id)
+    ++first[nodes_[id].parent + 1];
+  for (size_t i = 1; i <= n; ++i)
+    first[i] += first[i - 1];
+  std::vector<uint32_t> order(n > 0 ? n - 1 : 0);
+  std::vector<uint32_t> fill(first.begin(), first.end() - 1);
+  for (uint32_t id = 1; id < n; ++id)
+    order[fill[nodes_[id].parent]++] = id; // children in id order
   std::string text;
-  std::vector<std::string> prefix(nodes_.size()); // a node's stack text, built from its parent's
-  for (uint32_t id = 1; id < nodes_.size(); ++id) {
-    const FlameNode& n = nodes_[id];
-    std::string& p = prefix[id];
-    if (n.parent != kRoot) {
-      p = prefix[n.parent];
-      p += ';';
-    }
+  std::string stack;
+  struct Visit {
+    uint32_t node;
+    size_t prefix; // the stack text's length before this node's frame
+  };
+  std::vector<Visit> pending;
+  for (uint32_t k = first[kRoot + 1]; k-- > first[kRoot];)
+    pending.push_back({order[k], 0});
+  while (!pending.empty()) {
+    const Visit v = pending.back();
+    pending.pop_back();
+    const FlameNode& node = nodes_[v.node];
+    stack.resize(v.prefix);
+    if (v.prefix != 0) stack += ';';
     // A name with ';' or a newline would split the frame or the line: both become '_' in
     // folded text only.
-    for (char c : name(n.function))
-      p += c == ';' || c == '\n' || c == '\r' ? '_' : c;
-    if (n.self_ns == 0) continue;
-    text += p;
-    text += ' ';
-    text += std::to_string(n.self_ns);
-    text += '\n';
+    for (char c : name(node.function))
+      stack += c == ';' || c == '\n' || c == '\r' ? '_' : c;
+    if (node.self_ns != 0) {
+      text += stack;
+      text += ' ';
+      text += std::to_string(node.self_ns);
+      text += '\n';
+    }
+    for (uint32_t k = first[v.node + 1]; k-- > first[v.node];)
+      pending.push_back({order[k], stack.size()});
   }
   return text;
 }

@@ -69,7 +69,8 @@ public:
   FlameTree folded(RecursionFold fold) const;
 
   // Brendan Gregg's folded stacks: one line "f1;f2;...;fn self_ns" per stack with self time > 0,
-  // in node order (the caller sorts if it wants). `name` gives a function's name.
+  // depth first, children in node order (the caller sorts if it wants). `name` gives a function's
+  // name.
   std::string foldedStacks(const std::function<std::string_view(uint32_t)>& name) const;
 
 private:
