@@ -15,6 +15,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
+#include <iostream>
+#include <memory>
 #include <thread>
 #include <stdexcept>
 
@@ -62,7 +65,7 @@ int runExport(const ExportArgs& args) {
   auto flame_owner = std::make_unique<FlameExtension>();
   const FlameExtension* flame = flame_owner.get();
   extensions.push_back({std::string(FlameExtension::kName), std::move(flame_owner)});
-  const exports::TraceCapture* capture = nullptr;
+  exports::TraceCapture* capture = nullptr;
   if (per_call) {
     auto capture_owner = std::make_unique<exports::TraceCapture>();
     capture = capture_owner.get();
@@ -85,14 +88,16 @@ int runExport(const ExportArgs& args) {
   };
   const std::string scope = args.thread.empty() ? "the recording" : "thread '" + args.thread + "'";
 
-  std::string text;
+  std::function<void(std::ostream&)> write;
   if (per_call) {
-    std::vector<exports::ThreadTrace> traces;
-    for (auto& t : capture->traces(analysis, functions))
-      if (inScope(t.key) && !t.events.empty()) traces.push_back(std::move(t));
-    if (traces.empty()) throw std::runtime_error(scope + " has no calls to export");
-    text = args.format == "speedscope" ? exports::speedscope(traces, analysis, args.dir)
-                                       : exports::perfetto(traces, analysis);
+    auto traces = std::make_shared<std::vector<exports::ThreadTrace>>();
+    for (auto& t : capture->takeTraces(analysis, functions))
+      if (inScope(t.key) && !t.events.empty()) traces->push_back(std::move(t));
+    if (traces->empty()) throw std::runtime_error(scope + " has no calls to export");
+    if (args.format == "speedscope")
+      write = [&, traces](std::ostream& out) { exports::speedscope(out, *traces, analysis, args.dir); };
+    else
+      write = [&, traces](std::ostream& out) { exports::perfetto(out, *traces, analysis); };
   } else {
     const MergedFlame merged = flame->merged(functions);
     FlameTree tree;
@@ -121,13 +126,16 @@ int runExport(const ExportArgs& args) {
                    "stacks per thread count as their callers' own time\n",
                    static_cast<unsigned long long>(merged.truncated_calls),
                    FlameExtension::kDefaultMaxNodes);
-    text = args.format == "folded" ? exports::folded(tree, analysis)
-                                   : exports::pprof(tree, analysis);
+    auto text = std::make_shared<std::string>(
+        args.format == "folded" ? exports::folded(tree, analysis) : exports::pprof(tree, analysis));
+    write = [text](std::ostream& out) { out << *text; };
   }
-  if (args.output == "-")
-    std::fwrite(text.data(), 1, text.size(), stdout);
-  else
-    cli::writeFileAtomically(args.output, text);
+  if (args.output == "-") {
+    write(std::cout);
+    std::cout.flush();
+  } else {
+    cli::writeFileAtomically(args.output, write);
+  }
   return 0;
 }
 

@@ -114,15 +114,15 @@ std::string pprof(const FlameTree& tree, const Analysis& analysis) {
   return gzip(bytes);
 }
 
-std::string speedscope(const std::vector<ThreadTrace>& threads, const Analysis& analysis,
-                       const std::string& name) {
+void speedscope(std::ostream& out, const std::vector<ThreadTrace>& threads,
+                const Analysis& analysis, const std::string& name) {
   // Frames: the functions the threads use, in model order.
   std::vector<int64_t> frame(analysis.functions.size(), -1);
   for (const ThreadTrace& t : threads)
     for (const SliceEvent& e : t.events)
       frame[e.function] = 0;
-  std::string out = R"({"$schema":"https://www.speedscope.app/file-format-schema.json",)";
-  out += R"("shared":{"frames":[)";
+  out << R"({"$schema":"https://www.speedscope.app/file-format-schema.json",)";
+  out << R"("shared":{"frames":[)";
   int64_t next = 0;
   for (uint32_t f = 0; f < frame.size(); ++f) {
     if (frame[f] < 0) continue;
@@ -131,33 +131,39 @@ std::string speedscope(const std::vector<ThreadTrace>& threads, const Analysis& 
     nlohmann::json j = {{"name", s.name}};
     if (!s.file.empty()) j["file"] = s.file;
     if (s.line != 0) j["line"] = s.line;
-    if (frame[f] > 0) out += ',';
-    out += j.dump();
+    if (frame[f] > 0) out << ',';
+    out << j.dump();
   }
-  out += "]},\"profiles\":[";
+  out << "]},\"profiles\":[";
   for (size_t i = 0; i < threads.size(); ++i) {
     const ThreadTrace& t = threads[i];
     const uint64_t start = t.events.empty() ? 0 : t.events.front().time_ns;
     const uint64_t end = t.events.empty() ? 0 : t.events.back().time_ns;
     std::string label = t.name.empty() ? "thread " + std::to_string(t.key.thread)
                                        : t.name + " (" + std::to_string(t.key.thread) + ")";
-    if (i > 0) out += ',';
-    out += R"({"type":"evented","name":)" + nlohmann::json(label).dump();
-    out += R"(,"unit":"nanoseconds","startValue":)" + std::to_string(start);
-    out += ",\"endValue\":" + std::to_string(end) + ",\"events\":[";
+    if (i > 0) out << ',';
+    out << R"({"type":"evented","name":)" << nlohmann::json(label).dump();
+    out << R"(,"unit":"nanoseconds","startValue":)" << start;
+    out << ",\"endValue\":" << end << ",\"events\":[";
+    // Built in a buffer a few thousand events at a time: one ostream call per event is slow.
+    std::string chunk;
     for (size_t k = 0; k < t.events.size(); ++k) {
       const SliceEvent& e = t.events[k];
-      if (k > 0) out += ',';
-      out += e.open ? R"({"type":"O","frame":)" : R"({"type":"C","frame":)";
-      out += std::to_string(frame[e.function]);
-      out += ",\"at\":" + std::to_string(e.time_ns) + '}';
+      if (k > 0) chunk += ',';
+      chunk += e.open ? R"({"type":"O","frame":)" : R"({"type":"C","frame":)";
+      chunk += std::to_string(frame[e.function]);
+      chunk += ",\"at\":";
+      chunk += std::to_string(e.time_ns);
+      chunk += '}';
+      if (chunk.size() >= (size_t{1} << 20)) {
+        out << chunk;
+        chunk.clear();
+      }
     }
-    out += "]}";
+    out << chunk << "]}";
   }
-  out += R"(],"name":)" + nlohmann::json(name).dump();
-  out += R"(,"activeProfileIndex":0,"exporter":"shapetrace export"})";
-  out += '\n';
-  return out;
+  out << R"(],"name":)" << nlohmann::json(name).dump();
+  out << R"(,"activeProfileIndex":0,"exporter":"shapetrace export"})" << '\n';
 }
 
 namespace {
@@ -178,10 +184,11 @@ void appendPacket(std::string& out, const perfetto::protos::TracePacket& packet)
 
 } // namespace
 
-std::string perfetto(const std::vector<ThreadTrace>& threads, const Analysis& analysis) {
+void perfetto(std::ostream& stream, const std::vector<ThreadTrace>& threads,
+              const Analysis& analysis) {
   using perfetto::protos::TracePacket;
   using perfetto::protos::TrackEvent;
-  std::string out;
+  std::string out; // written to `stream` a megabyte at a time
   // Process tracks (uuid: 1 + process order), then per thread a track (uuid: 2^32 + thread order)
   // on its own sequence (id: 1 + thread order).
   std::map<uint64_t, uint64_t> process_uuid;
@@ -236,9 +243,13 @@ std::string perfetto(const std::vector<ThreadTrace>& threads, const Analysis& an
         event->set_type(TrackEvent::TYPE_SLICE_END);
       }
       appendPacket(out, packet);
+      if (out.size() >= (size_t{1} << 20)) {
+        stream << out;
+        out.clear();
+      }
     }
   }
-  return out;
+  stream << out;
 }
 
 void SliceSink::onEnter(uint32_t function, uint32_t, uint64_t time_ns) {
@@ -271,8 +282,8 @@ void TraceCapture::observe(const wire::StreamItem& item) {
     pids_[item.process] = start->pid;
 }
 
-std::vector<ThreadTrace> TraceCapture::traces(const Analysis& analysis,
-                                              FunctionIndex& functions) const {
+std::vector<ThreadTrace> TraceCapture::takeTraces(const Analysis& analysis,
+                                                  FunctionIndex& functions) {
   std::vector<ThreadTrace> out;
   for (const auto& [key, consumer] : consumers_) {
     ThreadTrace t;
@@ -280,7 +291,7 @@ std::vector<ThreadTrace> TraceCapture::traces(const Analysis& analysis,
     if (auto it = pids_.find(key.process); it != pids_.end()) t.pid = it->second;
     for (const ThreadSummary& s : analysis.threads)
       if (s.key == key) t.name = s.name;
-    t.events = consumer->sink().events();
+    t.events = consumer->sink().takeEvents();
     std::unordered_map<uint32_t, uint32_t> index; // a look-up per function, not per event
     for (SliceEvent& e : t.events) {
       auto [it, added] = index.try_emplace(e.function, 0);

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -40,9 +41,10 @@ struct ThreadTrace {
   std::vector<SliceEvent> events;
 };
 
-std::string speedscope(const std::vector<ThreadTrace>& threads, const Analysis& analysis,
-                       const std::string& name);
-std::string perfetto(const std::vector<ThreadTrace>& threads, const Analysis& analysis);
+// Both write as they go (a run of 10^8 calls gives gigabytes): `out` should be a file or a pipe.
+void speedscope(std::ostream& out, const std::vector<ThreadTrace>& threads,
+                const Analysis& analysis, const std::string& name);
+void perfetto(std::ostream& out, const std::vector<ThreadTrace>& threads, const Analysis& analysis);
 
 // A call-stack sink that keeps every call as an open and a close event. Calls discarded at a gap
 // or open at the end are closed at the last time the thread showed, so every open has its close.
@@ -52,6 +54,7 @@ public:
   void onCall(const FinishedCall& call);
   void onReset();
   const std::vector<SliceEvent>& events() const { return events_; } // process function ids
+  std::vector<SliceEvent> takeEvents() { return std::move(events_); }
 
 private:
   std::vector<SliceEvent> events_;
@@ -60,18 +63,19 @@ private:
 };
 
 // Not a model extension (it is not registered): the export command runs it beside "flame" to
-// capture every thread's calls (24 bytes per call in memory) and the processes' pids.
+// capture every thread's calls (32 bytes per call in memory) and the processes' pids.
 class TraceCapture final : public Extension {
 public:
   std::unique_ptr<ThreadConsumer> consumerFor(const ThreadKey& thread) override;
   void observe(const wire::StreamItem& item) override;
   nlohmann::ordered_json result(const Analysis&, FunctionIndex&) const override { return nullptr; }
-  // The threads' traces in (process, thread) order, functions mapped to the model's.
-  std::vector<ThreadTrace> traces(const Analysis& analysis, FunctionIndex& functions) const;
+  // The threads' traces in (process, thread) order, functions mapped to the model's. Moves the
+  // events out of the consumers: call it once, after the input is over.
+  std::vector<ThreadTrace> takeTraces(const Analysis& analysis, FunctionIndex& functions);
 
 private:
   using Consumer = CallStreamConsumer<SliceSink>;
-  std::map<ThreadKey, const Consumer*> consumers_;
+  std::map<ThreadKey, Consumer*> consumers_;
   std::map<uint64_t, uint32_t> pids_;
 };
 
