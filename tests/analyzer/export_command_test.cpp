@@ -148,6 +148,13 @@ TEST_F(ExportCommandTest, PprofHasCallsTotalAndSelfPerStackAndGoToolPprofAgrees)
                                " go tool pprof -top -sample_index=calls " + out.string());
   ASSERT_EQ(top_calls.exit_code, 0) << top_calls.err;
   EXPECT_NE(top_calls.out.find("of 10 total"), std::string::npos) << top_calls.out;
+  // -diff_base: the profile against itself leaves nothing.
+  const Result diff = run("HOME=" + dir.string() + " GOCACHE=" + (dir / "gocache").string() +
+                          " go tool pprof -top -unit=ns -diff_base=" + out.string() + " " +
+                          out.string());
+  ASSERT_EQ(diff.exit_code, 0) << diff.err;
+  EXPECT_NE(diff.out.find("Showing nodes accounting for 0, 0% of 100ns total"), std::string::npos)
+      << diff.out;
 }
 
 TEST_F(ExportCommandTest, PerfettoHasEveryCallAsOneSliceWithInternedNames) {
