@@ -119,6 +119,17 @@ test('the flame graph renders, hover highlights a function, search and zoom work
   // The funky graph's root: the function's inclusive weight, the sum over its top-most frames.
   const funky = await page.evaluate(() => window.shapetrace.app.flameView.funkyUp.weight[1]);
   assert.ok(Math.abs(funky - matched) / matched < 1e-9, `funky root ${funky} vs ${matched}`);
+  // Scope: one thread's graph, labelled as the timeline labels it; its root weight is that
+  // thread's own.
+  const options = await page.locator('#flame-scope option').allInnerTexts();
+  assert.equal(options.length, flame.threads.length + 1);
+  assert.ok(options.includes('worker-0'), options.join(', '));
+  const index = options.indexOf('worker-0') - 1;
+  await page.selectOption('#flame-scope', String(index));
+  const threadWeight = await page.evaluate(() => window.shapetrace.app.flameView.tree.weight[0]);
+  const t = flame.threads[index];
+  const own = t.nodes.reduce((sum, id, i) => sum + (n.parent[id] === 0 ? t.total_ns[i] : 0), 0);
+  assert.equal(threadWeight, own);
   await saveScreenshot(page, 'flame-zoomed');
   assert.deepEqual(page.problems, []);
   await page.close();

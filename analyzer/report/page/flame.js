@@ -247,7 +247,7 @@ ST.FlameView = class {
     const scope = this.$('flame-scope');
     const selected = scope.value;
     scope.innerHTML = '<option value="all">all threads</option>' + this.ext.threads.map((t, i) =>
-      `<option value="${i}">thread ${ST.fmt.html(model.threads?.find((s) => s.thread === t.thread && s.process === t.process)?.name || t.thread)}</option>`).join('');
+      `<option value="${i}">${ST.fmt.html(model.threadByKey?.get(model.key(t.process, t.thread))?.label ?? `thread ${t.thread}`)}</option>`).join('');
     if (selected) scope.value = selected;
     this.rebuild();
   }
