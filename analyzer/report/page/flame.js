@@ -255,9 +255,17 @@ ST.FlameView = class {
   rebuild() {
     const scope = this.$('flame-scope').value;
     const base = ST.flame.fromExtension(this.ext, scope === 'all' || scope === '' ? undefined : this.ext.threads[Number(scope)]);
+    // The zoom root's stack of functions, to find it again in the new tree (a live update).
+    const path = [];
+    if (this.tree) for (let a = this.root; a > 0; a = this.tree.parent[a]) path.unshift(this.tree.fn[a]);
     this.tree = ST.flame.fold(base, this.$('flame-fold').value);
     this.full = ST.flame.fold(base, 'indirect');
     this.root = 0;
+    for (const f of path) {
+      const next = this.tree.children[this.root].find((c) => this.tree.fn[c] === f);
+      if (next === undefined) { this.root = 0; break; }
+      this.root = next;
+    }
     if (this.funkyFn === undefined || this.funkyFn === null) {
       const top = this.tree.children[0][0];
       this.funkyFn = top === undefined ? null : this.tree.fn[top];
