@@ -37,7 +37,7 @@ std::unique_ptr<ThreadConsumer> FlameExtension::consumerFor(const ThreadKey& thr
   return consumer;
 }
 
-MergedFlame FlameExtension::merged(FunctionIndex& functions) const {
+MergedFlame FlameExtension::merged(FunctionIndex& functions, bool thread_trees) const {
   MergedFlame out;
   for (const auto& [key, consumer] : consumers_) {
     const FlameTree& local = consumer->sink().tree();
@@ -46,14 +46,16 @@ MergedFlame FlameExtension::merged(FunctionIndex& functions) const {
     thread.nodes.resize(local.size() - 1);
     thread.values.resize(local.size() - 1);
     std::vector<uint32_t> image(local.size(), FlameTree::kRoot);
-    std::vector<uint32_t> own(local.size(), FlameTree::kRoot);
+    std::vector<uint32_t> own(thread_trees ? local.size() : 0, FlameTree::kRoot);
     for (uint32_t id = 1; id < local.size(); ++id) {
       const FlameNode& n = local[id];
       const uint32_t function = functions.indexOf(key.process, n.function);
       image[id] = out.tree.child(image[n.parent], function);
-      own[id] = thread.tree.child(own[n.parent], function);
       out.tree[image[id]].add(n);
-      thread.tree[own[id]].add(n);
+      if (thread_trees) {
+        own[id] = thread.tree.child(own[n.parent], function);
+        thread.tree[own[id]].add(n);
+      }
       thread.nodes[id - 1] = image[id];
       thread.values[id - 1] = n;
     }
@@ -81,7 +83,7 @@ void appendColumns(nlohmann::ordered_json& json, const std::vector<FlameNode>& v
 } // namespace
 
 nlohmann::ordered_json FlameExtension::result(const Analysis&, FunctionIndex& functions) const {
-  const MergedFlame m = merged(functions);
+  const MergedFlame m = merged(functions, false);
   nlohmann::ordered_json json;
   json["max_nodes_per_thread"] = max_nodes_;
   json["truncated_calls"] = m.truncated_calls;

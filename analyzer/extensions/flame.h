@@ -53,7 +53,8 @@ struct MergedFlame {
     // Per node of the thread's own tree (but its root): the merged node it is, and its values.
     std::vector<uint32_t> nodes;
     std::vector<FlameNode> values;
-    // The thread's own tree with merged function indices (its node i+1 is nodes[i]).
+    // The thread's own tree with merged function indices (its node i+1 is nodes[i]); empty
+    // (the root alone) unless merged() was asked for it.
     FlameTree tree;
   };
   FlameTree tree;
@@ -76,7 +77,9 @@ public:
   //               "total_ns": [], "self_ns": []}]}   // the thread's values on those nodes
   nlohmann::ordered_json result(const Analysis& analysis, FunctionIndex& functions) const override;
 
-  MergedFlame merged(FunctionIndex& functions) const;
+  // The merged tree and each thread's nodes and values on it; with `thread_trees`, each thread's
+  // own tree too (what `export --thread` needs; the JSON result does not).
+  MergedFlame merged(FunctionIndex& functions, bool thread_trees = true) const;
 
 private:
   using Consumer = CallStreamConsumer<FlameSink>;
