@@ -2,6 +2,7 @@
 #include "extension.h"
 
 #include "extensions/callers.h"
+#include "extensions/flame.h"
 #include "extensions/run_info.h"
 
 #include <stdexcept>
@@ -18,6 +19,11 @@ const std::vector<ExtensionSpec>& extensionSpecs() {
        "calls and inclusive/exclusive time of every function by its caller",
        [](const AnalysisSettings&) -> std::unique_ptr<Extension> {
          return std::make_unique<CallersExtension>();
+       }},
+      {FlameExtension::kName,
+       "the exact calling-context tree (flame and funky graphs, exports), merged over threads",
+       [](const AnalysisSettings&) -> std::unique_ptr<Extension> {
+         return std::make_unique<FlameExtension>();
        }},
   };
   return specs;

@@ -2,6 +2,8 @@
 // the file) never sees half of it: the text goes to "<path>.partial", then is renamed over `path`.
 #pragma once
 
+#include <functional>
+#include <ostream>
 #include <string>
 #include <string_view>
 
@@ -9,5 +11,8 @@ namespace shapetrace::cli {
 
 // Throws std::runtime_error naming the file when it cannot be written or renamed.
 void writeFileAtomically(const std::string& path, std::string_view text);
+// The same for output too large to hold in memory: `write` streams it. When `write` throws, the
+// partial file is removed and the exception passes on.
+void writeFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 } // namespace shapetrace::cli

@@ -1,0 +1,169 @@
+// `shapetrace export DIR --format folded|speedscope|pprof|perfetto [-o FILE] [--thread T]`: the
+// run's exact call data in the formats performance engineers' tools read (export/exports.h).
+//
+// The recording goes through the same Analyzer as `analyze` (input.h), with the "flame" extension
+// for the stack formats and a TraceCapture for the per-call ones. Exit codes: 0 written, 1 an error
+// (unreadable recording, nothing in the scope, unknown thread, unwritable output), 2 a usage error.
+#include "analyzer.h"
+#include "cli/command.h"
+#include "cli/write_file.h"
+#include "export/exports.h"
+#include "extensions/flame.h"
+#include "input.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <thread>
+#include <stdexcept>
+
+namespace shapetrace::analyzer {
+namespace {
+
+struct ExportArgs {
+  std::string dir;
+  std::string format;
+  std::string output = "-";
+  std::string thread;
+  std::string fold = "none";
+  unsigned jobs = 0;
+};
+
+// The threads `selector` names: a thread id, "process:thread", or a thread name.
+std::vector<ThreadKey> selectThreads(const Analysis& a, const std::string& selector) {
+  std::vector<ThreadKey> out;
+  for (const ThreadSummary& t : a.threads) {
+    const std::string id = std::to_string(t.key.thread);
+    if (selector == id || selector == std::to_string(t.key.process) + ":" + id ||
+        selector == t.name)
+      out.push_back(t.key);
+  }
+  if (out.empty()) {
+    std::string known;
+    for (const ThreadSummary& t : a.threads)
+      known += (known.empty() ? "" : ", ") + std::to_string(t.key.thread) +
+               (t.name.empty() ? "" : " (" + t.name + ")");
+    throw std::runtime_error("no thread '" + selector + "' in the recording (threads: " +
+                             (known.empty() ? "none" : known) + ")");
+  }
+  return out;
+}
+
+int runExport(const ExportArgs& args) {
+  const bool binary = args.format == "pprof" || args.format == "perfetto";
+  if (binary && args.output == "-" && isatty(STDOUT_FILENO)) {
+    std::fprintf(stderr, "shapetrace export: %s is binary: give -o FILE or redirect stdout\n",
+                 args.format.c_str());
+    return 2;
+  }
+  const bool per_call = args.format == "speedscope" || args.format == "perfetto";
+  std::vector<NamedExtension> extensions;
+  auto flame_owner = std::make_unique<FlameExtension>();
+  const FlameExtension* flame = flame_owner.get();
+  extensions.push_back({std::string(FlameExtension::kName), std::move(flame_owner)});
+  exports::TraceCapture* capture = nullptr;
+  if (per_call) {
+    auto capture_owner = std::make_unique<exports::TraceCapture>();
+    capture = capture_owner.get();
+    extensions.push_back({"trace_capture", std::move(capture_owner)});
+  }
+  AnalysisSettings settings;
+  settings.sum_dag_statistics = false;
+  Analyzer analyzer(settings, args.jobs != 0 ? args.jobs : std::max(1u, std::thread::hardware_concurrency()),
+                    std::move(extensions));
+  recording::RecordingReader reader(args.dir);
+  readRecording(reader, analyzer, "export");
+  analyzer.finish();
+  Analysis analysis = analyzer.snapshot();
+  FunctionIndex functions(analysis, nullptr); // every function used is in the model by now
+
+  std::vector<ThreadKey> threads;
+  if (!args.thread.empty()) threads = selectThreads(analysis, args.thread);
+  auto inScope = [&](const ThreadKey& key) {
+    return threads.empty() || std::find(threads.begin(), threads.end(), key) != threads.end();
+  };
+  const std::string scope = args.thread.empty() ? "the recording" : "thread '" + args.thread + "'";
+
+  std::function<void(std::ostream&)> write;
+  if (per_call) {
+    auto traces = std::make_shared<std::vector<exports::ThreadTrace>>();
+    for (auto& t : capture->takeTraces(analysis, functions))
+      if (inScope(t.key) && !t.events.empty()) traces->push_back(std::move(t));
+    if (traces->empty()) throw std::runtime_error(scope + " has no calls to export");
+    if (args.format == "speedscope")
+      write = [&, traces](std::ostream& out) { exports::speedscope(out, *traces, analysis, args.dir); };
+    else
+      write = [&, traces](std::ostream& out) { exports::perfetto(out, *traces, analysis); };
+  } else {
+    const MergedFlame merged = flame->merged(functions);
+    FlameTree tree;
+    if (threads.empty()) {
+      tree = merged.tree;
+    } else {
+      // The selected threads' own trees, merged.
+      for (const MergedFlame::Thread& t : merged.threads) {
+        if (!inScope(t.key)) continue;
+        std::vector<uint32_t> image(t.tree.size(), FlameTree::kRoot);
+        for (uint32_t id = 1; id < t.tree.size(); ++id) {
+          image[id] = tree.child(image[t.tree[id].parent], t.tree[id].function);
+          tree[image[id]].add(t.tree[id]);
+        }
+      }
+    }
+    if (args.fold == "direct") tree = tree.folded(RecursionFold::kDirect);
+    if (args.fold == "indirect") tree = tree.folded(RecursionFold::kIndirect);
+    uint64_t calls = 0;
+    for (const FlameNode& n : tree.nodes())
+      calls += n.calls;
+    if (calls == 0) throw std::runtime_error(scope + " has no finished calls to export");
+    if (merged.truncated_calls != 0)
+      std::fprintf(stderr,
+                   "shapetrace export: warning: %llu calls past the flame model's bound of %zu "
+                   "stacks per thread count as their callers' own time\n",
+                   static_cast<unsigned long long>(merged.truncated_calls),
+                   FlameExtension::kDefaultMaxNodes);
+    auto text = std::make_shared<std::string>(
+        args.format == "folded" ? exports::folded(tree, analysis) : exports::pprof(tree, analysis));
+    write = [text](std::ostream& out) { out << *text; };
+  }
+  if (args.output == "-") {
+    write(std::cout);
+    std::cout.flush();
+  } else {
+    cli::writeFileAtomically(args.output, write);
+  }
+  return 0;
+}
+
+cli::Runner setupExport(CLI::App& command) {
+  auto args = std::make_shared<ExportArgs>();
+  command.add_option("dir", args->dir, "Recording directory")->required();
+  command.add_option("--format,-f", args->format,
+                     "folded (Brendan Gregg's stacks, self ns), speedscope (evented, per "
+                     "thread), pprof (gzipped profile.proto: calls, total ns, self ns per stack), "
+                     "perfetto (native protobuf trace, one slice per call)")
+      ->required()
+      ->check(CLI::IsMember({"folded", "speedscope", "pprof", "perfetto"}));
+  command.add_option("--output,-o", args->output, "Output file ('-' for stdout)")
+      ->capture_default_str();
+  command.add_option("--thread", args->thread,
+                     "Only this thread: its id, PROCESS:ID, or its name");
+  command.add_option("--fold", args->fold,
+                     "folded and pprof: fold recursion (003): none, direct (f calling f), "
+                     "indirect (any repeat of a function on the stack, into its top-most frame)")
+      ->check(CLI::IsMember({"none", "direct", "indirect"}))
+      ->capture_default_str();
+  command.add_option("--jobs,-j", args->jobs, "Worker threads; 0 = one per core")
+      ->check(CLI::Range(0u, 256u));
+  return [args] { return runExport(*args); };
+}
+
+const cli::Registration exportCommand{
+    "export", "Export exact call data: folded stacks, speedscope, pprof, Perfetto", setupExport};
+
+} // namespace
+} // namespace shapetrace::analyzer

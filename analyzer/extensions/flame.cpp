@@ -1,0 +1,121 @@
+// The calling-context tree of every thread, from the call stream, merged by function identity.
+#include "extensions/flame.h"
+
+namespace shapetrace::analyzer {
+
+void FlameSink::onEnter(uint32_t function, uint32_t, uint64_t) {
+  uint32_t node = FlameTree::kNoNode;
+  if (open_.empty())
+    node = tree_.child(FlameTree::kRoot, function);
+  else if (open_.back().node != FlameTree::kNoNode)
+    node = tree_.child(open_.back().node, function);
+  open_.push_back({node, 0});
+}
+
+void FlameSink::onCall(const FinishedCall& call) {
+  const Open open = open_.back();
+  open_.pop_back();
+  if (open.node == FlameTree::kNoNode) {
+    // Past the bound: its time stays in the nearest caller with a node (as that caller's own).
+    ++truncated_calls_;
+    return;
+  }
+  FlameNode& node = tree_[open.node];
+  ++node.calls;
+  if (!call.measured) return;
+  const uint64_t duration = call.exit_ns - call.enter_ns;
+  ++node.measured;
+  node.total_ns += duration;
+  // A callee's time can exceed its caller's only for timestamps clamped after a regression.
+  node.self_ns += duration > open.callee_ns ? duration - open.callee_ns : 0;
+  if (!open_.empty()) open_.back().callee_ns += duration;
+}
+
+std::unique_ptr<ThreadConsumer> FlameExtension::consumerFor(const ThreadKey& thread) {
+  auto consumer = std::make_unique<Consumer>(ShapeLookup::none(), max_nodes_);
+  consumers_[thread] = consumer.get();
+  return consumer;
+}
+
+MergedFlame FlameExtension::merged(FunctionIndex& functions, bool thread_trees) const {
+  MergedFlame out;
+  for (const auto& [key, consumer] : consumers_) {
+    const FlameTree& local = consumer->sink().tree();
+    MergedFlame::Thread thread;
+    thread.key = key;
+    thread.nodes.resize(local.size() - 1);
+    thread.values.resize(local.size() - 1);
+    std::vector<uint32_t> image(local.size(), FlameTree::kRoot);
+    std::vector<uint32_t> own(thread_trees ? local.size() : 0, FlameTree::kRoot);
+    for (uint32_t id = 1; id < local.size(); ++id) {
+      const FlameNode& n = local[id];
+      const uint32_t function = functions.indexOf(key.process, n.function);
+      image[id] = out.tree.child(image[n.parent], function);
+      out.tree[image[id]].add(n);
+      if (thread_trees) {
+        own[id] = thread.tree.child(own[n.parent], function);
+        thread.tree[own[id]].add(n);
+      }
+      thread.nodes[id - 1] = image[id];
+      thread.values[id - 1] = n;
+    }
+    out.truncated_calls += consumer->sink().truncatedCalls();
+    out.threads.push_back(std::move(thread));
+  }
+  return out;
+}
+
+namespace {
+
+void appendColumns(nlohmann::ordered_json& json, const std::vector<FlameNode>& values, size_t from) {
+  auto column = [&](auto field) {
+    nlohmann::ordered_json c = nlohmann::ordered_json::array();
+    for (size_t i = from; i < values.size(); ++i)
+      c.push_back(values[i].*field);
+    return c;
+  };
+  json["calls"] = column(&FlameNode::calls);
+  json["measured"] = column(&FlameNode::measured);
+  json["total_ns"] = column(&FlameNode::total_ns);
+  json["self_ns"] = column(&FlameNode::self_ns);
+}
+
+} // namespace
+
+nlohmann::ordered_json FlameExtension::result(const Analysis&, FunctionIndex& functions) const {
+  const MergedFlame m = merged(functions, false);
+  nlohmann::ordered_json json;
+  json["max_nodes_per_thread"] = max_nodes_;
+  json["truncated_calls"] = m.truncated_calls;
+  // The root's values: the sum of its children's (nothing runs outside a call).
+  std::vector<FlameNode> values = m.tree.nodes();
+  for (size_t i = 1; i < values.size(); ++i)
+    if (values[i].parent == FlameTree::kRoot) {
+      values[0].total_ns += values[i].total_ns;
+      values[0].calls += values[i].calls;
+    }
+  nlohmann::ordered_json nodes;
+  nlohmann::ordered_json parent = nlohmann::ordered_json::array();
+  nlohmann::ordered_json function = nlohmann::ordered_json::array();
+  for (const FlameNode& n : values) {
+    parent.push_back(n.parent == UINT32_MAX ? -1 : static_cast<int64_t>(n.parent));
+    function.push_back(n.function == UINT32_MAX ? -1 : static_cast<int64_t>(n.function));
+  }
+  nodes["parent"] = std::move(parent);
+  nodes["function"] = std::move(function);
+  appendColumns(nodes, values, 0);
+  json["nodes"] = std::move(nodes);
+  nlohmann::ordered_json threads = nlohmann::ordered_json::array();
+  for (const MergedFlame::Thread& t : m.threads) {
+    nlohmann::ordered_json thread;
+    thread["process"] = t.key.process;
+    thread["thread"] = t.key.thread;
+    thread["nodes"] = t.nodes;
+    appendColumns(thread, t.values, 0);
+    threads.push_back(std::move(thread));
+  }
+  json["threads"] = std::move(threads);
+  return json;
+}
+
+} // namespace shapetrace::analyzer

@@ -1,0 +1,90 @@
+// The extension "flame": the exact calling-context tree of the run (flame_tree.h), for the flame
+// graph and the funky graph of 003 and for the exports (`shapetrace export`).
+//
+// Each thread's calls come through the call stream (call_stack.h) into a FlameSink, which keeps the
+// thread's tree of distinct stacks of process function ids. Memory is bounded by distinct stacks:
+// at most `max_nodes` nodes per thread (kDefaultMaxNodes, about 48 bytes each with the hash
+// entry). Past the bound a call whose stack is new gets no node: it and everything it calls count
+// as its caller's own time, and the calls are counted (`truncated_calls`), never silently lost.
+// The result merges the threads by function identity (the model's function indices), threads in
+// (process, thread) order and each thread's nodes in their order of first entry, so the merged
+// node ids are deterministic for any -j.
+//
+// Calls closed by an outer exit (a longjmp-like escape; their duration only an upper bound) are
+// counted, not timed, as in the shapes' statistics: their time is their measured caller's own.
+// Calls discarded at a gap or still open at the end are not counted, but a node entered by them
+// stays (with no calls), so the calls they finished keep their stacks.
+#pragma once
+
+#include "extension.h"
+#include "flame_tree.h"
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace shapetrace::analyzer {
+
+// A call-stack sink: the calling-context tree of one thread.
+class FlameSink {
+public:
+  explicit FlameSink(size_t max_nodes) : tree_(max_nodes) {}
+  void onEnter(uint32_t function, uint32_t depth, uint64_t time_ns);
+  void onCall(const FinishedCall& call);
+  void onReset() { open_.clear(); }
+
+  const FlameTree& tree() const { return tree_; } // functions are the process's ids
+  uint64_t truncatedCalls() const { return truncated_calls_; }
+
+private:
+  struct Open {
+    uint32_t node;      // FlameTree::kNoNode: past the bound
+    uint64_t callee_ns; // the time of its measured callees so far
+  };
+  FlameTree tree_;
+  std::vector<Open> open_;
+  uint64_t truncated_calls_ = 0;
+};
+
+// The merged tree with the model's function indices, and each thread's part of it.
+struct MergedFlame {
+  struct Thread {
+    ThreadKey key;
+    // Per node of the thread's own tree (but its root): the merged node it is, and its values.
+    std::vector<uint32_t> nodes;
+    std::vector<FlameNode> values;
+    // The thread's own tree with merged function indices (its node i+1 is nodes[i]); empty
+    // (the root alone) unless merged() was asked for it.
+    FlameTree tree;
+  };
+  FlameTree tree;
+  std::vector<Thread> threads;
+  uint64_t truncated_calls = 0;
+};
+
+class FlameExtension final : public Extension {
+public:
+  static constexpr std::string_view kName = "flame";
+  static constexpr size_t kDefaultMaxNodes = size_t{1} << 20;
+
+  explicit FlameExtension(size_t max_nodes_per_thread = kDefaultMaxNodes)
+      : max_nodes_(max_nodes_per_thread) {}
+  std::unique_ptr<ThreadConsumer> consumerFor(const ThreadKey& thread) override;
+  // {"max_nodes_per_thread", "truncated_calls",
+  //  "nodes": {"parent": [], "function": [], "calls": [], "measured": [], "total_ns": [],
+  //            "self_ns": []},                       // columns, node 0 the root (-1, -1)
+  //  "threads": [{"process", "thread", "nodes": [merged ids], "calls": [], "measured": [],
+  //               "total_ns": [], "self_ns": []}]}   // the thread's values on those nodes
+  nlohmann::ordered_json result(const Analysis& analysis, FunctionIndex& functions) const override;
+
+  // The merged tree and each thread's nodes and values on it; with `thread_trees`, each thread's
+  // own tree too (what `export --thread` needs; the JSON result does not).
+  MergedFlame merged(FunctionIndex& functions, bool thread_trees = true) const;
+
+private:
+  using Consumer = CallStreamConsumer<FlameSink>;
+  size_t max_nodes_;
+  std::map<ThreadKey, const Consumer*> consumers_;
+};
+
+} // namespace shapetrace::analyzer

@@ -1,0 +1,429 @@
+// The flame graph and the funky graph of 003 ("Visualisations for Function Time Profiles") over the
+// "flame" extension's exact calling-context tree (analyzer/extensions/flame.h), drawn on canvas.
+//
+// Gold-plated flame graph (003, section 4): siblings sorted by weight, heaviest first; each frame
+// coloured by its function's weight relative to the zoom root, min(w_function / w_zoomRoot, 1),
+// on the CIE Lab b axis at constant luminosity (blue light, yellow heavy); frames outlined in the
+// background colour; hovering a frame outlines every frame of that function in magenta (the Lab a
+// axis, orthogonal to b) with a heavier font; a regular expression search shows the matched share;
+// click zooms, the breadcrumb goes back; recursion folding (direct or indirect) and an inverted
+// (icicle) layout as options. Frames narrower than a pixel are merged into one frame drawn once,
+// so the cost of a redraw follows the visible frames, not the tree's size.
+//
+// Funky graph (003, section 5) for one function F: the tree fully folded (every repeat of a
+// function folded into its top-most frame); F's callees above it (yellow), merged over every frame
+// of F, and its callers below (blue), each caller stack reversed and weighted by the inclusive
+// weight of F's frame under it. Clicking a frame in either graph centres the funky graph on it.
+'use strict';
+
+ST.flame = {
+  data(model) { return model.data.model.extensions?.flame ?? null; },
+
+  // A tree of columns: parent, fn, calls, self, total (inclusive as recorded) and, after
+  // finish(), weight (max(total, sum of children's weights): an open caller such as a main still
+  // running has no time of its own but its children's) and children sorted heaviest first.
+  fromExtension(ext, thread) {
+    const n = ext.nodes.parent.length;
+    const t = { parent: Int32Array.from(ext.nodes.parent), fn: Int32Array.from(ext.nodes.function),
+      calls: new Float64Array(n), self: new Float64Array(n), total: new Float64Array(n) };
+    if (thread === undefined) {
+      t.calls.set(ext.nodes.calls); t.self.set(ext.nodes.self_ns); t.total.set(ext.nodes.total_ns);
+    } else {
+      thread.nodes.forEach((id, i) => {
+        t.calls[id] += thread.calls[i]; t.self[id] += thread.self_ns[i]; t.total[id] += thread.total_ns[i];
+      });
+    }
+    return ST.flame.finish(t);
+  },
+
+  finish(t) {
+    const n = t.parent.length;
+    t.weight = new Float64Array(n);
+    const below = new Float64Array(n);
+    for (let i = n - 1; i > 0; --i) {
+      t.weight[i] = Math.max(t.total[i], below[i]);
+      below[t.parent[i]] += t.weight[i];
+    }
+    t.weight[0] = below[0];
+    t.children = Array.from({ length: n }, () => []);
+    for (let i = 1; i < n; ++i) if (t.weight[i] > 0) t.children[t.parent[i]].push(i);
+    for (const c of t.children) c.sort((a, b) => t.weight[b] - t.weight[a]);
+    return t;
+  },
+
+  // Recursion folding, as flame_tree.cpp's FlameTree::folded: 'direct' folds a frame into a parent
+  // of the same function, 'indirect' into the top-most frame of its function on the stack. Self
+  // time and calls add up; the weight is the self time below.
+  fold(t, mode) {
+    if (mode === 'none') return t;
+    const n = t.parent.length;
+    const parent = [-1], fn = [-1], calls = [0], self = [0];
+    const childIndex = new Map();
+    const image = new Int32Array(n);
+    for (let i = 1; i < n; ++i) {
+      const p = image[t.parent[i]], f = t.fn[i];
+      let target = -1;
+      if (mode === 'direct') {
+        if (p !== 0 && fn[p] === f) target = p;
+      } else {
+        for (let a = p; a !== 0; a = parent[a]) if (fn[a] === f) { target = a; break; }
+      }
+      if (target < 0) {
+        const key = `${p}:${f}`;
+        target = childIndex.get(key);
+        if (target === undefined) {
+          target = parent.length;
+          parent.push(p); fn.push(f); calls.push(0); self.push(0);
+          childIndex.set(key, target);
+        }
+      }
+      image[i] = target;
+      calls[target] += t.calls[i];
+      self[target] += t.self[i];
+    }
+    const m = parent.length;
+    const total = new Float64Array(m);
+    for (let i = m - 1; i > 0; --i) { total[i] += self[i]; total[parent[i]] += total[i]; }
+    return ST.flame.finish({ parent: Int32Array.from(parent), fn: Int32Array.from(fn),
+      calls: Float64Array.from(calls), self: Float64Array.from(self), total });
+  },
+
+  // Per function: its weight under `root` (its frames without a frame of the same function above
+  // them, up to root), for the colour.
+  functionWeights(t, root) {
+    // Iterative (a stack can be 65536 calls deep) over typed arrays: this runs on every zoom of a
+    // tree that may hold millions of nodes.
+    let functions = 0;
+    for (let i = 0; i < t.fn.length; ++i) if (t.fn[i] >= functions) functions = t.fn[i] + 1;
+    const onPath = new Int32Array(functions), sum = new Float64Array(functions);
+    // One preallocated stack: i to enter node i, ~i (negative) to leave it.
+    const stack = new Int32Array(2 * t.fn.length + 2);
+    let top = 0;
+    stack[top++] = root;
+    while (top > 0) {
+      const e = stack[--top];
+      if (e < 0) { const f = t.fn[~e]; if (f >= 0) --onPath[f]; continue; }
+      const f = t.fn[e];
+      if (f >= 0) { if (onPath[f] === 0) sum[f] += t.weight[e]; ++onPath[f]; }
+      stack[top++] = ~e;
+      const c = t.children[e];
+      for (let k = c.length - 1; k >= 0; --k) stack[top++] = c[k];
+    }
+    const w = new Map();
+    for (let f = 0; f < functions; ++f) if (sum[f] > 0) w.set(f, sum[f]);
+    return w;
+  },
+
+  // CIE Lab (L, a = 0, b) to an sRGB colour: the paper's constant-luminosity yellow-blue axis.
+  lab(L, b) {
+    const fy = (L + 16) / 116, fx = fy, fz = fy - b / 200;
+    const inv = (t) => (t ** 3 > 0.008856 ? t ** 3 : (t - 16 / 116) / 7.787);
+    const X = 0.95047 * inv(fx), Y = inv(fy), Z = 1.08883 * inv(fz);
+    const lin = [3.2406 * X - 1.5372 * Y - 0.4986 * Z, -0.9689 * X + 1.8758 * Y + 0.0415 * Z,
+      0.0557 * X - 0.204 * Y + 1.057 * Z];
+    const c = lin.map((v) => Math.round(255 * Math.min(1, Math.max(0, v <= 0.0031308 ? 12.92 * v : 1.055 * v ** (1 / 2.4) - 0.055))));
+    return `rgb(${c[0]},${c[1]},${c[2]})`;
+  },
+  // Weight share 0 -> blue (b = -32), 1 -> yellow (b = +48), at L = 82.
+  colour(share) { return ST.flame.lab(82, -32 + 80 * Math.min(1, Math.max(0, share))); },
+};
+
+// One canvas graph (a flame graph, or one half of the funky graph) over a finished tree.
+ST.FlameCanvas = class {
+  constructor(canvas, view, opts) {
+    this.canvas = canvas; this.view = view; this.opts = opts; // opts: { up, hue, rowHeight }
+    this.rects = [];
+    canvas.addEventListener('mousemove', (e) => this.view.hover(this.hit(e), e));
+    canvas.addEventListener('mouseleave', () => this.view.hover(null));
+    canvas.addEventListener('click', (e) => { const h = this.hit(e); if (h) this.view.click(h, this); });
+  }
+  hit(e) {
+    const r = this.canvas.getBoundingClientRect();
+    const x = e.clientX - r.left, y = e.clientY - r.top;
+    for (const rect of this.rects) if (x >= rect.x && x < rect.x + rect.w && y >= rect.y && y < rect.y + rect.h) return rect;
+    return null;
+  }
+  // Lays out and draws `tree` from `root`, with `ancestors` (root's stack, drawn full width) first.
+  draw(tree, root, ancestors, state) {
+    const started = performance.now();
+    const c = this.canvas, H = this.opts.rowHeight;
+    const width = c.parentElement.clientWidth || 800;
+    const rects = [];
+    const total = tree.weight[root] || 1;
+    const visit = (i, x, depth) => {
+      const w = (tree.weight[i] / total) * width;
+      rects.push({ node: i, fn: tree.fn[i], x, w, depth, tree });
+      let cx = x;
+      let merged = 0, mergedX = 0;
+      for (const ch of tree.children[i]) {
+        const cw = (tree.weight[ch] / total) * width;
+        if (cw < 1) { if (!merged) mergedX = cx; merged += cw; cx += cw; continue; }
+        visit(ch, cx, depth + 1);
+        cx += cw;
+      }
+      if (merged >= 0.5) rects.push({ node: -1, fn: -2, x: mergedX, w: merged, depth: depth + 1, tree });
+    };
+    ancestors.forEach((a, d) => rects.push({ node: a, fn: tree.fn[a], x: 0, w: width, depth: d, tree, faded: true }));
+    if (!this.opts.skipRoot && (root !== 0 || tree.fn[root] >= 0)) visit(root, 0, ancestors.length);
+    else { let x = 0; for (const ch of tree.children[root]) { const w = (tree.weight[ch] / total) * width; if (w >= 1) visit(ch, x, 0); x += w; } }
+    const depth = rects.reduce((m, r) => Math.max(m, r.depth), 0) + 1;
+    const dpr = window.devicePixelRatio || 1;
+    c.style.width = `${width}px`; c.style.height = `${depth * H}px`;
+    c.width = Math.round(width * dpr); c.height = Math.round(depth * H * dpr);
+    const g = c.getContext('2d');
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.clearRect(0, 0, width, depth * H);
+    g.font = '11px sans-serif';
+    for (const r of rects) {
+      r.y = this.opts.up ? (depth - 1 - r.depth) * H : r.depth * H;
+      r.h = H;
+      const fw = r.fn >= 0 ? (state.weights.get(r.fn) || 0) / (state.rootWeight || 1) : 0;
+      g.globalAlpha = r.faded ? 0.45 : 1;
+      g.fillStyle = r.fn === -2 ? '#ccc' : state.match && state.match(r.fn) ? '#b58ae0' : this.opts.hue(fw);
+      g.fillRect(r.x, r.y, r.w, H);
+      g.strokeStyle = '#fff'; g.lineWidth = 1; // outlined in the background colour
+      g.strokeRect(r.x + 0.5, r.y + 0.5, Math.max(0, r.w - 1), H - 1);
+      const hot = state.hoverFn !== null && r.fn === state.hoverFn;
+      if (hot) { g.strokeStyle = '#e0119d'; g.lineWidth = 3; g.strokeRect(r.x + 1.5, r.y + 1.5, Math.max(0, r.w - 3), H - 3); }
+      if (r.w > 30 && r.fn !== -2) {
+        g.fillStyle = '#222'; g.font = hot ? 'bold 11px sans-serif' : '11px sans-serif';
+        const label = ST.fmt.shortName(this.view.name(r.fn));
+        const fit = Math.floor((r.w - 6) / 6.5);
+        g.fillText(label.length > fit ? `${label.slice(0, Math.max(0, fit - 1))}…` : label, r.x + 3, r.y + H - 5);
+      }
+    }
+    g.globalAlpha = 1;
+    this.rects = rects;
+    this.lastDrawMs = performance.now() - started;
+    this.canvas.dataset.frames = String(rects.length);
+    return rects;
+  }
+};
+
+ST.FlameView = class {
+  constructor(app) {
+    this.app = app;
+    this.section = document.createElement('section');
+    this.section.className = 'panel flame-panel';
+    this.section.id = 'flame-panel';
+    this.section.innerHTML = `
+      <div class="panel-title">Flame graph <span class="flame-hint">exact time of every call · hover: every frame of the function · click: zoom and centre the funky graph</span></div>
+      <div class="toolbar flame-toolbar">
+        <select id="flame-scope" title="Scope"></select>
+        <select id="flame-fold" title="Recursion folding (003)"><option value="none">no folding</option><option value="direct">fold direct recursion</option><option value="indirect">fold all recursion</option></select>
+        <label><input type="checkbox" id="flame-inverted"> icicle</label>
+        <input type="search" id="flame-search" placeholder="search (regular expression)">
+        <span id="flame-matched"></span>
+        <span id="flame-crumbs" class="flame-crumbs"></span>
+      </div>
+      <div class="flame-body">
+        <div class="flame-main"><canvas id="flame-canvas"></canvas></div>
+        <div class="funky"><div class="panel-title" id="funky-title">Funky graph</div>
+          <div><canvas id="funky-callees"></canvas></div><div><canvas id="funky-callers"></canvas></div></div>
+      </div>`;
+    const tables = document.querySelector('section.tables');
+    document.body.querySelector('main')?.parentNode.insertBefore(this.section, tables?.closest('section') ?? null);
+    const $ = (id) => this.section.querySelector(`#${id}`);
+    this.flame = new ST.FlameCanvas($('flame-canvas'), this, { up: true, rowHeight: 18, hue: ST.flame.colour });
+    this.callees = new ST.FlameCanvas($('funky-callees'), this, { up: true, rowHeight: 18, hue: (s) => ST.flame.lab(86, 10 + 50 * s) });
+    // The callers half starts below the function's frame, which the callees half draws.
+    this.callers = new ST.FlameCanvas($('funky-callers'), this, { up: false, skipRoot: true, rowHeight: 18, hue: (s) => ST.flame.lab(80, -10 - 40 * s) });
+    this.state = { hoverFn: null, match: null, weights: new Map(), rootWeight: 1 };
+    $('flame-scope').addEventListener('change', () => this.rebuild());
+    $('flame-fold').addEventListener('change', () => this.rebuild());
+    $('flame-inverted').addEventListener('change', () => { this.flame.opts.up = !$('flame-inverted').checked; this.draw(); });
+    $('flame-search').addEventListener('input', () => this.search($('flame-search').value));
+    this.$ = $;
+    this.setModel(app.model);
+  }
+
+  name(fn) { return fn < 0 ? '(all)' : this.model.functionName(fn); }
+
+  setModel(model) {
+    this.model = model;
+    this.ext = ST.flame.data(model);
+    this.section.hidden = !this.ext;
+    if (!this.ext) return;
+    const scope = this.$('flame-scope');
+    const selected = scope.value;
+    scope.innerHTML = '<option value="all">all threads</option>' + this.ext.threads.map((t, i) =>
+      `<option value="${i}">${ST.fmt.html(model.threadByKey?.get(model.key(t.process, t.thread))?.label ?? `thread ${t.thread}`)}</option>`).join('');
+    if (selected) scope.value = selected;
+    this.rebuild();
+  }
+
+  rebuild() {
+    const scope = this.$('flame-scope').value;
+    const base = ST.flame.fromExtension(this.ext, scope === 'all' || scope === '' ? undefined : this.ext.threads[Number(scope)]);
+    // The zoom root's stack of functions, to find it again in the new tree (a live update).
+    const path = [];
+    if (this.tree) for (let a = this.root; a > 0; a = this.tree.parent[a]) path.unshift(this.tree.fn[a]);
+    this.tree = ST.flame.fold(base, this.$('flame-fold').value);
+    this.full = ST.flame.fold(base, 'indirect');
+    this.root = 0;
+    for (const f of path) {
+      const next = this.tree.children[this.root].find((c) => this.tree.fn[c] === f);
+      if (next === undefined) { this.root = 0; break; }
+      this.root = next;
+    }
+    if (this.funkyFn === undefined || this.funkyFn === null) {
+      const top = this.tree.children[0][0];
+      this.funkyFn = top === undefined ? null : this.tree.fn[top];
+    }
+    this.search(this.$('flame-search').value);
+  }
+
+  // Regex search: matched frames filled purple, and the share of the zoom root's weight they hold
+  // (frames under a matched frame not counted twice).
+  search(text) {
+    let re = null;
+    try { re = text ? new RegExp(text) : null; } catch { re = null; }
+    const cache = new Map();
+    this.state.match = re ? (fn) => { if (!cache.has(fn)) cache.set(fn, re.test(this.name(fn))); return cache.get(fn); } : null;
+    const out = this.$('flame-matched');
+    if (re) {
+      let matched = 0;
+      const walk = (i) => {
+        if (this.tree.fn[i] >= 0 && this.state.match(this.tree.fn[i])) { matched += this.tree.weight[i]; return; }
+        for (const c of this.tree.children[i]) walk(c);
+      };
+      walk(this.root);
+      const share = matched / (this.tree.weight[this.root] || 1);
+      out.textContent = `matched ${(share * 100).toFixed(1)}%`;
+      out.dataset.share = String(share);
+    } else { out.textContent = ''; delete out.dataset.share; }
+    this.draw();
+  }
+
+  zoom(node) {
+    this.root = node;
+    this.search(this.$('flame-search').value);
+  }
+
+  draw() {
+    if (!this.tree) return;
+    const t = this.tree;
+    // Function weights change with the tree and the zoom root only, not on hover.
+    if (this.weightsOf !== t || this.weightsRoot !== this.root) {
+      this.state.weights = ST.flame.functionWeights(t, this.root);
+      this.weightsOf = t; this.weightsRoot = this.root;
+    }
+    this.state.rootWeight = t.weight[this.root];
+    const ancestors = [];
+    for (let a = t.parent[this.root]; a > 0; a = t.parent[a]) ancestors.unshift(a);
+    this.flame.draw(t, this.root, ancestors, this.state);
+    this.section.dataset.drawMs = this.flame.lastDrawMs.toFixed(2);
+    const crumbs = this.$('flame-crumbs');
+    const path = [0, ...ancestors, ...(this.root ? [this.root] : [])];
+    crumbs.innerHTML = path.map((n) => `<button type="button" data-node="${n}">${ST.fmt.html(ST.fmt.shortName(n === 0 ? 'all' : this.name(t.fn[n])))}</button>`).join(' › ');
+    crumbs.querySelectorAll('button').forEach((b) => b.addEventListener('click', () => this.zoom(Number(b.dataset.node))));
+    this.drawFunky();
+  }
+
+  // The funky graph of this.funkyFn over the fully folded tree.
+  drawFunky() {
+    const F = this.funkyFn, t = this.full;
+    this.$('funky-title').textContent = F === null ? 'Funky graph' : `Funky graph: ${ST.fmt.shortName(this.name(F))}`;
+    if (F === null) return;
+    if (this.funkyOf !== t || this.funkyFnBuilt !== F) { this.buildFunky(F, t); this.funkyOf = t; this.funkyFnBuilt = F; }
+    const state = { ...this.state, weights: this.funkyWeights, rootWeight: this.funkyUp.weight[1] };
+    this.callees.draw(this.funkyUp, 1, [], state);
+    this.callers.draw(this.funkyDown, 1, [], { ...state, weights: new Map(), rootWeight: 1 });
+  }
+
+  // The funky graph's two trees for F, rebuilt only when F or the tree changes (not on hover).
+  buildFunky(F, t) {
+    const frames = [];
+    for (let i = 1; i < t.parent.length; ++i) if (t.fn[i] === F && t.weight[i] > 0) frames.push(i);
+    // Callees: F's frames merged into one root, their subtrees merged by function.
+    const up = { parent: [-1, 0], fn: [-1, F], calls: [0, 0], self: [0, 0], total: [0, 0] };
+    const key = new Map();
+    const add = (tree, p, f, i) => {
+      const k = `${p}:${f}`;
+      let id = key.get(k);
+      if (id === undefined) { id = tree.parent.length; tree.parent.push(p); tree.fn.push(f); tree.calls.push(0); tree.self.push(0); tree.total.push(0); key.set(k, id); }
+      return id;
+    };
+    const copy = (i, into) => {
+      up.calls[into] += t.calls[i]; up.self[into] += t.self[i]; up.total[into] += t.weight[i];
+      for (const c of t.children[i]) copy(c, add(up, into, t.fn[c]));
+    };
+    for (const i of frames) copy(i, 1);
+    // Callers: each frame's reversed stack, weighted by the frame's inclusive weight.
+    const down = { parent: [-1, 0], fn: [-1, F], calls: [0, 0], self: [0, 0], total: [0, 0] };
+    key.clear();
+    for (const i of frames) {
+      down.total[1] += t.weight[i]; down.calls[1] += t.calls[i]; down.self[1] += t.self[i];
+      let at = 1;
+      for (let a = t.parent[i]; a > 0; a = t.parent[a]) { at = add(down, at, t.fn[a]); down.total[at] += t.weight[i]; }
+    }
+    const fin = (x) => ST.flame.finish({ parent: Int32Array.from(x.parent), fn: Int32Array.from(x.fn), calls: Float64Array.from(x.calls), self: Float64Array.from(x.self), total: Float64Array.from(x.total) });
+    this.funkyUp = fin(up); this.funkyDown = fin(down);
+    this.funkyWeights = ST.flame.functionWeights(this.funkyUp, 1);
+  }
+
+  hover(rect, event) {
+    const fn = rect && rect.fn >= 0 ? rect.fn : null;
+    if (fn !== this.state.hoverFn) { this.state.hoverFn = fn; this.draw(); }
+    this.section.dataset.hoverFunction = fn === null ? '' : String(fn);
+    if (!rect || rect.node < 0) { this.app.tooltip.hide(); return; }
+    const t = rect.tree, i = rect.node, f = ST.fmt;
+    const stats = this.model.functions[rect.fn]?.stats;
+    const calls = t.calls[i];
+    this.app.tooltip.show(event, `<b>${f.html(this.name(rect.fn))}</b><br>
+      inclusive ${f.ns(t.weight[i])} (${((t.weight[i] / (this.tree.weight[this.root] || 1)) * 100).toFixed(1)}%)<br>
+      exclusive ${f.ns(t.self[i])}<br>calls ${f.count(calls)}${calls ? ` · mean ${f.ns(t.total[i] / calls)}` : ''}<br>
+      function: ${f.ns((this.state.weights.get(rect.fn) || 0))} here${stats ? ` · p99 ${f.ns(stats.p99_ns)}` : ''}`);
+  }
+
+  click(rect, canvas) {
+    if (rect.node < 0) return;
+    this.funkyFn = rect.fn;
+    if (canvas === this.flame) this.zoom(rect.node);
+    else this.draw();
+    // The function's clusters and outliers, in the table panel.
+    this.app.flameFocus = rect.fn;
+    this.app.tables?.show('flameFunction');
+  }
+};
+
+// The table tab of the function last clicked in the flame or funky graph: its clusters (hover
+// emphasises one on the timeline, click opens it) and its outliers (click opens the call).
+ST.tabs.register({
+  id: 'flameFunction',
+  order: 27,
+  sort: ['duration', false],
+  available: (m) => ST.flame.data(m) !== null,
+  define: (m, app) => {
+    const f = ST.fmt;
+    const fn = app.flameFocus ?? null;
+    const rows = fn === null ? [] : [
+      ...m.clusters.filter((c) => c.function === fn).map((c) => ({ kind: 'cluster', key: `c${c.id}`, cluster: c.id, what: `cluster #${c.id} (${c.shapes.length} shapes)`, calls: c.stats.count, duration: c.totalNs, p99: c.stats.p99_ns })),
+      ...m.outliers.filter((o) => o.function === fn).map((o) => ({ kind: 'outlier', key: `o${o.index}`, outlier: o, cluster: o.cluster, what: `${m.threadByKey.get(m.key(o.process, o.thread))?.label ?? o.thread} at ${f.ns(o.start_ns - m.t0)}`, calls: 1, duration: o.duration_ns, p99: null })),
+    ];
+    return {
+      label: fn === null ? 'Frame' : `Frame: ${f.shortName(m.functionName(fn))}`,
+      rows,
+      key: (r) => r.key,
+      columns: [
+        { id: 'kind', label: 'Kind', value: (r) => r.kind },
+        { id: 'what', label: fn === null ? 'Click a frame of the flame graph' : 'Cluster or outlier call', value: (r) => r.what, cls: 'name' },
+        { id: 'calls', label: 'Calls', num: true, value: (r) => r.calls, text: (v) => f.count(v) },
+        { id: 'duration', label: 'Time', num: true, value: (r) => r.duration, text: f.ns },
+        { id: 'p99', label: 'p99', num: true, value: (r) => r.p99 ?? -1, text: (v) => (v < 0 ? '–' : f.ns(v)) },
+      ],
+    };
+  },
+  row: (app, kind, r) => {
+    if (r.cluster !== null && r.cluster !== undefined) app.hoverCluster(r.cluster);
+    if (kind !== 'click') return;
+    if (r.kind === 'outlier') app.openOutlier(r.outlier); else app.openCluster(r.cluster);
+  },
+});
+
+ST.views.register({
+  id: 'flameView',
+  order: 35,
+  mount: (app) => new ST.FlameView(app),
+  update: (view, model) => view.setModel(model),
+});

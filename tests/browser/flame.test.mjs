@@ -1,0 +1,158 @@
+// The flame graph and the funky graph (analyzer/report/page/flame.js) in headless Chromium, on a
+// report of the service fixture (tests/report): the graph renders from the "flame" extension,
+// hovering a frame outlines every frame of the same function, a regular expression search gives
+// the matched share (checked against the embedded data, computed here independently), clicking
+// zooms with a breadcrumb back, and the funky graph re-centres on the clicked function. A 10^6-node
+// tree's redraw time is printed (not asserted).
+//
+// Environment (set by ctest, tests/report/CMakeLists.txt):
+//   SHAPETRACE_BINARY, SHAPETRACE_REPORT_FIXTURE
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { launchBrowser, openPage, saveScreenshot } from './browser.mjs';
+
+const shapetrace = process.env.SHAPETRACE_BINARY;
+const fixture = process.env.SHAPETRACE_REPORT_FIXTURE;
+let browser, work, reportFile, data;
+
+function embeddedData(html) {
+  const open = '<script type="application/json" id="shapetrace-data">';
+  const begin = html.indexOf(open) + open.length;
+  return JSON.parse(html.slice(begin, html.indexOf('</script>', begin)));
+}
+
+before(async () => {
+  assert.ok(shapetrace && fixture, 'SHAPETRACE_BINARY and SHAPETRACE_REPORT_FIXTURE must be set (run through ctest)');
+  work = await mkdtemp(path.join(tmpdir(), 'shapetrace-flame-browser-'));
+  execFileSync(fixture, [path.join(work, 'rec')]);
+  reportFile = path.join(work, 'report.html');
+  execFileSync(shapetrace, ['report', path.join(work, 'rec'), '-o', reportFile]);
+  data = embeddedData(await readFile(reportFile, 'utf8'));
+  browser = await launchBrowser({ viewport: { width: 1600, height: 1400 } });
+});
+after(async () => {
+  await browser?.close();
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+async function openReport() {
+  const page = await openPage(browser.context, reportFile);
+  await page.waitForSelector('body[data-ready="true"]');
+  await page.locator('#flame-panel').scrollIntoViewIfNeeded();
+  return page;
+}
+
+test('the flame graph renders, hover highlights a function, search and zoom work', { timeout: 120_000 }, async () => {
+  const flame = data.model.extensions.flame;
+  assert.ok(flame && flame.nodes.parent.length > 3, 'the report runs the flame extension');
+  const page = await openReport();
+  const frames = await page.evaluate(() => Number(document.getElementById('flame-canvas').dataset.frames));
+  assert.ok(frames > 3, `frames drawn: ${frames}`);
+
+  // Hover the widest frame in the second row: every drawn frame of its function is highlighted.
+  const target = await page.evaluate(() => {
+    const v = window.shapetrace.app.flameView;
+    const r = v.flame.rects.filter((x) => x.fn >= 0 && x.depth === 1).sort((a, b) => b.w - a.w)[0];
+    const box = v.flame.canvas.getBoundingClientRect();
+    return { x: box.left + r.x + r.w / 2, y: box.top + r.y + r.h / 2, fn: r.fn, node: r.node,
+      same: v.flame.rects.filter((x) => x.fn === r.fn).length };
+  });
+  await page.mouse.move(target.x, target.y);
+  await page.waitForFunction((fn) => document.getElementById('flame-panel').dataset.hoverFunction === String(fn), target.fn);
+  const magenta = await page.evaluate((fn) => {
+    const v = window.shapetrace.app.flameView;
+    const g = v.flame.canvas.getContext('2d');
+    const dpr = window.devicePixelRatio || 1;
+    return v.flame.rects.filter((r) => r.fn === fn && r.w > 4).map((r) => {
+      const p = g.getImageData(Math.floor((r.x + 1.5) * dpr), Math.floor((r.y + r.h / 2) * dpr), 1, 1).data;
+      return p[0] > 180 && p[1] < 80 && p[2] > 100; // the magenta outline
+    });
+  }, target.fn);
+  assert.ok(magenta.length >= 1 && magenta.every(Boolean), `highlighted: ${magenta}`);
+  assert.ok(await page.locator('#tooltip').isVisible());
+  assert.match(await page.locator('#tooltip').innerText(), /inclusive .*\n?.*exclusive/s);
+  await saveScreenshot(page, 'flame-hover');
+
+  // Search: the matched share equals the share computed here from the embedded tree.
+  const name = data.model.functions[target.fn].name;
+  const pattern = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  await page.fill('#flame-search', pattern);
+  const share = Number(await page.locator('#flame-matched').getAttribute('data-share'));
+  const n = flame.nodes;
+  const weight = new Float64Array(n.parent.length), below = new Float64Array(n.parent.length);
+  for (let i = n.parent.length - 1; i > 0; --i) { weight[i] = Math.max(n.total_ns[i], below[i]); below[n.parent[i]] += weight[i]; }
+  let matched = 0;
+  for (let i = 1; i < n.parent.length; ++i) {
+    if (n.function[i] !== target.fn) continue;
+    let a = n.parent[i];
+    while (a > 0 && n.function[a] !== target.fn) a = n.parent[a];
+    if (a <= 0) matched += weight[i];
+  }
+  assert.ok(Math.abs(share - matched / below[0]) < 1e-9, `share ${share} vs ${matched / below[0]}`);
+  await page.fill('#flame-search', '');
+
+  // Click: zoom onto the frame (it spans the width), the breadcrumb leads back.
+  await page.mouse.click(target.x, target.y);
+  const zoomed = await page.evaluate(() => {
+    const v = window.shapetrace.app.flameView;
+    const r = v.flame.rects.find((x) => x.node === v.root);
+    return { root: v.root, w: r.w, width: v.flame.canvas.clientWidth, crumbs: document.querySelectorAll('#flame-crumbs button').length, funky: v.funkyFn };
+  });
+  assert.equal(zoomed.root, target.node);
+  assert.ok(Math.abs(zoomed.w - zoomed.width) < 1);
+  assert.ok(zoomed.crumbs >= 2);
+  assert.equal(zoomed.funky, target.fn, 'the funky graph is centred on the clicked function');
+  assert.match(await page.locator('#funky-title').innerText(), /Funky graph: /);
+  // The clicked function's clusters and outliers are listed in the table panel.
+  const listed = await page.evaluate(() => [...document.querySelectorAll('#table-wrap tbody tr')].length);
+  const expected = data.model.clusters.filter((c) => c.function === target.fn).length +
+    data.model.outliers.filter((o) => o.function === target.fn).length;
+  assert.equal(listed, expected);
+  assert.match(await page.locator('#tabs').innerText(), /Frame: /);
+  await page.locator('#flame-crumbs button').first().click();
+  assert.equal(await page.evaluate(() => window.shapetrace.app.flameView.root), 0);
+
+  // The funky graph's root: the function's inclusive weight, the sum over its top-most frames.
+  const funky = await page.evaluate(() => window.shapetrace.app.flameView.funkyUp.weight[1]);
+  assert.ok(Math.abs(funky - matched) / matched < 1e-9, `funky root ${funky} vs ${matched}`);
+  // Scope: one thread's graph, labelled as the timeline labels it; its root weight is that
+  // thread's own.
+  const options = await page.locator('#flame-scope option').allInnerTexts();
+  assert.equal(options.length, flame.threads.length + 1);
+  assert.ok(options.includes('worker-0'), options.join(', '));
+  const index = options.indexOf('worker-0') - 1;
+  await page.selectOption('#flame-scope', String(index));
+  const threadWeight = await page.evaluate(() => window.shapetrace.app.flameView.tree.weight[0]);
+  const t = flame.threads[index];
+  const own = t.nodes.reduce((sum, id, i) => sum + (n.parent[id] === 0 ? t.total_ns[i] : 0), 0);
+  assert.equal(threadWeight, own);
+  await saveScreenshot(page, 'flame-zoomed');
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
+test('a 10^6-node flame graph redraws quickly (printed, not asserted)', { timeout: 120_000 }, async () => {
+  const page = await openReport();
+  const ms = await page.evaluate(() => {
+    const n = 1_000_000;
+    const parent = new Int32Array(n), fn = new Int32Array(n), calls = new Float64Array(n), self = new Float64Array(n), total = new Float64Array(n);
+    parent[0] = -1; fn[0] = -1;
+    let seed = 7;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    for (let i = 1; i < n; ++i) { parent[i] = Math.floor(rnd() * i); fn[i] = Math.floor(rnd() * 500); calls[i] = 1; self[i] = 1 + Math.floor(rnd() * 1000); }
+    for (let i = n - 1; i > 0; --i) { total[i] += self[i]; total[parent[i]] += total[i]; }
+    const v = window.shapetrace.app.flameView;
+    v.tree = ST.flame.finish({ parent, fn, calls, self, total });
+    v.root = 0;
+    const times = [];
+    for (let k = 0; k < 5; ++k) { const t0 = performance.now(); v.flame.draw(v.tree, 0, [], { ...v.state, weights: ST.flame.functionWeights(v.tree, 0), rootWeight: v.tree.weight[0] }); times.push(performance.now() - t0); }
+    const t1 = performance.now(); v.flame.draw(v.tree, 0, [], v.state); const drawOnly = performance.now() - t1;
+    return { times, drawOnly };
+  });
+  console.log(`10^6-node flame graph: zoom (function weights, layout, draw) ${ms.times.map((t) => t.toFixed(1)).join(', ')} ms; redraw on hover or search (layout, draw) ${ms.drawOnly.toFixed(1)} ms`);
+  await page.close();
+});
