@@ -208,8 +208,8 @@ private:
     std::set<ShapeId> ids;
     for (const auto& [id, at] : base_.by_table_id) ids.insert(id);
     for (const auto& [id, at] : new_.by_table_id) ids.insert(id);
-    // New shapes first: whether a vanished one was replaced by a derived new one depends on them.
-    std::set<ShapeId> derived_new;
+    // New shapes first: whether a vanished one was replaced by a new one depends on them.
+    std::set<ShapeId> new_ids;
     std::vector<ShapeId> gone;
     for (ShapeId id : ids) {
       const ShapeEntry* a = entry(base_, id);
@@ -219,7 +219,7 @@ private:
       } else if (b) {
         ShapeChange c = newShape(*b);
         c.derived = c.nearest_distance < 0 || hasChangedChild(id, new_, base_);
-        if (c.derived) derived_new.insert(id);
+        new_ids.insert(id);
         diff_.shapes.push_back(std::move(c));
       } else {
         gone.push_back(id);
@@ -227,11 +227,11 @@ private:
     }
     for (ShapeId id : gone) {
       ShapeChange c = vanished(*entry(base_, id));
-      // Gone with its function, because a child's shape changed, or replaced by a new shape that
-      // is new because of a child.
+      // Gone with its function, because a child's shape changed, or replaced by a new shape
+      // (whose own change tells this one: "a new shape of f that also calls g").
       const ShapeId replacement = nearestOf(id, new_);
       c.derived = replacement == kNullShape || hasChangedChild(id, base_, new_) ||
-                  derived_new.count(replacement);
+                  new_ids.count(replacement);
       if (replacement != kNullShape) {
         const auto& mine = calledBy(shared_.table, id, called_);
         const auto& theirs = calledBy(shared_.table, replacement, called_);
@@ -422,11 +422,17 @@ private:
   // Sentences for the largest movements of time: functions that got slower or faster, with the
   // shape changes that account for most of it, then shape changes not explained so.
   void explain() {
+    struct Sentence {
+      double impact;
+      std::string text;
+    };
+    std::vector<Sentence> sentences;
     std::set<size_t> told;
     for (const FunctionChange& f : diff_.functions) {
-      if (!f.significant || diff_.explanations.size() >= 5) continue;
-      std::string text = f.function + " got " + (f.relative_change > 0 ? "slower" : "faster") +
-                         " (" + percent(f.relative_change) + ": mean " + describeNs(f.base.mean_ns) +
+      if (!f.significant) continue;
+      std::string text = shortName(f.function) + " got " +
+                         (f.relative_change > 0 ? "slower" : "faster") + " (" +
+                         percent(f.relative_change) + ": mean " + describeNs(f.base.mean_ns) +
                          " -> " + describeNs(f.now.mean_ns) + ", " +
                          describeNs(f.impact_ns_per_s) + " per second of run)";
       std::vector<size_t> causes;
@@ -446,30 +452,52 @@ private:
           told.insert(causes.front());
         }
       }
-      diff_.explanations.push_back(text);
+      sentences.push_back({f.impact_ns_per_s, text});
     }
-    for (size_t i = 0; i < diff_.shapes.size() && diff_.explanations.size() < 8; ++i)
+    for (size_t i = 0; i < diff_.shapes.size(); ++i)
       if (!told.count(i) && !diff_.shapes[i].derived)
-        diff_.explanations.push_back(describe(diff_.shapes[i]));
+        sentences.push_back({diff_.shapes[i].impact_ns_per_s, describe(diff_.shapes[i])});
+    // The largest movements of time first, whichever level they were found at.
+    std::sort(sentences.begin(), sentences.end(), [](const Sentence& a, const Sentence& b) {
+      if (std::fabs(a.impact) != std::fabs(b.impact)) return std::fabs(a.impact) > std::fabs(b.impact);
+      return a.text < b.text;
+    });
+    for (size_t i = 0; i < sentences.size() && i < kMaxExplanations; ++i)
+      diff_.explanations.push_back(std::move(sentences[i].text));
+  }
+
+  static constexpr size_t kMaxExplanations = 8;
+
+  // A function's name as people read it: without its parameter list and ABI tags.
+  static std::string shortName(std::string name) {
+    for (size_t at; (at = name.find("[abi:")) != std::string::npos;)
+      name.erase(at, name.find(']', at) + 1 - at);
+    int depth = 0;
+    for (size_t i = name.size(); i-- > 0;) {
+      if (name[i] == ')') ++depth;
+      else if (name[i] == '(' && --depth == 0 && i > 0) return name.substr(0, i);
+    }
+    return name;
   }
 
   static std::string describe(const ShapeChange& c) {
     auto list = [](const std::vector<std::string>& names) {
       std::string out;
-      for (size_t i = 0; i < names.size() && i < 3; ++i) out += (i ? ", " : "") + names[i];
+      for (size_t i = 0; i < names.size() && i < 3; ++i) out += (i ? ", " : "") + shortName(names[i]);
       if (names.size() > 3) out += ", ...";
       return out;
     };
-    std::string what = "the shape of " + c.function;
+    const std::string function = shortName(c.function);
+    std::string what = "the shape of " + function;
     switch (c.kind) {
     case ChangeKind::kNew:
-      what = "a new shape of " + c.function;
+      what = "a new shape of " + function;
       if (!c.also_calls.empty()) what += " that also calls " + list(c.also_calls);
       else if (!c.no_longer_calls.empty()) what += " that no longer calls " + list(c.no_longer_calls);
       return what + " (0 -> " + std::to_string(c.new_calls) + " calls, mean " +
              describeNs(c.now.mean_ns) + ")";
     case ChangeKind::kVanished:
-      return "a shape of " + c.function +
+      return "a shape of " + function +
              (c.no_longer_calls.empty() ? "" : " that called " + list(c.no_longer_calls)) +
              " no longer occurs (" + std::to_string(c.base_calls) + " -> 0 calls, mean " +
              describeNs(c.base.mean_ns) + ")";
