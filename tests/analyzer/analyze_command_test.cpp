@@ -3,7 +3,7 @@
 #include "fanout/fanout.h"
 #include "recording/recording.h"
 #include "trace_builder.h"
-#include "support/files.h"
+#include "support/command.h"
 #include "wire/codec.h"
 
 #include <gtest/gtest.h>
@@ -25,30 +25,15 @@ using testing::batchItem;
 using testing::call;
 using testing::eventsOf;
 
-struct Result {
-  int exit_code = -1;
-  std::string out, err;
-};
-
+using Result = shapetrace::testing::CommandResult;
 using shapetrace::testing::slurp;
 
-class AnalyzeCommandTest : public ::testing::Test {
+class AnalyzeCommandTest : public shapetrace::testing::CommandTest {
 protected:
-  void SetUp() override {
-    dir = fs::temp_directory_path() /
-          ("shapetrace-analyze-" + std::to_string(::getpid()) + "-" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  void TearDown() override { fs::remove_all(dir); }
+  AnalyzeCommandTest() : CommandTest("shapetrace-analyze-") {}
 
   Result shapetrace(const std::string& args) {
-    const std::string command = std::string(SHAPETRACE_BINARY) + " " + args + " >" +
-                                (dir / "stdout").string() + " 2>" + (dir / "stderr").string();
-    const int status = std::system(command.c_str());
-    return Result{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "stdout"),
-                  slurp(dir / "stderr")};
+    return runCommand(std::string(SHAPETRACE_BINARY) + " " + args);
   }
 
   std::vector<wire::StreamItem> trace() {
@@ -71,8 +56,6 @@ protected:
     EXPECT_TRUE(writer.close());
     return rec;
   }
-
-  fs::path dir;
 };
 
 TEST_F(AnalyzeCommandTest, AnalyzesARecordingIntoTheJsonModel) {

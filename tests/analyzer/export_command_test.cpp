@@ -5,7 +5,7 @@
 #include "perfetto_trace.pb.h"
 #include "profile.pb.h"
 #include "recording/recording.h"
-#include "support/files.h"
+#include "support/command.h"
 #include "trace_builder.h"
 #include "wire/codec.h"
 
@@ -26,29 +26,13 @@ using testing::batchItem;
 using testing::call;
 using testing::eventsOf;
 
-struct Result {
-  int exit_code = -1;
-  std::string out, err;
-};
+using Result = shapetrace::testing::CommandResult;
 
-class ExportCommandTest : public ::testing::Test {
+class ExportCommandTest : public shapetrace::testing::CommandTest {
 protected:
-  void SetUp() override {
-    dir = fs::temp_directory_path() /
-          ("shapetrace-export-" + std::to_string(::getpid()) + "-" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  void TearDown() override { fs::remove_all(dir); }
+  ExportCommandTest() : CommandTest("shapetrace-export-") {}
 
-  Result run(const std::string& command_line) {
-    const std::string command = command_line + " >" + (dir / "stdout").string() + " 2>" +
-                                (dir / "stderr").string();
-    const int status = std::system(command.c_str());
-    return Result{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "stdout"),
-                  slurp(dir / "stderr")};
-  }
+  Result run(const std::string& command_line) { return runCommand(command_line); }
   Result shapetrace(const std::string& args) {
     return run(std::string(SHAPETRACE_BINARY) + " " + args);
   }
@@ -71,8 +55,6 @@ protected:
     EXPECT_TRUE(writer.close());
     return rec;
   }
-
-  fs::path dir;
 };
 
 std::string gunzip(const std::string& bytes) {
