@@ -13,7 +13,11 @@
 // - the exit of a function not on the stack is ignored; after a gap, up to as many such exits as
 //   calls were open (plus the dropped events) are expected and counted apart;
 // - an event whose timestamp goes back is clamped to the previous one;
-// - a function id at or above kMaxFunctionId, or an enter beyond kMaxStackDepth, is a gap;
+// - a function id at or above kMaxFunctionId is a gap;
+// - a call nested deeper than the maximum depth (1024 by default, as uftrace's) is not analysed:
+//   counted, and the next exits are taken to be those of such calls until they are all closed (a
+//   longjmp out of that depth is then misread until the next gap); the call at the limit gets its
+//   own exit and its full duration, and a shape without the calls below it;
 // - a gap (a gap marker, a batch missing by its sequence number): the open calls' content is
 //   incomplete, so they are discarded without a finished call (the sink's onReset());
 // - the end of the thread or the input: the open calls are discarded the same way.
@@ -40,7 +44,8 @@ namespace shapetrace::analyzer {
 
 // Limits shared by every reconstruction of the call stack.
 inline constexpr uint32_t kMaxFunctionId = uint32_t{1} << 24;
-inline constexpr size_t kMaxStackDepth = 65536;
+inline constexpr uint32_t kDefaultMaxDepth = 1024; // ThreadAnalyzerSettings::max_depth
+inline constexpr uint32_t kMaxStackDepth = 65536;  // the largest max_depth allowed
 inline constexpr uint32_t kNoCaller = UINT32_MAX;
 
 struct FinishedCall {
@@ -93,8 +98,9 @@ struct ShapeLookup {
 
 template <typename Sink> class CallStack {
 public:
-  explicit CallStack(Sink& sink, ShapeLookup shapes = ShapeLookup::none())
-      : sink_(sink), shapes_(shapes) {}
+  explicit CallStack(Sink& sink, ShapeLookup shapes = ShapeLookup::none(),
+                     uint32_t max_depth = kDefaultMaxDepth)
+      : sink_(sink), shapes_(shapes), max_depth_(max_depth) {}
 
   // A batch of the thread's events with its sequence number (wire::kNoSequence when unknown).
   void onBatch(uint64_t sequence, std::span<const Event> events) {
@@ -115,7 +121,7 @@ public:
   // Events were lost here: the open calls are discarded.
   void onGap(uint64_t dropped) {
     diagnostics_.add(Stat::frames_discarded_at_gap, stack_.size());
-    orphan_exit_budget_ += stack_.size() + dropped;
+    orphan_exit_budget_ += stack_.size() + below_max_depth_ + dropped;
     discard();
   }
   // The thread ended or the input stopped.
@@ -162,15 +168,20 @@ private:
   }
 
   [[gnu::always_inline]] void enter(uint32_t function, uint64_t time_ns) {
-    if (stack_.size() >= kMaxStackDepth) [[unlikely]] {
-      diagnostics_.add(Stat::stack_overflows);
-      onGap(0);
+    if (stack_.size() >= max_depth_) [[unlikely]] {
+      ++below_max_depth_;
+      diagnostics_.add(Stat::calls_below_max_depth);
+      return;
     }
     sink_.onEnter(function, static_cast<uint32_t>(stack_.size()), time_ns);
     stack_.push_back({function, time_ns, child_shapes_.size()});
   }
 
   [[gnu::always_inline]] void leave(uint32_t function, uint64_t time_ns) {
+    if (below_max_depth_ > 0) [[unlikely]] {
+      --below_max_depth_;
+      return;
+    }
     if (!stack_.empty() && stack_.back().function == function) [[likely]] {
       finishTop(time_ns, true);
       return;
@@ -224,6 +235,7 @@ private:
   }
 
   void discard() {
+    below_max_depth_ = 0;
     stack_.clear();
     child_shapes_.clear();
     sink_.onReset();
@@ -231,6 +243,8 @@ private:
 
   Sink& sink_;
   ShapeLookup shapes_;
+  uint32_t max_depth_;
+  uint64_t below_max_depth_ = 0; // open calls deeper than max_depth_
   std::vector<Frame> stack_;
   std::vector<ShapeId> child_shapes_; // the open frames' children's shapes, frame after frame
   BatchSequence sequence_;

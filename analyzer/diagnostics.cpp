@@ -38,4 +38,21 @@ std::string_view statDescription(Stat stat) {
   return kStatInfo[static_cast<size_t>(stat)].description;
 }
 
+std::string callsNotAnalysed(const Diagnostics& diagnostics) {
+  const std::pair<Stat, const char*> parts[] = {
+      {Stat::calls_below_max_depth, "deeper than --max-depth"},
+      {Stat::frames_discarded_at_gap, "open at a gap"},
+      {Stat::frames_open_at_thread_end, "open at the end"}};
+  uint64_t total = 0;
+  std::string detail;
+  for (const auto& [stat, what] : parts) {
+    const uint64_t n = diagnostics.count(stat);
+    if (n == 0) continue;
+    total += n;
+    detail += (detail.empty() ? "" : ", ") + std::to_string(n) + " " + what;
+  }
+  return total == 0 ? std::string()
+                    : std::to_string(total) + " calls not analysed (" + detail + ")";
+}
+
 } // namespace shapetrace::analyzer

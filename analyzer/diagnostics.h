@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace shapetrace::analyzer {
@@ -42,5 +43,9 @@ public:
 private:
   std::array<uint64_t, kStatCount> counts_{};
 };
+
+// "12 calls not analysed (3 deeper than --max-depth, 9 open at a gap)": the calls that the counts
+// leave out, for the commands' summary lines; empty when there are none.
+std::string callsNotAnalysed(const Diagnostics& diagnostics);
 
 } // namespace shapetrace::analyzer

@@ -17,13 +17,14 @@ const std::vector<ExtensionSpec>& extensionSpecs() {
        }},
       {CallersExtension::kName,
        "calls and inclusive/exclusive time of every function by its caller",
-       [](const AnalysisSettings&) -> std::unique_ptr<Extension> {
-         return std::make_unique<CallersExtension>();
+       [](const AnalysisSettings& settings) -> std::unique_ptr<Extension> {
+         return std::make_unique<CallersExtension>(settings.thread.max_depth);
        }},
       {FlameExtension::kName,
        "the exact calling-context tree (flame and funky graphs, exports), merged over threads",
-       [](const AnalysisSettings&) -> std::unique_ptr<Extension> {
-         return std::make_unique<FlameExtension>();
+       [](const AnalysisSettings& settings) -> std::unique_ptr<Extension> {
+         return std::make_unique<FlameExtension>(FlameExtension::kDefaultMaxNodes,
+                                                 settings.thread.max_depth);
        }},
   };
   return specs;

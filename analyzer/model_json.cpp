@@ -76,7 +76,8 @@ Json settingsJson(const AnalysisSettings& settings) {
               {"outlier_sigma", settings.thread.outlier_sigma},
               {"outlier_min_samples", settings.thread.outlier_min_samples},
               {"max_outliers", settings.thread.max_outliers},
-              {"max_dag_nodes", settings.thread.max_dag_nodes}};
+              {"max_dag_nodes", settings.thread.max_dag_nodes},
+              {"max_depth", settings.thread.max_depth}};
 }
 
 Json summaryJson(const Analysis& analysis) {

@@ -50,7 +50,7 @@ void ThreadAnalyzer::onEvents(std::span<const Event> events) {
       // finished here, without a frame. Anything unusual takes the general path.
       if (next + 1 != end && next[1].kind == EventKind::Exit &&
           next[1].function_id == event.function_id && next[1].timestamp >= time &&
-          stack_.size() < kMaxStackDepth) [[likely]] {
+          stack_.size() < settings_.max_depth) [[likely]] {
         ++next;
         last_ns_ = next->timestamp;
         finishLeaf(event.function_id, time, last_ns_, true);
@@ -69,15 +69,21 @@ void ThreadAnalyzer::onEvents(std::span<const Event> events) {
 }
 
 void ThreadAnalyzer::enter(uint32_t function, uint64_t time_ns) {
-  if (stack_.size() >= kMaxStackDepth) [[unlikely]] {
-    result_.diagnostics.add(Stat::stack_overflows);
-    onGap(0);
+  if (stack_.size() >= settings_.max_depth) [[unlikely]] {
+    // Too deep to analyse: counted, and the next exit is taken to be its (see call_stack.h).
+    ++calls_below_max_depth_;
+    result_.diagnostics.add(Stat::calls_below_max_depth);
+    return;
   }
   if (function >= functions_.size()) functions_.resize(function + 1);
   stack_.emplace_back(function, time_ns, dag_children_.size());
 }
 
 void ThreadAnalyzer::leave(uint32_t function, uint64_t time_ns) {
+  if (calls_below_max_depth_ > 0) [[unlikely]] {
+    --calls_below_max_depth_;
+    return;
+  }
   if (!stack_.empty() && stack_.back().function == function) [[likely]] {
     finishTop(time_ns, true);
     return;
@@ -111,7 +117,8 @@ void ThreadAnalyzer::onGapMarker(uint64_t dropped) {
 void ThreadAnalyzer::onGap(uint64_t dropped) {
   result_.diagnostics.add(Stat::frames_discarded_at_gap, stack_.size());
   // Every frame open now may see its exit after the gap; dropped events may hide more.
-  orphan_exit_budget_ += stack_.size() + dropped;
+  orphan_exit_budget_ += stack_.size() + calls_below_max_depth_ + dropped;
+  calls_below_max_depth_ = 0;
   stack_.clear();
   popDagChildren(0);
 }
@@ -121,6 +128,7 @@ void ThreadAnalyzer::onEnd() {
   stack_.clear();
   popDagChildren(0);
   orphan_exit_budget_ = 0;
+  calls_below_max_depth_ = 0;
 }
 
 void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {

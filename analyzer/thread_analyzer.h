@@ -182,6 +182,7 @@ private:
   uint64_t last_ns_ = 0;
   BatchSequence sequence_;
   uint64_t orphan_exit_budget_ = 0; // exits expected to be unmatched after a gap
+  uint64_t calls_below_max_depth_ = 0; // open calls deeper than settings_.max_depth
 };
 
 } // namespace shapetrace::analyzer

@@ -28,8 +28,8 @@ public:
 template <typename Sink> class CallStreamConsumer final : public ThreadConsumer {
 public:
   template <typename... Args>
-  explicit CallStreamConsumer(ShapeLookup shapes, Args&&... args)
-      : sink_(std::forward<Args>(args)...), stack_(sink_, shapes) {}
+  CallStreamConsumer(ShapeLookup shapes, uint32_t max_depth, Args&&... args)
+      : sink_(std::forward<Args>(args)...), stack_(sink_, shapes, max_depth) {}
 
   void onBatch(uint64_t sequence, std::span<const Event> events) override {
     stack_.onBatch(sequence, events);

@@ -32,6 +32,9 @@ struct ThreadAnalyzerSettings {
   uint64_t outlier_min_samples = 10; // calls seen before a mean and deviation are trusted
   size_t max_outliers = 1000;        // the most extreme kept (per thread, then overall)
   size_t max_dag_nodes = size_t{1} << 22; // per thread; beyond it the DAG stops growing (counted)
+  // Calls nested deeper are not analysed (counted): a recursion 100,000 deep would otherwise make a
+  // shape, a cluster and a ribbon per level. uftrace's default depth limit is the same.
+  uint32_t max_depth = 1024;
 };
 
 // One call judged against the running statistics at the moment it finished.

@@ -55,6 +55,10 @@ inline void addAnalysisFlags(CLI::App& command, AnalysisFlags& flags) {
       ->capture_default_str();
   command.add_option("--max-outliers", s.thread.max_outliers, "Most outliers kept (most extreme)")
       ->capture_default_str();
+  command.add_option("--max-depth", s.thread.max_depth,
+                     "Calls nested deeper are not analysed (counted as calls_below_max_depth)")
+      ->check(CLI::Range(1u, kMaxStackDepth))
+      ->capture_default_str();
   command.add_option("--outlier-sigma", s.thread.outlier_sigma,
                      "A call is an outlier above mean + this many standard deviations")
       ->check(CLI::PositiveNumber)

@@ -61,6 +61,8 @@ void printSummary(const Analysis& a, FILE* out) {
                static_cast<unsigned long long>(a.events), static_cast<unsigned long long>(a.calls),
                a.threads.size(), a.functions.size(), a.shapes.size() - 1,
                a.clustering.clusters.size(), a.ribbons.size());
+  if (const std::string lost = callsNotAnalysed(a.diagnostics); !lost.empty())
+    std::fprintf(out, "%s: see diagnostics\n", lost.c_str());
   std::fprintf(out, "\n%-24s %8s %8s %8s | %8s %8s %8s\n", "thread", "shapes", "new", "all",
                "clusters", "new", "all");
   for (const ThreadSummary& t : a.threads) {

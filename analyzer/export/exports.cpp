@@ -272,7 +272,7 @@ void SliceSink::onReset() {
 }
 
 std::unique_ptr<ThreadConsumer> TraceCapture::consumerFor(const ThreadKey& thread) {
-  auto consumer = std::make_unique<Consumer>(ShapeLookup::none());
+  auto consumer = std::make_unique<Consumer>(ShapeLookup::none(), kDefaultMaxDepth);
   consumers_[thread] = consumer.get();
   return consumer;
 }

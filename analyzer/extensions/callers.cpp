@@ -39,7 +39,7 @@ void CallerSink::onCall(const FinishedCall& call) {
 }
 
 std::unique_ptr<ThreadConsumer> CallersExtension::consumerFor(const ThreadKey& thread) {
-  auto consumer = std::make_unique<Consumer>(ShapeLookup::none());
+  auto consumer = std::make_unique<Consumer>(ShapeLookup::none(), max_depth_);
   consumers_[thread] = consumer.get();
   return consumer;
 }

@@ -62,6 +62,8 @@ private:
 class CallersExtension final : public Extension {
 public:
   static constexpr std::string_view kName = "callers";
+  // Calls deeper than `max_depth` are not counted, as the analysis leaves them out.
+  explicit CallersExtension(uint32_t max_depth = kDefaultMaxDepth) : max_depth_(max_depth) {}
   std::unique_ptr<ThreadConsumer> consumerFor(const ThreadKey& thread) override;
   // {"edges": [{"caller", "callee", "calls", "measured", "total_ns", "self_ns"}...]}: caller and
   // callee are function indices of the model (caller null at the root), sorted by callee, then
@@ -73,6 +75,7 @@ public:
 
 private:
   using Consumer = CallStreamConsumer<CallerSink>;
+  uint32_t max_depth_;
   std::map<ThreadKey, const Consumer*> consumers_;
 };
 

@@ -32,7 +32,7 @@ void FlameSink::onCall(const FinishedCall& call) {
 }
 
 std::unique_ptr<ThreadConsumer> FlameExtension::consumerFor(const ThreadKey& thread) {
-  auto consumer = std::make_unique<Consumer>(ShapeLookup::none(), max_nodes_);
+  auto consumer = std::make_unique<Consumer>(ShapeLookup::none(), max_depth_, max_nodes_);
   consumers_[thread] = consumer.get();
   return consumer;
 }

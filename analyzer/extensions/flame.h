@@ -67,8 +67,9 @@ public:
   static constexpr std::string_view kName = "flame";
   static constexpr size_t kDefaultMaxNodes = size_t{1} << 20;
 
-  explicit FlameExtension(size_t max_nodes_per_thread = kDefaultMaxNodes)
-      : max_nodes_(max_nodes_per_thread) {}
+  explicit FlameExtension(size_t max_nodes_per_thread = kDefaultMaxNodes,
+                          uint32_t max_depth = kDefaultMaxDepth)
+      : max_nodes_(max_nodes_per_thread), max_depth_(max_depth) {}
   std::unique_ptr<ThreadConsumer> consumerFor(const ThreadKey& thread) override;
   // {"max_nodes_per_thread", "truncated_calls",
   //  "nodes": {"parent": [], "function": [], "calls": [], "measured": [], "total_ns": [],
@@ -84,6 +85,7 @@ public:
 private:
   using Consumer = CallStreamConsumer<FlameSink>;
   size_t max_nodes_;
+  uint32_t max_depth_; // calls deeper are left out, as the analysis leaves them out
   std::map<ThreadKey, const Consumer*> consumers_;
 };
 

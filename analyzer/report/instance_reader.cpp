@@ -127,7 +127,8 @@ std::optional<Instance> InstanceReader::find(uint64_t process, uint32_t thread, 
   if (!reader_.seek(process, thread, from_ns)) return std::nullopt;
   ReplaySink replay(from_ns, to_ns, matches);
   // Looks shapes up only: a call whose shape the analysis does not know matches no cluster.
-  CallStack<ReplaySink> stack(replay, ShapeLookup::find(analysis_.shapes));
+  CallStack<ReplaySink> stack(replay, ShapeLookup::find(analysis_.shapes),
+                              analysis_.settings.thread.max_depth);
   while (auto frame = reader_.next()) {
     ++frames_read_;
     wire::ItemHeader header;

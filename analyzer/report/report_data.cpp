@@ -81,9 +81,13 @@ const char* instanceReasonName(InstanceReason reason) {
 std::vector<ReportInstance> collectInstances(InstanceReader& reader, const Analysis& analysis,
                                              const DetailLimits& limits, DetailSummary& summary) {
   std::vector<ReportInstance> out;
-  const auto full = [&] { return out.size() >= limits.max_instances; };
+  size_t total_calls = 0;
+  const auto full = [&] {
+    return out.size() >= limits.max_instances || total_calls >= limits.max_total_calls;
+  };
   auto keep = [&](ReportInstance r) {
     if (r.instance.omitted_calls != 0) ++summary.truncated_instances;
+    total_calls += r.instance.calls.size();
     out.push_back(std::move(r));
   };
 
@@ -179,6 +183,7 @@ Json reportData(const Analysis& analysis, const PageSource& source,
                           {"outlier_instances_limit", limits.outlier_instances},
                           {"max_instances", limits.max_instances},
                           {"max_instance_calls", limits.max_instance_calls},
+                          {"max_total_calls", limits.max_total_calls},
                           {"exemplar_instances", summary.exemplar_instances},
                           {"outlier_instances", summary.outlier_instances},
                           {"clusters_with_instances", summary.clusters_with_instances},

@@ -22,6 +22,9 @@ struct DetailLimits {
   size_t outlier_instances = 200;   // the most extreme outliers get their exact call
   size_t max_instances = 2000;      // everything embedded, outliers first
   size_t max_instance_calls = 5000; // calls listed per instance (the rest are counted)
+  // Calls listed over all instances: what bounds the page's size when instances are large (a deep
+  // recursion's exemplars), about 20 bytes a call.
+  size_t max_total_calls = 250000;
 };
 
 enum class InstanceReason : uint8_t { kFirst, kSlowest, kOutlier };

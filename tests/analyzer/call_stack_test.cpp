@@ -108,20 +108,42 @@ TEST(CallStackTest, ClockRegressionIsClampedAndUnwindExitFinishes) {
   EXPECT_EQ(stack.diagnostics().count(Stat::unwind_exits), 1u);
 }
 
-TEST(CallStackTest, HugeFunctionIdAndOverflowAreGapsAndTheEndDiscards) {
+TEST(CallStackTest, HugeFunctionIdIsAGapAndTheEndDiscards) {
   RecordingSink sink;
   CallStack<RecordingSink> stack(sink);
   stack.onEvents(std::vector<Event>{enter(10, 1), enter(20, kMaxFunctionId)});
   EXPECT_EQ(sink.resets, 1);
-  std::vector<Event> deep;
-  for (uint32_t i = 0; i <= kMaxStackDepth; ++i)
-    deep.push_back(enter(30 + i, 5));
-  stack.onEvents(deep);
-  EXPECT_EQ(stack.diagnostics().count(Stat::stack_overflows), 1u);
-  EXPECT_EQ(stack.openCalls(), 1u);
+  EXPECT_EQ(stack.diagnostics().count(Stat::function_ids_out_of_range), 1u);
+  stack.onEvents(std::vector<Event>{enter(30, 5)});
   stack.onEnd();
   EXPECT_EQ(stack.diagnostics().count(Stat::frames_open_at_thread_end), 1u);
   EXPECT_TRUE(sink.calls.empty());
+}
+
+TEST(CallStackTest, CallsBelowTheMaximumDepthAreCountedNotAnalysed) {
+  RecordingSink sink;
+  CallStack<RecordingSink> stack(sink, ShapeLookup::none(), 2);
+  // 1 calls 2 calls 3 calls 4: 3 and 4 are below the limit of 2; 2 keeps its whole time.
+  stack.onEvents(std::vector<Event>{enter(10, 1), enter(20, 2), enter(30, 3), enter(40, 4),
+                                    leave(50, 4), leave(60, 3), leave(70, 2), enter(80, 5),
+                                    leave(90, 5), leave(100, 1)});
+  EXPECT_THAT(sink.calls, ::testing::ElementsAre(finished(2, 1, 1, 20, 70),
+                                                 finished(5, 1, 1, 80, 90),
+                                                 finished(1, kNoCaller, 0, 10, 100)));
+  EXPECT_EQ(stack.diagnostics().count(Stat::calls_below_max_depth), 2u);
+  EXPECT_EQ(stack.diagnostics().count(Stat::unmatched_exits), 0u);
+  // A recursion far deeper than the limit costs the limit's frames, whatever its depth.
+  std::vector<Event> deep;
+  for (uint32_t i = 0; i < 100000; ++i)
+    deep.push_back(enter(200 + i, 7));
+  for (uint32_t i = 0; i < 100000; ++i)
+    deep.push_back(leave(300000 + i, 7));
+  RecordingSink deep_sink;
+  CallStack<RecordingSink> limited(deep_sink);
+  limited.onEvents(deep);
+  EXPECT_EQ(deep_sink.calls.size(), kDefaultMaxDepth);
+  EXPECT_EQ(limited.diagnostics().count(Stat::calls_below_max_depth), 100000 - kDefaultMaxDepth);
+  EXPECT_EQ(limited.openCalls(), 0u);
 }
 
 TEST(CallStackTest, ShapesAreLookedUpOrInterned) {
@@ -174,11 +196,13 @@ struct Step {
   uint64_t dropped = 0;
 };
 
-void expectSameCalls(const std::vector<Step>& steps) {
-  ThreadAnalyzer fused;
+void expectSameCalls(const std::vector<Step>& steps, uint32_t max_depth = kDefaultMaxDepth) {
+  ThreadAnalyzerSettings settings;
+  settings.max_depth = max_depth;
+  ThreadAnalyzer fused(settings);
   ShapeTable shapes;
   TotalsSink sink;
-  CallStack<TotalsSink> generic(sink, ShapeLookup::intern(shapes));
+  CallStack<TotalsSink> generic(sink, ShapeLookup::intern(shapes), max_depth);
   for (const Step& step : steps) {
     if (step.kind == Step::kBatch) {
       fused.onBatch(step.sequence, step.events);
@@ -208,7 +232,7 @@ void expectSameCalls(const std::vector<Step>& steps) {
                     Stat::batch_sequence_regressions, Stat::frames_discarded_at_gap,
                     Stat::exits_after_gap, Stat::unmatched_exits, Stat::frames_closed_by_outer_exit,
                     Stat::unwind_exits, Stat::timestamp_regressions, Stat::function_ids_out_of_range,
-                    Stat::stack_overflows, Stat::frames_open_at_thread_end})
+                    Stat::calls_below_max_depth, Stat::frames_open_at_thread_end})
     EXPECT_EQ(result.diagnostics.count(stat), generic.diagnostics().count(stat)) << statName(stat);
 }
 
@@ -230,6 +254,7 @@ TEST(CallStackTest, SameCallsAsThreadAnalyzerOnEveryRule) {
   for (size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE(i);
     expectSameCalls(cases[i]);
+    expectSameCalls(cases[i], 2); // with calls below the maximum depth
   }
 }
 
@@ -277,7 +302,8 @@ TEST(CallStackTest, SameCallsAsThreadAnalyzerOnRandomDamagedTraces) {
   std::mt19937_64 random(20261124);
   for (int i = 0; i < 3000; ++i) {
     SCOPED_TRACE(i);
-    expectSameCalls(randomTrace(random));
+    // Every third trace with a maximum depth its calls reach.
+    expectSameCalls(randomTrace(random), i % 3 == 0 ? 1 + static_cast<uint32_t>(i % 7) : kDefaultMaxDepth);
     if (::testing::Test::HasFailure()) break;
   }
 }

@@ -60,6 +60,8 @@ int runReport(const ReportArgs& args) {
               static_cast<unsigned long long>(analysis.events), analysis.shapes.size() - 1,
               analysis.clustering.clusters.size(), analysis.outliers.size(),
               static_cast<unsigned long long>(run.droppedEvents()));
+  if (const std::string lost = callsNotAnalysed(analysis.diagnostics); !lost.empty())
+    std::printf("%s: see the page's diagnostics\n", lost.c_str());
   std::printf("embedded %zu exact instances (%zu exemplars of %zu clusters, %zu outliers)%s; "
               "%.1f MB\n",
               embedded.size(), detail.exemplar_instances, detail.clusters_with_instances,
@@ -87,6 +89,10 @@ cli::Runner setupReport(CLI::App& command) {
       ->capture_default_str();
   command.add_option("--max-instance-calls", options->limits.max_instance_calls,
                      "Most calls listed per embedded instance")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command.add_option("--max-total-calls", options->limits.max_total_calls,
+                     "Most calls listed over all embedded instances (bounds the page's size)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   return [options] { return runReport(*options); };

@@ -77,7 +77,7 @@ ST.App = class {
       notes.push(`Exact call detail is embedded for ${f.count(m.instances.length)} instances ` +
         `(${f.count(d.exemplar_instances)} exemplars of ${f.count(d.clusters_with_instances)} of ${f.count(m.clusters.length)} clusters, ` +
         `${f.count(d.outlier_instances)} of ${f.count(m.outliers.length)} outliers)` +
-        `${d.capped ? '; capped by the report\'s detail limits (--max-instances, --outlier-instances)' : ''}` +
+        `${d.capped ? '; capped by the report\'s detail limits (--max-instances, --outlier-instances, --max-total-calls)' : ''}` +
         `${d.truncated_instances ? `; ${d.truncated_instances} instances list only their first ${f.count(d.max_instance_calls)} calls` : ''}` +
         `${d.not_found ? `; ${d.not_found} could not be found in the recording` : ''}.`);
     }
