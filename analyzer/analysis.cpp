@@ -36,14 +36,9 @@ uint32_t FunctionIndex::indexOf(uint64_t process, uint32_t id) {
   auto [it, added] =
       by_identity_.try_emplace(name.identity, static_cast<uint32_t>(analysis_.functions.size()));
   if (added) {
+    if (!name.known) analysis_.diagnostics.add(Stat::unknown_function_ids);
     FunctionSummary summary;
-    summary.identity = std::move(name.identity);
-    summary.name = std::move(name.name);
-    summary.mangled = std::move(name.mangled);
-    summary.file = std::move(name.file);
-    summary.line = name.line;
-    summary.known = name.known;
-    if (!summary.known) analysis_.diagnostics.add(Stat::unknown_function_ids);
+    static_cast<FunctionName&>(summary) = std::move(name);
     analysis_.functions.push_back(std::move(summary));
   }
   analysis_.function_index.emplace(key, it->second);

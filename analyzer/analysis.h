@@ -50,13 +50,8 @@ struct DagTotals {
   unsigned __int128 sum_squares = 0;
 };
 
-struct FunctionSummary {
-  std::string identity; // FunctionName::identity
-  std::string name;     // demangled when known
-  std::string mangled;
-  std::string file;
-  uint32_t line = 0;
-  bool known = false; // named by a module table
+// A function of the model: its name, and its calls over every thread.
+struct FunctionSummary : FunctionName {
   DurationStats stats;
   uint64_t calls = 0;
   uint64_t outliers = 0;

@@ -23,6 +23,13 @@ void readRecording(recording::RecordingReader& reader, Analyzer& analyzer,
                  static_cast<unsigned long long>(d.length));
 }
 
+Analysis analyzeRecording(recording::RecordingReader& reader, Analyzer& analyzer,
+                          std::string_view command) {
+  readRecording(reader, analyzer, command);
+  analyzer.finish();
+  return analyzer.snapshot();
+}
+
 namespace {
 std::string curveServerKey() {
   const char* key = std::getenv("SHAPETRACE_CURVE_SERVER_KEY");

@@ -22,6 +22,9 @@ namespace shapetrace::analyzer {
 // "shapetrace <command>: warning: segment N: ...".
 void readRecording(recording::RecordingReader& reader, Analyzer& analyzer,
                    std::string_view command);
+// The same, then the input is over: the merged analysis of the whole recording.
+Analysis analyzeRecording(recording::RecordingReader& reader, Analyzer& analyzer,
+                          std::string_view command);
 
 // A subscription to a collector's --publish endpoint (CURVE when SHAPETRACE_CURVE_SERVER_KEY is
 // set). It only connects: whether a collector is there is known once an item arrives.

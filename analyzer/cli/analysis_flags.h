@@ -15,15 +15,18 @@
 
 namespace shapetrace::analyzer {
 
+// Worker threads for `jobs` (0: one per core).
+inline unsigned workerCount(unsigned jobs) {
+  return jobs != 0 ? jobs : std::max(1u, std::thread::hardware_concurrency());
+}
+
 struct AnalysisFlags {
   AnalysisFlags() { settings.sum_dag_statistics = false; } // only `analyze --dag` lists the DAG
   AnalysisSettings settings;
   unsigned jobs = 0;                // 0: one per core
   std::string extensions = "none";  // a selection for selectExtensions()
 
-  unsigned workerCount() const {
-    return jobs != 0 ? jobs : std::max(1u, std::thread::hardware_concurrency());
-  }
+  unsigned workerCount() const { return analyzer::workerCount(jobs); }
   // The selected extensions, ready to run; throws std::invalid_argument for an unknown name.
   std::vector<NamedExtension> makeSelectedExtensions() const {
     return makeExtensions(selectExtensions(extensions), settings);

@@ -29,20 +29,18 @@ struct DiffArgs {
 };
 
 // A side's model: its JSON file, or the analysis of its recording.
-nlohmann::json modelOf(const std::string& path, const AnalysisFlags& flags) {
+nlohmann::ordered_json modelOf(const std::string& path, const AnalysisFlags& flags) {
   namespace fs = std::filesystem;
   if (fs::is_directory(path)) {
     recording::RecordingReader reader(path);
     Analyzer analyzer(flags.settings, flags.workerCount());
-    readRecording(reader, analyzer, "diff");
-    analyzer.finish();
-    return nlohmann::json::parse(toJson(analyzer.snapshot()).dump());
+    return toJson(analyzeRecording(reader, analyzer, "diff"));
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read " + path + " (a recording directory or an "
                                     "analysis JSON file)");
   try {
-    return nlohmann::json::parse(in);
+    return nlohmann::ordered_json::parse(in);
   } catch (const nlohmann::json::parse_error&) {
     throw std::runtime_error(path + " is neither a recording directory nor a JSON file");
   }

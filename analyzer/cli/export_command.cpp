@@ -5,6 +5,7 @@
 // for the stack formats and a TraceCapture for the per-call ones. Exit codes: 0 written, 1 an error
 // (unreadable recording, nothing in the scope, unknown thread, unwritable output), 2 a usage error.
 #include "analyzer.h"
+#include "cli/analysis_flags.h"
 #include "cli/command.h"
 #include "cli/write_file.h"
 #include "export/exports.h"
@@ -73,12 +74,9 @@ int runExport(const ExportArgs& args) {
   }
   AnalysisSettings settings;
   settings.sum_dag_statistics = false;
-  Analyzer analyzer(settings, args.jobs != 0 ? args.jobs : std::max(1u, std::thread::hardware_concurrency()),
-                    std::move(extensions));
+  Analyzer analyzer(settings, workerCount(args.jobs), std::move(extensions));
   recording::RecordingReader reader(args.dir);
-  readRecording(reader, analyzer, "export");
-  analyzer.finish();
-  Analysis analysis = analyzer.snapshot();
+  Analysis analysis = analyzeRecording(reader, analyzer, "export");
   FunctionIndex functions(analysis, nullptr); // every function used is in the model by now
 
   std::vector<ThreadKey> threads;

@@ -15,7 +15,7 @@
 namespace shapetrace::analyzer {
 namespace {
 
-using Json = nlohmann::json;
+using Json = nlohmann::ordered_json;
 
 struct ShapeEntry {
   ShapeId table_id = kNullShape; // in the shared table
@@ -558,14 +558,13 @@ RunDiff diffRuns(const Json& base, const Json& now, const DiffSettings& settings
   return Differ(base, now, settings).run();
 }
 
-nlohmann::ordered_json diffJson(const RunDiff& diff) {
-  using Ordered = nlohmann::ordered_json;
-  Ordered shapes = Ordered::array();
+Json diffJson(const RunDiff& diff) {
+  Json shapes = Json::array();
   for (const ShapeChange& c : diff.shapes) {
-    Ordered s{{"kind", changeKindName(c.kind)},
+    Json s{{"kind", changeKindName(c.kind)},
               {"function", c.function},
-              {"base_shape", c.base_shape >= 0 ? Ordered(c.base_shape) : Ordered(nullptr)},
-              {"new_shape", c.new_shape >= 0 ? Ordered(c.new_shape) : Ordered(nullptr)},
+              {"base_shape", c.base_shape >= 0 ? Json(c.base_shape) : Json(nullptr)},
+              {"new_shape", c.new_shape >= 0 ? Json(c.new_shape) : Json(nullptr)},
               {"base_calls", c.base_calls},
               {"new_calls", c.new_calls},
               {"base", summaryJson(c.base)},
@@ -578,14 +577,14 @@ nlohmann::ordered_json diffJson(const RunDiff& diff) {
     if (c.kind == ChangeKind::kVanished) s["no_longer_calls"] = c.no_longer_calls;
     if (c.kind == ChangeKind::kNew) {
       s["nearest_base_shape"] =
-          c.nearest_base_shape >= 0 ? Ordered(c.nearest_base_shape) : Ordered(nullptr);
+          c.nearest_base_shape >= 0 ? Json(c.nearest_base_shape) : Json(nullptr);
       s["nearest_distance"] = c.nearest_distance;
       s["also_calls"] = c.also_calls;
       s["no_longer_calls"] = c.no_longer_calls;
     }
     shapes.push_back(std::move(s));
   }
-  Ordered functions = Ordered::array();
+  Json functions = Json::array();
   for (const FunctionChange& f : diff.functions)
     functions.push_back({{"function", f.function},
                          {"base_calls", f.base_calls},
@@ -597,11 +596,11 @@ nlohmann::ordered_json diffJson(const RunDiff& diff) {
                          {"significant", f.significant},
                          {"impact_ns_per_s", f.impact_ns_per_s},
                          {"explained_by", f.explained_by}});
-  Ordered clusters = Ordered::array();
+  Json clusters = Json::array();
   for (const ClusterChange& c : diff.clusters)
     clusters.push_back(
-        {{"base_cluster", c.base_cluster >= 0 ? Ordered(c.base_cluster) : Ordered(nullptr)},
-         {"new_cluster", c.new_cluster >= 0 ? Ordered(c.new_cluster) : Ordered(nullptr)},
+        {{"base_cluster", c.base_cluster >= 0 ? Json(c.base_cluster) : Json(nullptr)},
+         {"new_cluster", c.new_cluster >= 0 ? Json(c.new_cluster) : Json(nullptr)},
          {"function", c.function},
          {"base_calls", c.base_calls},
          {"new_calls", c.new_calls},

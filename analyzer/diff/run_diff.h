@@ -95,7 +95,7 @@ struct RunDiff {
 
 // Throws std::invalid_argument for a model that is not "shapetrace-analysis" version 1, and when
 // the two runs share no function (recordings of different programs).
-RunDiff diffRuns(const nlohmann::json& base, const nlohmann::json& now,
+RunDiff diffRuns(const nlohmann::ordered_json& base, const nlohmann::ordered_json& now,
                  const DiffSettings& settings = {});
 
 // The diff as JSON (docs/analyzer.md, "diff").

@@ -44,7 +44,7 @@ struct Workload {
   uint32_t thread = 1;
 };
 
-nlohmann::json runOf(const Workload& w, uint64_t process = 7) {
+nlohmann::ordered_json runOf(const Workload& w, uint64_t process = 7) {
   std::mt19937_64 random(w.seed);
   std::uniform_real_distribution<double> unit(0, 1);
   auto noisy = [&](uint64_t ns) {
@@ -68,7 +68,7 @@ nlohmann::json runOf(const Workload& w, uint64_t process = 7) {
   analyzer.consume(names(process));
   analyzer.consume(batchItem(process, w.thread, 0, eventsOf({call(kMain, requests, 10)})));
   analyzer.finish();
-  return nlohmann::json::parse(toJson(analyzer.snapshot()).dump());
+  return toJson(analyzer.snapshot());
 }
 
 TEST(DiffTest, ANewChildCallIsFoundRankedFirstAndDescribed) {
@@ -156,7 +156,7 @@ TEST(DiffTest, MatchingIgnoresIdsAndTheOrderShapesAppeared) {
   Workload now = base;
   now.seed = 99;
   now.thread = 42;
-  const nlohmann::json a = runOf(base), b = runOf(now, 1234);
+  const nlohmann::ordered_json a = runOf(base), b = runOf(now, 1234);
   ASSERT_NE(a["shapes"].dump(), b["shapes"].dump());
   const RunDiff d = diffRuns(a, b);
   EXPECT_TRUE(d.shapes.empty()) << d.explanations.front();
@@ -174,8 +174,8 @@ TEST(DiffTest, RegressionsPassTheGateOnlyWhenLargeAndSignificant) {
 }
 
 TEST(DiffTest, BadInputIsNamed) {
-  const nlohmann::json good = runOf(Workload{});
-  nlohmann::json other = good;
+  const nlohmann::ordered_json good = runOf(Workload{});
+  nlohmann::ordered_json other = good;
   for (auto& f : other["functions"]) {
     f["name"] = "other_" + f["name"].get<std::string>();
     f["mangled"] = "_Zother_" + f["mangled"].get<std::string>();
@@ -186,7 +186,7 @@ TEST(DiffTest, BadInputIsNamed) {
   } catch (const std::invalid_argument& e) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("no function in common"));
   }
-  nlohmann::json future = good;
+  nlohmann::ordered_json future = good;
   future["version"] = 2;
   try {
     diffRuns(good, future);
@@ -194,7 +194,7 @@ TEST(DiffTest, BadInputIsNamed) {
   } catch (const std::invalid_argument& e) {
     EXPECT_STREQ(e.what(), "NEW is an analysis model of version 2; this shapetrace reads version 1");
   }
-  EXPECT_THROW(diffRuns(nlohmann::json{{"format", "shapetrace-report"}}, good),
+  EXPECT_THROW(diffRuns(nlohmann::ordered_json{{"format", "shapetrace-report"}}, good),
                std::invalid_argument);
 }
 

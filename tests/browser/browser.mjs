@@ -96,3 +96,11 @@ export async function saveScreenshot(pageOrLocator, name) {
   await pageOrLocator.screenshot({ path: file });
   return file;
 }
+
+// The JSON a report page embeds (its data script), parsed straight from the file: what the tests
+// check the page against, independently of the page's own scripts.
+export function embeddedData(html) {
+  const open = '<script type="application/json" id="shapetrace-data">';
+  const begin = html.indexOf(open) + open.length;
+  return JSON.parse(html.slice(begin, html.indexOf('</script>', begin)));
+}

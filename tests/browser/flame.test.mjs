@@ -13,17 +13,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { launchBrowser, openPage, saveScreenshot } from './browser.mjs';
+import { launchBrowser, openPage, saveScreenshot, embeddedData } from './browser.mjs';
 
 const shapetrace = process.env.SHAPETRACE_BINARY;
 const fixture = process.env.SHAPETRACE_REPORT_FIXTURE;
 let browser, work, reportFile, data;
-
-function embeddedData(html) {
-  const open = '<script type="application/json" id="shapetrace-data">';
-  const begin = html.indexOf(open) + open.length;
-  return JSON.parse(html.slice(begin, html.indexOf('</script>', begin)));
-}
 
 before(async () => {
   assert.ok(shapetrace && fixture, 'SHAPETRACE_BINARY and SHAPETRACE_REPORT_FIXTURE must be set (run through ctest)');

@@ -14,18 +14,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { launchBrowser, openPage, saveScreenshot } from './browser.mjs';
+import { launchBrowser, openPage, saveScreenshot, embeddedData } from './browser.mjs';
 
 const shapetrace = process.env.SHAPETRACE_BINARY;
 const fixture = process.env.SHAPETRACE_REPORT_FIXTURE;
 let browser, work, reportFile, data;
-
-// The JSON the report embeds, parsed straight from the file.
-function embeddedData(html) {
-  const open = '<script type="application/json" id="shapetrace-data">';
-  const begin = html.indexOf(open) + open.length;
-  return JSON.parse(html.slice(begin, html.indexOf('</script>', begin)));
-}
 
 // Every function name in the shape trees of a cluster (null not drawn): the expected content of
 // the hover panel.

@@ -41,9 +41,7 @@ int runReport(const ReportArgs& args) {
   Analyzer analyzer(args.analysis.settings, args.analysis.workerCount(),
                     makeExtensions(selectExtensions(args.analysis.extensions + ",run_info"),
                                    args.analysis.settings));
-  readRecording(reader, analyzer, "report");
-  analyzer.finish();
-  const Analysis analysis = analyzer.snapshot();
+  const Analysis analysis = analyzeRecording(reader, analyzer, "report");
   const auto& run =
       static_cast<const RunInfoExtension*>(analyzer.extension(RunInfoExtension::kName))->run();
 
