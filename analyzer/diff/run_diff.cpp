@@ -89,9 +89,8 @@ Side readSide(const Json& model, Shared& shared, const char* which) {
                                 "; this shapetrace reads version 1");
   Side side;
   for (const Json& f : model.at("functions")) {
-    const std::string name = f.at("name").get<std::string>();
-    const std::string mangled = f.at("mangled").get<std::string>();
-    const uint32_t index = shared.functionIndex(mangled.empty() ? name : mangled, name);
+    const uint32_t index =
+        shared.functionIndex(functionIdentity(f), f.at("name").get<std::string>());
     side.function_of.push_back(index);
     side.function_calls[index] += f.at("calls").get<uint64_t>();
     side.function_stats[index] = summaryOf(f.at("stats"));
@@ -218,7 +217,10 @@ private:
         compareMatched(*a, *b);
       } else if (b) {
         ShapeChange c = newShape(*b);
-        c.derived = c.nearest_distance < 0 || hasChangedChild(id, new_, base_);
+        // Also a consequence when its nearest BASE shape differs from it by a child that is gone
+        // from NEW ("main no longer calls scan" because serve's scan path vanished).
+        c.derived = c.nearest_distance < 0 || hasChangedChild(id, new_, base_) ||
+                    hasChangedChild(nearestOf(id, base_), base_, new_);
         new_ids.insert(id);
         diff_.shapes.push_back(std::move(c));
       } else {
@@ -233,6 +235,11 @@ private:
       c.derived = replacement == kNullShape || hasChangedChild(id, base_, new_) ||
                   new_ids.count(replacement);
       if (replacement != kNullShape) {
+        // Its calls now take the replacement's mean (per second of BASE: NEW has none of them).
+        const ShapeEntry& a = *entry(base_, id);
+        c.impact_ns_per_s = -rate(static_cast<double>(a.stats.count) *
+                                      (a.stats.mean_ns - entry(new_, replacement)->stats.mean_ns),
+                                  base_.seconds);
         const auto& mine = calledBy(shared_.table, id, called_);
         const auto& theirs = calledBy(shared_.table, replacement, called_);
         for (uint32_t f : mine)
@@ -240,12 +247,58 @@ private:
       }
       diff_.shapes.push_back(std::move(c));
     }
+    markSlowerBecauseOfAChild();
+    markMixChangedBecauseOfAChild();
+  }
+
+  // A shape less (more) frequent because its calls became (came from) a shape that is new
+  // (vanished) only because of a child's change: the same consequence, told by the child.
+  void markMixChangedBecauseOfAChild() {
+    std::set<ShapeId> left, joined; // BASE shapes calls left, NEW shapes calls joined
+    for (const ShapeChange& c : diff_.shapes) {
+      if (!c.derived) continue;
+      if (c.kind == ChangeKind::kNew && c.nearest_base_shape >= 0)
+        left.insert(tableId(base_, c.nearest_base_shape));
+      if (c.kind == ChangeKind::kVanished)
+        joined.insert(nearestOf(tableId(base_, c.base_shape), new_));
+    }
+    for (ShapeChange& c : diff_.shapes) {
+      if (c.kind == ChangeKind::kLessFrequent && left.count(tableId(base_, c.base_shape)))
+        c.derived = true;
+      if (c.kind == ChangeKind::kMoreFrequent && joined.count(tableId(new_, c.new_shape)))
+        c.derived = true;
+    }
+  }
+
+  // A shape slower (faster) because a child shape is: at least half of its change of mean is
+  // the child's change in the same direction (a child runs at least once per call). Its callers'
+  // shapes change by the same time: the child's change is the cause, these are consequences.
+  void markSlowerBecauseOfAChild() {
+    std::unordered_map<ShapeId, double> moved; // table id -> change of mean
+    for (const ShapeChange& c : diff_.shapes)
+      if (c.kind == ChangeKind::kSlower || c.kind == ChangeKind::kFaster)
+        moved[tableId(new_, c.new_shape)] = c.now.mean_ns - c.base.mean_ns;
+    for (ShapeChange& c : diff_.shapes) {
+      if (c.kind != ChangeKind::kSlower && c.kind != ChangeKind::kFaster) continue;
+      const double mine = c.now.mean_ns - c.base.mean_ns;
+      for (ShapeId child : shared_.table.children(tableId(new_, c.new_shape))) {
+        const auto it = moved.find(child);
+        if (it != moved.end() && it->second * mine > 0 &&
+            std::fabs(it->second) >= 0.5 * std::fabs(mine))
+          c.derived = true;
+      }
+    }
+  }
+
+  static ShapeId tableId(const Side& side, int64_t model_id) {
+    return side.shapes.at(static_cast<size_t>(model_id)).table_id;
   }
 
   // Whether one of `id`'s children occurs in `side` but not in `other` although its function
   // occurs in both: then that child's shape changed, and `id` is new (or gone) because of it.
   // (A child whose function only one side calls is the change of `id` itself: "also calls X".)
   bool hasChangedChild(ShapeId id, const Side& side, const Side& other) {
+    if (id == kNullShape) return false;
     for (ShapeId child : shared_.table.children(id))
       if (side.by_table_id.count(child) && !other.by_table_id.count(child) &&
           nearestOf(child, other) != kNullShape)
@@ -292,8 +345,19 @@ private:
       c.new_share = share(new_, *b);
       c.new_shape = static_cast<int64_t>(new_.by_table_id.at(b->table_id));
     }
+    // New and vanished shapes whose calls had nowhere else to go move all their time; the
+    // callers refine this (newShape, compareShapes, compareMatched).
     c.impact_ns_per_s = rate(c.now.sum_ns, new_.seconds) - rate(c.base.sum_ns, base_.seconds);
     return c;
+  }
+
+  // The time per second of NEW that `calls` calls at `extra_ns` more each account for. The impact
+  // of every change is its term of one decomposition of a function's change of time per second
+  // (duration, mix of shapes, new shapes), so that a run that served fewer requests does not
+  // make every shape look "faster" by the time it no longer spent, and a function's change adds
+  // up from its shapes' changes.
+  double movedPerSecond(double calls, double extra_ns) const {
+    return rate(calls * extra_ns, new_.seconds);
   }
 
   static double share(const Side& side, const ShapeEntry& shape) {
@@ -308,6 +372,9 @@ private:
       if (std::fabs(z) >= settings_.z && std::fabs(moved) >= settings_.min_change) {
         ShapeChange c = change(moved > 0 ? ChangeKind::kSlower : ChangeKind::kFaster, &a, &b);
         c.z = z;
+        // Its calls in NEW, each slower (faster) by the change of the mean.
+        c.impact_ns_per_s = movedPerSecond(static_cast<double>(b.stats.count),
+                                           b.stats.mean_ns - a.stats.mean_ns);
         diff_.shapes.push_back(std::move(c));
       }
     }
@@ -320,6 +387,11 @@ private:
       ShapeChange c =
           change(moved > 0 ? ChangeKind::kMoreFrequent : ChangeKind::kLessFrequent, &a, &b);
       c.z = z;
+      // The share of the function's calls that moved to (from) this shape, each taking this
+      // shape's mean instead of the function's.
+      const double shifted = (share(new_, b) - share(base_, a)) * n2;
+      c.impact_ns_per_s =
+          movedPerSecond(shifted, a.stats.mean_ns - base_.function_stats.at(a.function).mean_ns);
       diff_.shapes.push_back(std::move(c));
     }
   }
@@ -329,8 +401,11 @@ private:
     // Its nearest shape of the same function in BASE, by the Shape metric.
     const ShapeId nearest_id = nearestOf(b.table_id, base_);
     const ShapeEntry* nearest = nearest_id == kNullShape ? nullptr : entry(base_, nearest_id);
-    if (nearest) c.nearest_distance = metric_.distance(nearest_id, b.table_id);
     if (nearest) {
+      c.nearest_distance = metric_.distance(nearest_id, b.table_id);
+      // Its calls would otherwise have been of the nearest shape: what they take beyond it.
+      c.impact_ns_per_s = movedPerSecond(static_cast<double>(b.stats.count),
+                                         b.stats.mean_ns - nearest->stats.mean_ns);
       c.nearest_base_shape = static_cast<int64_t>(base_.by_table_id.at(nearest->table_id));
       const auto& mine = calledBy(shared_.table, b.table_id, called_);
       const auto& theirs = calledBy(shared_.table, nearest->table_id, called_);
@@ -354,7 +429,9 @@ private:
       f.new_calls = new_.function_calls.at(function);
       f.base = before->second;
       f.now = stats;
-      f.impact_ns_per_s = rate(f.now.sum_ns, new_.seconds) - rate(f.base.sum_ns, base_.seconds);
+      // Its calls in NEW, each slower (faster) by the change of its mean.
+      f.impact_ns_per_s =
+          movedPerSecond(static_cast<double>(f.now.count), f.now.mean_ns - f.base.mean_ns);
       if (f.base.count >= settings_.min_calls && f.now.count >= settings_.min_calls) {
         f.z = welchZ(f.base, f.now);
         f.relative_change = relative(f.base.mean_ns, f.now.mean_ns);
@@ -425,6 +502,9 @@ private:
     struct Sentence {
       double impact;
       std::string text;
+      // A function whose shapes changed only as consequences (its callees' changes): its
+      // inclusive time moved with theirs, so it is told after the causes.
+      bool consequence = false;
     };
     std::vector<Sentence> sentences;
     std::set<size_t> told;
@@ -452,13 +532,23 @@ private:
           told.insert(causes.front());
         }
       }
-      sentences.push_back({f.impact_ns_per_s, text});
+      // Its own shapes' changes (not consequences) in its direction explain less than half of
+      // its movement: the rest came with its callees.
+      double explained = 0;
+      for (size_t i : causes)
+        if (diff_.shapes[i].impact_ns_per_s * f.impact_ns_per_s > 0)
+          explained += diff_.shapes[i].impact_ns_per_s;
+      const bool consequence = !f.explained_by.empty() &&
+                               std::fabs(explained) < 0.5 * std::fabs(f.impact_ns_per_s);
+      sentences.push_back({f.impact_ns_per_s, text, consequence});
     }
     for (size_t i = 0; i < diff_.shapes.size(); ++i)
       if (!told.count(i) && !diff_.shapes[i].derived)
         sentences.push_back({diff_.shapes[i].impact_ns_per_s, describe(diff_.shapes[i])});
-    // The largest movements of time first, whichever level they were found at.
+    // Causes before consequences, then the largest movements of time first, whichever level
+    // they were found at.
     std::sort(sentences.begin(), sentences.end(), [](const Sentence& a, const Sentence& b) {
+      if (a.consequence != b.consequence) return b.consequence;
       if (std::fabs(a.impact) != std::fabs(b.impact)) return std::fabs(a.impact) > std::fabs(b.impact);
       return a.text < b.text;
     });
@@ -531,6 +621,11 @@ Json summaryJson(const DurationSummary& s) {
 }
 
 } // namespace
+
+std::string functionIdentity(const Json& function) {
+  const std::string& mangled = function.at("mangled").get_ref<const std::string&>();
+  return mangled.empty() ? function.at("name").get<std::string>() : mangled;
+}
 
 std::string describeNs(double ns) {
   char text[32];

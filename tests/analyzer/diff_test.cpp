@@ -9,6 +9,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 namespace shapetrace::analyzer {
@@ -132,8 +133,56 @@ TEST(DiffTest, AVanishedPathIsReported) {
     if (c.kind == ChangeKind::kVanished) (c.derived ? derived : causes).push_back(c.function);
   EXPECT_THAT(causes, ::testing::ElementsAre("serve"));
   EXPECT_THAT(derived, ::testing::UnorderedElementsAre("scan", "main"));
-  EXPECT_THAT(d.explanations, ::testing::Contains(::testing::StartsWith(
-                                  "a shape of serve that called scan no longer occurs")));
+  // Told first, as what made serve faster: the calls that scanned now take a plain serve's time.
+  ASSERT_FALSE(d.explanations.empty());
+  EXPECT_THAT(d.explanations.front(), ::testing::StartsWith("serve got faster"));
+  EXPECT_THAT(d.explanations.front(),
+              ::testing::HasSubstr("of it is a shape of serve that called scan no longer occurs"));
+  // main's new shape (without the scan) is a consequence, not a sentence of its own.
+  for (const std::string& text : d.explanations)
+    EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("a new shape of main")));
+}
+
+TEST(DiffTest, CallersOfASlowerFunctionAreToldAfterIt) {
+  // Every put waits for a flush in NEW: serve's and main's shapes change with put's, and their
+  // time moves by as much as put's. The cause (put) is told first; serve's slower sentence, if
+  // any, comes after it.
+  Workload base;
+  Workload now = base;
+  now.wait_share = 1;
+  now.seed = 3;
+  const RunDiff d = diffRuns(runOf(base), runOf(now));
+  ASSERT_FALSE(d.explanations.empty());
+  EXPECT_THAT(d.explanations.front(), ::testing::StartsWith("put got slower"));
+  EXPECT_THAT(d.explanations.front(),
+              ::testing::HasSubstr("a new shape of put that also calls waitForFlush"));
+  for (const ShapeChange& c : d.shapes)
+    if (c.function == "serve" || c.function == "main") EXPECT_TRUE(c.derived) << c.function;
+}
+
+TEST(DiffTest, TheTimeASlowerShapeMovedIsItsCallsTimesTheChangeOfItsMean) {
+  // NEW serves half as many requests, its puts twice as slow. What the put shape moved is its
+  // NEW calls times the change of its mean, per second of NEW; not the change of its total time
+  // per second, which the smaller number of requests would make look like less.
+  Workload base;
+  base.requests = 4000;
+  Workload now = base;
+  now.requests = 2000;
+  now.put_ns = 400;
+  now.seed = 9;
+  const RunDiff d = diffRuns(runOf(base), runOf(now));
+  const auto put = std::find_if(d.shapes.begin(), d.shapes.end(), [](const ShapeChange& c) {
+    return c.function == "put" && c.kind == ChangeKind::kSlower;
+  });
+  ASSERT_NE(put, d.shapes.end());
+  const double expected = static_cast<double>(put->now.count) *
+                          (put->now.mean_ns - put->base.mean_ns) / d.new_seconds;
+  EXPECT_NEAR(put->impact_ns_per_s, expected, 1e-6 * expected);
+  // And the function's sentence attributes all of put's change to that shape.
+  ASSERT_FALSE(d.explanations.empty());
+  EXPECT_THAT(d.explanations.front(),
+              ::testing::StartsWith("put got slower"));
+  EXPECT_THAT(d.explanations.front(), ::testing::HasSubstr("100% of it is the shape of put"));
 }
 
 TEST(DiffTest, TheSameWorkloadWithOtherNoiseChangesNothing) {
