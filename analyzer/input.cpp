@@ -1,19 +1,29 @@
 // Recording and live inputs of the analyzer.
 #include "input.h"
 
+#include "model_json.h"
 #include "wire/codec.h"
 #include "wire/format_error.h"
 
+#include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <fstream>
+#include <stdexcept>
 #include <string>
 
 namespace shapetrace::analyzer {
 
 void readRecording(recording::RecordingReader& reader, Analyzer& analyzer,
-                   std::string_view command) {
+                   std::string_view command, const TimeWindow& window) {
+  std::optional<WindowFilter> filter;
+  if (!window.whole()) filter.emplace(window, recordingStartNs(reader));
   while (auto item = reader.nextItem())
-    analyzer.consume(std::move(*item));
+    if (!filter || filter->admit(*item)) analyzer.consume(std::move(*item));
   analyzer.count(Stat::recording_damage, reader.damage().size());
   analyzer.count(Stat::undecodable_messages, reader.undecodable());
   for (const recording::Damage& d : reader.damage())
@@ -24,10 +34,125 @@ void readRecording(recording::RecordingReader& reader, Analyzer& analyzer,
 }
 
 Analysis analyzeRecording(recording::RecordingReader& reader, Analyzer& analyzer,
-                          std::string_view command) {
-  readRecording(reader, analyzer, command);
+                          std::string_view command, const TimeWindow& window) {
+  readRecording(reader, analyzer, command, window);
   analyzer.finish();
   return analyzer.snapshot();
+}
+
+namespace {
+
+// "2.5s", "500ms", "3" (seconds): nanoseconds.
+uint64_t parseDuration(std::string_view text, std::string_view window) {
+  auto bad = [&](const std::string& why) {
+    return std::invalid_argument("time window '" + std::string(window) + "': " + why);
+  };
+  size_t number_end = 0;
+  while (number_end < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[number_end])) || text[number_end] == '.'))
+    ++number_end;
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + number_end, value);
+  if (number_end == 0 || error != std::errc() || end != text.data() + number_end)
+    throw bad("'" + std::string(text) + "' is not a time (a number with s, ms, us or ns)");
+  const std::string_view unit = text.substr(number_end);
+  double scale = 0;
+  if (unit.empty() || unit == "s") scale = 1e9;
+  else if (unit == "ms") scale = 1e6;
+  else if (unit == "us") scale = 1e3;
+  else if (unit == "ns") scale = 1;
+  else throw bad("unknown unit '" + std::string(unit) + "' (s, ms, us or ns)");
+  const double ns = value * scale;
+  if (!std::isfinite(ns) || ns >= 1.8e19) throw bad("'" + std::string(text) + "' is too large");
+  return static_cast<uint64_t>(std::llround(ns));
+}
+
+} // namespace
+
+TimeWindow parseTimeWindow(std::string_view text) {
+  const size_t dots = text.find("..");
+  if (dots == std::string_view::npos)
+    throw std::invalid_argument("time window '" + std::string(text) +
+                                "': expected FROM..TO (for example 2s..5s, ..10s, 500ms..)");
+  TimeWindow window;
+  const std::string_view from = text.substr(0, dots), to = text.substr(dots + 2);
+  if (!from.empty()) window.from_ns = parseDuration(from, text);
+  if (!to.empty()) window.to_ns = parseDuration(to, text);
+  if (window.from_ns >= window.to_ns)
+    throw std::invalid_argument("time window '" + std::string(text) + "': FROM is not before TO");
+  return window;
+}
+
+uint64_t recordingStartNs(recording::RecordingReader& reader) {
+  uint64_t start = UINT64_MAX;
+  for (uint32_t segment = 0; segment < reader.segmentCount(); ++segment)
+    for (const recording::IndexRecord& record : reader.index(segment))
+      if (record.kind == static_cast<uint8_t>(wire::ItemKind::EventBatch))
+        start = std::min(start, record.time_ns);
+  return start == UINT64_MAX ? 0 : start;
+}
+
+WindowFilter::WindowFilter(TimeWindow window, uint64_t start_ns)
+    : from_ns_(start_ns + window.from_ns),
+      to_ns_(window.to_ns > UINT64_MAX - start_ns ? UINT64_MAX : start_ns + window.to_ns) {}
+
+bool WindowFilter::admit(wire::StreamItem& item) {
+  if (auto* gap = std::get_if<wire::Gap>(&item.body)) {
+    // The stack is unknown after a gap: start counting again.
+    Depths& depths = depths_[{item.process, gap->thread}];
+    if (gap->to_ns < from_ns_) depths = {};
+    return gap->from_ns < to_ns_ && gap->to_ns >= from_ns_;
+  }
+  auto* batch = std::get_if<wire::EventBatch>(&item.body);
+  if (!batch) return true;
+  Depths& depths = depths_[{item.process, batch->thread}];
+  auto kept = batch->events.begin();
+  for (const Event& event : batch->events) {
+    const bool enter = event.kind == EventKind::Enter;
+    if (event.timestamp < from_ns_) {
+      if (enter) ++depths.before;
+      else if (depths.before) --depths.before;
+      continue;
+    }
+    if (event.timestamp >= to_ns_) break;
+    if (enter) {
+      ++depths.inside;
+    } else if (depths.inside) {
+      --depths.inside;
+    } else if (depths.before) {
+      --depths.before; // the exit of a call that started before the window
+      continue;
+    }
+    *kept++ = event;
+  }
+  batch->events.erase(kept, batch->events.end());
+  return !batch->events.empty();
+}
+
+nlohmann::ordered_json loadRunModel(const std::string& path, const AnalysisSettings& settings,
+                                    unsigned workers, std::vector<NamedExtension> extensions,
+                                    std::string_view command, const TimeWindow& window) {
+  namespace fs = std::filesystem;
+  if (fs::is_directory(path)) {
+    recording::RecordingReader reader(path);
+    Analyzer analyzer(settings, workers, std::move(extensions));
+    const Analysis analysis = analyzeRecording(reader, analyzer, command, window);
+    if (!window.whole() && analysis.calls == 0)
+      throw std::runtime_error("no call of " + path + " finished within the time window (the "
+                               "window counts from the recording's first event)");
+    return toJson(analysis);
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw std::runtime_error("cannot read " + path +
+                             " (a recording directory or an analysis JSON file)");
+  if (!window.whole())
+    throw std::runtime_error(path + " is an analysis JSON file: a time window needs a recording");
+  try {
+    return nlohmann::ordered_json::parse(in);
+  } catch (const nlohmann::json::parse_error&) {
+    throw std::runtime_error(path + " is neither a recording directory nor a JSON file");
+  }
 }
 
 namespace {

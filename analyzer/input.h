@@ -10,21 +10,66 @@
 
 #include <zmq.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 
 namespace shapetrace::analyzer {
 
-// Feeds every item of `reader`'s recording to `analyzer`; damaged stretches are counted
+// A stretch of a recording's time, in nanoseconds from its first event: [from_ns, to_ns).
+struct TimeWindow {
+  uint64_t from_ns = 0;
+  uint64_t to_ns = UINT64_MAX;
+  bool whole() const { return from_ns == 0 && to_ns == UINT64_MAX; }
+};
+// "FROM..TO", either side optional ("..5s", "10s.."), each a number with a unit s, ms, us or ns
+// (seconds when none): "2.5s..4s", "500ms..1500ms", "3..". Throws std::invalid_argument with what
+// is wrong (no "..", a bad number or unit, FROM not before TO).
+TimeWindow parseTimeWindow(std::string_view text);
+// The time of the recording's first event (from the index, without reading the events); 0 for a
+// recording without events.
+uint64_t recordingStartNs(recording::RecordingReader& reader);
+
+// Feeds only the calls of `window` to the analyzer: per thread, the events in the window, without
+// the exits of calls entered before it (a call that started before the window is not in it; the
+// calls it made in the window are, at the top of the thread's stack). Calls still open at the
+// window's end stay open (counted as frames_open_at_thread_end). Other items pass unchanged.
+class WindowFilter {
+public:
+  // `window` relative to `start_ns` (the recording's first event).
+  WindowFilter(TimeWindow window, uint64_t start_ns);
+  // The item as the window lets it through; false when nothing of it is left.
+  bool admit(wire::StreamItem& item);
+
+private:
+  uint64_t from_ns_, to_ns_;
+  // Per thread: calls entered before the window still open, and calls entered in it still open.
+  struct Depths {
+    uint64_t before = 0, inside = 0;
+  };
+  std::map<std::pair<uint64_t, uint32_t>, Depths> depths_;
+};
+
+// Feeds every item of `reader`'s recording (of `window`) to `analyzer`; damaged stretches are counted
 // (recording_damage, undecodable_messages) and each is reported on stderr as
 // "shapetrace <command>: warning: segment N: ...".
 void readRecording(recording::RecordingReader& reader, Analyzer& analyzer,
-                   std::string_view command);
+                   std::string_view command, const TimeWindow& window = {});
 // The same, then the input is over: the merged analysis of the whole recording.
 Analysis analyzeRecording(recording::RecordingReader& reader, Analyzer& analyzer,
-                          std::string_view command);
+                          std::string_view command, const TimeWindow& window = {});
+
+// A run's analysis model (model_json.h) to compare with another: the analysis of a recording
+// directory (restricted to `window`, with the settings and extensions given), or an analysis JSON
+// file read as it is (a window is then an error). Throws std::runtime_error naming `path` when it
+// is neither.
+nlohmann::ordered_json loadRunModel(const std::string& path, const AnalysisSettings& settings,
+                                    unsigned workers, std::vector<NamedExtension> extensions,
+                                    std::string_view command, const TimeWindow& window = {});
 
 // A subscription to a collector's --publish endpoint (CURVE when SHAPETRACE_CURVE_SERVER_KEY is
 // set). It only connects: whether a collector is there is known once an item arrives.

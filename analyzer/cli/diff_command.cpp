@@ -12,9 +12,6 @@
 #include "model_json.h"
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 namespace shapetrace::analyzer {
@@ -22,29 +19,12 @@ namespace {
 
 struct DiffArgs {
   std::string base, now;
+  std::string base_window, new_window;
   std::string json;
   double fail_on_regression = -1;
   DiffSettings settings;
   AnalysisFlags analysis;
 };
-
-// A side's model: its JSON file, or the analysis of its recording.
-nlohmann::ordered_json modelOf(const std::string& path, const AnalysisFlags& flags) {
-  namespace fs = std::filesystem;
-  if (fs::is_directory(path)) {
-    recording::RecordingReader reader(path);
-    Analyzer analyzer(flags.settings, flags.workerCount());
-    return toJson(analyzeRecording(reader, analyzer, "diff"));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path + " (a recording directory or an "
-                                    "analysis JSON file)");
-  try {
-    return nlohmann::ordered_json::parse(in);
-  } catch (const nlohmann::json::parse_error&) {
-    throw std::runtime_error(path + " is neither a recording directory nor a JSON file");
-  }
-}
 
 void printDiff(const RunDiff& d) {
   std::printf("BASE: %llu calls in %.2f s; NEW: %llu calls in %.2f s; %zu functions in common\n",
@@ -69,9 +49,16 @@ void printDiff(const RunDiff& d) {
   if (d.shapes.size() > 20) std::printf("(%zu more in --json)\n", d.shapes.size() - 20);
 }
 
+// A side's model: its JSON file, or the analysis of its recording (of its window).
+nlohmann::ordered_json modelOf(const std::string& path, const std::string& window,
+                               const AnalysisFlags& flags) {
+  return loadRunModel(path, flags.settings, flags.workerCount(), {}, "diff",
+                      window.empty() ? TimeWindow{} : parseTimeWindow(window));
+}
+
 int runDiff(const DiffArgs& args) {
-  const RunDiff diff =
-      diffRuns(modelOf(args.base, args.analysis), modelOf(args.now, args.analysis), args.settings);
+  const RunDiff diff = diffRuns(modelOf(args.base, args.base_window, args.analysis),
+                                modelOf(args.now, args.new_window, args.analysis), args.settings);
   if (!args.json.empty()) {
     const std::string text = diffJson(diff).dump() + "\n";
     if (args.json == "-")
@@ -95,6 +82,21 @@ cli::Runner setupDiff(CLI::App& command) {
       ->required();
   command.add_option("new", args->now, "The run to compare: a recording directory or analysis JSON")
       ->required();
+  const auto window = [](const std::string& text) {
+    try {
+      parseTimeWindow(text);
+      return std::string();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+  };
+  command.add_option("--base-window", args->base_window,
+                     "Only the calls of BASE in this window of its recording, FROM..TO from its "
+                     "first event (2s..5s, ..500ms, 10s..)")
+      ->check(window);
+  command.add_option("--new-window", args->new_window,
+                     "Only the calls of NEW in this window (BASE and NEW may be one recording)")
+      ->check(window);
   command.add_option("--json", args->json, "Write the diff as JSON to this file ('-' for stdout)");
   command.add_option("--fail-on-regression", args->fail_on_regression,
                      "Exit 3 when a function or cluster got slower by more than PCT percent, "

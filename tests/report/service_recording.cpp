@@ -1,7 +1,7 @@
 // Writes the service trace fixture (service_trace.h) as a recording directory, for the browser
 // tests and for looking at the report by hand:
 //
-//   report_service_recording DIR [--requests N] [--workers N] [--gap]
+//   report_service_recording DIR [--requests N] [--workers N] [--gap] [--split-share X]
 #include "service_trace.h"
 
 #include <cstdio>
@@ -11,7 +11,8 @@
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s DIR [--requests N] [--workers N] [--gap]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s DIR [--requests N] [--workers N] [--gap] [--split-share X]\n",
+                 argv[0]);
     return 2;
   }
   shapetrace::report_testing::ServiceTraceOptions options;
@@ -20,6 +21,8 @@ int main(int argc, char** argv) {
       options.requests_per_worker = static_cast<uint32_t>(std::atoi(argv[++i]));
     else if (std::strcmp(argv[i], "--workers") == 0 && i + 1 < argc)
       options.workers = static_cast<uint32_t>(std::atoi(argv[++i]));
+    else if (std::strcmp(argv[i], "--split-share") == 0 && i + 1 < argc)
+      options.split_share = std::atof(argv[++i]);
     else if (std::strcmp(argv[i], "--gap") == 0)
       options.gap_on_last_worker = true;
     else {

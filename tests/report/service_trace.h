@@ -68,6 +68,7 @@ struct ServiceTraceOptions {
   uint32_t seed = 7;
   size_t events_per_batch = 256;
   bool gap_on_last_worker = false; // the runtime dropped events of one worker once
+  double split_share = 0.08;        // puts that split a page (0: none, a run to compare with)
 };
 
 // One thread's events under construction: enter/exit with an advancing clock.
@@ -198,7 +199,7 @@ private:
       } else { // put; sometimes the page splits (another shape, slower)
         t.enter(kInsert);
         search(t, 2, 900);
-        if (chance(0.08)) {
+        if (chance(options_.split_share)) {
           t.enter(kSplit);
           t.enter(kWritePage);
           t.spend(jitter(25'000));

@@ -11,6 +11,7 @@
 #include "extensions/run_info.h"
 #include "input.h"
 #include "recording/recording.h"
+#include "report/comparison.h"
 #include "report/page.h"
 #include "report/report_data.h"
 
@@ -29,6 +30,7 @@ struct ReportArgs {
   }
   std::string dir;
   std::string output = "report.html";
+  std::string baseline; // a recording or an analysis JSON to compare with
   AnalysisFlags analysis;
   DetailLimits limits;
 };
@@ -36,6 +38,8 @@ struct ReportArgs {
 int runReport(const ReportArgs& args) {
   if (!std::filesystem::is_directory(args.dir))
     throw std::runtime_error(args.dir + " is not a recording directory");
+  if (!args.baseline.empty() && !std::filesystem::exists(args.baseline))
+    throw std::runtime_error("baseline " + args.baseline + " does not exist");
   recording::RecordingReader reader(args.dir);
   // The page's header is the run_info extension's result: it always runs.
   Analyzer analyzer(args.analysis.settings, args.analysis.workerCount(),
@@ -48,8 +52,21 @@ int runReport(const ReportArgs& args) {
   InstanceReader instances(reader, analysis);
   DetailSummary detail;
   const auto embedded = collectInstances(instances, analysis, args.limits, detail);
-  const std::string page = renderPage(
-      reportData(analysis, {"recording", args.dir, utcNow()}, embedded, args.limits, detail));
+  auto data =
+      reportData(analysis, {"recording", args.dir, utcNow()}, embedded, args.limits, detail);
+  if (!args.baseline.empty()) {
+    // The baseline is analysed as this run is, with the flame graph for the differential one.
+    const auto base = loadRunModel(
+        args.baseline, args.analysis.settings, args.analysis.workerCount(),
+        makeExtensions(selectExtensions("flame"), args.analysis.settings), "report");
+    try {
+      data["baseline"] = comparisonData(base, data.at("model"), args.baseline);
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error("cannot compare with the baseline " + args.baseline + ": " +
+                               e.what());
+    }
+  }
+  const std::string page = renderPage(data);
   cli::writeFileAtomically(args.output, page);
 
   std::printf("%s: %zu threads, %llu events, %zu shapes, %zu clusters, %zu outliers, %llu dropped "
@@ -58,6 +75,11 @@ int runReport(const ReportArgs& args) {
               static_cast<unsigned long long>(analysis.events), analysis.shapes.size() - 1,
               analysis.clustering.clusters.size(), analysis.outliers.size(),
               static_cast<unsigned long long>(run.droppedEvents()));
+  if (data.contains("baseline"))
+    std::printf("compared with %s: %zu explanations, %zu shape changes%s\n",
+                args.baseline.c_str(), data["baseline"]["diff"]["explanations"].size(),
+                data["baseline"]["diff"]["shapes"].size(),
+                data["baseline"]["flame"].is_null() ? ", no differential flame graph" : "");
   if (const std::string lost = callsNotAnalysed(analysis.diagnostics); !lost.empty())
     std::printf("%s: see the page's diagnostics\n", lost.c_str());
   std::printf("embedded %zu exact instances (%zu exemplars of %zu clusters, %zu outliers)%s; "
@@ -74,6 +96,10 @@ cli::Runner setupReport(CLI::App& command) {
       ->required();
   command.add_option("-o,--output", options->output, "The HTML file to write")
       ->capture_default_str();
+  command.add_option("--baseline", options->baseline,
+                     "Compare with this run (a recording directory or an analysis JSON): adds the "
+                     "comparison view (what changed, ribbons side by side, differential flame "
+                     "graph)");
   addAnalysisFlags(command, options->analysis);
   command.add_option("--exemplars", options->limits.exemplars_per_cluster,
                      "Exact instances embedded per cluster (0-2: first occurrence, slowest bin)")

@@ -131,7 +131,8 @@ ST.flame = {
 // One canvas graph (a flame graph, or one half of the funky graph) over a finished tree.
 ST.FlameCanvas = class {
   constructor(canvas, view, opts) {
-    this.canvas = canvas; this.view = view; this.opts = opts; // opts: { up, hue, rowHeight }
+    // opts: { up, rowHeight, hue(share) -> colour, or fill(rect) -> colour for a colour per frame }
+    this.canvas = canvas; this.view = view; this.opts = opts;
     this.rects = [];
     canvas.addEventListener('mousemove', (e) => this.view.hover(this.hit(e), e));
     canvas.addEventListener('mouseleave', () => this.view.hover(null));
@@ -179,7 +180,8 @@ ST.FlameCanvas = class {
       r.h = H;
       const fw = r.fn >= 0 ? (state.weights.get(r.fn) || 0) / (state.rootWeight || 1) : 0;
       g.globalAlpha = r.faded ? 0.45 : 1;
-      g.fillStyle = r.fn === -2 ? '#ccc' : state.match && state.match(r.fn) ? '#b58ae0' : this.opts.hue(fw);
+      g.fillStyle = r.fn === -2 ? '#ccc' : this.opts.fill ? this.opts.fill(r)
+        : state.match && state.match(r.fn) ? '#b58ae0' : this.opts.hue(fw);
       g.fillRect(r.x, r.y, r.w, H);
       g.strokeStyle = '#fff'; g.lineWidth = 1; // outlined in the background colour
       g.strokeRect(r.x + 0.5, r.y + 0.5, Math.max(0, r.w - 1), H - 1);
