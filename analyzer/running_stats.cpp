@@ -86,6 +86,19 @@ uint64_t LogHistogram::quantile(double q) const {
   return bucketHigh(static_cast<uint32_t>(first_ + counts_.size() - 1));
 }
 
+std::vector<uint64_t> LogHistogram::cumulativeAtMost(const std::vector<uint64_t>& bounds) const {
+  std::vector<uint64_t> out(bounds.size(), 0);
+  uint64_t seen = 0;
+  size_t bound = 0;
+  for (size_t i = 0; i < counts_.size(); ++i) {
+    const uint64_t high = bucketHigh(static_cast<uint32_t>(first_ + i));
+    while (bound < bounds.size() && bounds[bound] < high) out[bound++] = seen;
+    seen += counts_[i];
+  }
+  while (bound < bounds.size()) out[bound++] = seen;
+  return out;
+}
+
 uint64_t DurationStats::quantile(double q) const {
   if (moments.count() == 0) return 0;
   return std::clamp(histogram.quantile(q), moments.min(), moments.max());

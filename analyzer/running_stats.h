@@ -74,6 +74,9 @@ public:
   uint64_t total() const { return total_; }
   // The value at quantile q in [0, 1] (nearest rank), as the middle of its bucket; 0 when empty.
   uint64_t quantile(double q) const;
+  // For each of `bounds` (ascending): the values in buckets that end at or below it. Exact below
+  // 64; above, a bucket straddling a bound (1/32 of a power of two wide) counts above it.
+  std::vector<uint64_t> cumulativeAtMost(const std::vector<uint64_t>& bounds) const;
 
   // Inline: it runs on every finished call.
   static uint32_t bucketOf(uint64_t value) {

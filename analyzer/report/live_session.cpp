@@ -9,9 +9,11 @@
 namespace shapetrace::analyzer::report {
 
 LiveSession::LiveSession(std::string endpoint, AnalysisSettings settings, unsigned jobs,
-                         std::string extensions, std::chrono::milliseconds interval)
+                         std::string extensions, std::chrono::milliseconds interval,
+                         MetricsSettings metrics)
     : endpoint_(std::move(endpoint)), settings_(settings), jobs_(jobs),
-      extensions_(selectExtensions(extensions + ",run_info")), interval_(interval) {}
+      extensions_(selectExtensions(extensions + ",run_info")), interval_(interval),
+      metrics_(std::move(metrics)) {}
 
 LiveSession::~LiveSession() { stop(); }
 
@@ -71,6 +73,7 @@ void LiveSession::publish(Analyzer& analyzer, uint64_t items, uint64_t undecodab
                         {"items", items},
                         {"undecodable", undecodable}};
   snapshot->data_json = dataText(data);
+  snapshot->metrics = metricsText(*snapshot->analysis, snapshot->run, {items, undecodable}, metrics_);
   std::lock_guard lock(mutex_);
   latest_ = std::move(snapshot);
 }

@@ -9,6 +9,7 @@
 
 #include "analysis.h"
 #include "extensions/run_info.h"
+#include "report/metrics.h"
 
 #include <atomic>
 #include <chrono>
@@ -28,6 +29,7 @@ struct LiveSnapshot {
   std::shared_ptr<const Analysis> analysis;
   RunInfo run;
   std::string data_json; // the page's data (page.h dataText), with live_state
+  std::string metrics;   // the same moment as Prometheus metrics (metrics.h)
   uint64_t items = 0;
   uint64_t undecodable = 0;
   bool waiting = true; // nothing received yet
@@ -39,7 +41,8 @@ public:
   // `extensions`: a selection for selectExtensions(); run_info always runs (the page's header).
   // Throws std::invalid_argument for an unknown extension.
   LiveSession(std::string endpoint, AnalysisSettings settings, unsigned jobs,
-              std::string extensions, std::chrono::milliseconds interval);
+              std::string extensions, std::chrono::milliseconds interval,
+              MetricsSettings metrics = {});
   ~LiveSession();
   LiveSession(const LiveSession&) = delete;
   LiveSession& operator=(const LiveSession&) = delete;
@@ -60,6 +63,7 @@ private:
   const unsigned jobs_;
   const std::vector<const ExtensionSpec*> extensions_;
   const std::chrono::milliseconds interval_;
+  const MetricsSettings metrics_;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   mutable std::mutex mutex_;
   std::shared_ptr<const LiveSnapshot> latest_;

@@ -146,3 +146,20 @@ TEST(DurationStatsTest, QuantileStaysInObservedRange) {
 
 } // namespace
 } // namespace shapetrace::analyzer
+
+namespace shapetrace::analyzer {
+namespace {
+
+TEST(LogHistogramTest, CumulativeCountsAtBoundsCountAStraddlingBucketAbove) {
+  LogHistogram h;
+  for (uint64_t v : {10u, 100u, 1000u}) h.add(v);
+  // 1000 is in the bucket [992, 1007]: at the bound 1000 it is not yet counted, at 1007 it is.
+  EXPECT_EQ(LogHistogram::bucketLow(LogHistogram::bucketOf(1000)), 992u);
+  EXPECT_EQ(LogHistogram::bucketHigh(LogHistogram::bucketOf(1000)), 1007u);
+  EXPECT_EQ(h.cumulativeAtMost({5, 10, 99, 1000, 1007, 5000}),
+            (std::vector<uint64_t>{0, 1, 1, 2, 3, 3}));
+  EXPECT_EQ(LogHistogram().cumulativeAtMost({1, 2}), (std::vector<uint64_t>{0, 0}));
+}
+
+} // namespace
+} // namespace shapetrace::analyzer

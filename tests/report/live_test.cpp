@@ -9,7 +9,9 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -158,6 +160,134 @@ TEST_F(LiveTest, ServesThePageAndASnapshotThatGrowsWithTheStream) {
   EXPECT_THAT(out, ::testing::HasSubstr("5 threads  17394 events  8697 calls  17 shapes  14 clusters"));
   EXPECT_THAT(out, ::testing::HasSubstr("kv::Server::handle(kv::Request const&)"));
   EXPECT_THAT(out, ::testing::HasSubstr("most extreme outliers"));
+}
+
+// The samples of a /metrics text, read by the Prometheus project's own parser.
+Json parseMetrics(const fs::path& dir, const std::string& text) {
+  std::ofstream(dir / "metrics.txt") << text;
+  const std::string command = std::string(SHAPETRACE_PARSE_METRICS) + " < " +
+                              (dir / "metrics.txt").string() + " > " +
+                              (dir / "metrics.json").string() + " 2> " +
+                              (dir / "metrics.err").string();
+  if (std::system(command.c_str()) != 0) {
+    ADD_FAILURE() << slurp(dir / "metrics.err");
+    return Json::array();
+  }
+  return Json::parse(slurp(dir / "metrics.json"));
+}
+
+// The value of the sample `name` with `labels` (a subset), or NaN.
+double sampleValue(const Json& samples, const std::string& name, const Json& labels = Json::object()) {
+  for (const Json& s : samples) {
+    if (s["name"] != name) continue;
+    bool match = true;
+    for (auto& [k, v] : labels.items())
+      match = match && s["labels"].contains(k) && s["labels"][k] == v;
+    if (match) return s["value"].get<double>();
+  }
+  return std::nan("");
+}
+
+TEST_F(LiveTest, ServesPrometheusMetricsEqualToTheModel) {
+  const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(freePort());
+  Child live({SHAPETRACE_BINARY, "live", "--connect", endpoint, "--http", "127.0.0.1:0",
+              "--interval", "0.2", "--metrics-top", "5", "--metrics-cluster-function",
+              "kv::Server::handle"},
+             dir / "live.out", dir / "live.err");
+  int port = 0;
+  ASSERT_TRUE(eventually([&] {
+    std::smatch m;
+    const std::string out = slurp(dir / "live.out");
+    if (!std::regex_search(out, m, std::regex(R"(serving http://127\.0\.0\.1:(\d+)/)"))) return false;
+    port = std::stoi(m[1]);
+    return true;
+  })) << slurp(dir / "live.err");
+  httplib::Client client("127.0.0.1", port);
+  Child publisher({SHAPETRACE_PUBLISHER, endpoint, "--seconds", "1"}, dir / "pub.out",
+                  dir / "pub.err");
+  ASSERT_EQ(publisher.wait(), 0) << slurp(dir / "pub.err");
+  Json snapshot;
+  ASSERT_TRUE(eventually([&] {
+    auto r = client.Get("/api/snapshot");
+    if (!r) return false;
+    snapshot = Json::parse(r->body);
+    return snapshot["model"]["summary"]["calls"].get<uint64_t>() == 8697;
+  }));
+  // The stream is over: the next snapshots are the same moment, so both answers agree.
+  auto metrics = client.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(metrics->status, 200);
+  EXPECT_EQ(metrics->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
+  snapshot = Json::parse(client.Get("/api/snapshot")->body);
+  const Json samples = parseMetrics(dir, metrics->body);
+  const Json& model = snapshot["model"];
+
+  EXPECT_EQ(sampleValue(samples, "shapetrace_calls_total"), 8697);
+  EXPECT_EQ(sampleValue(samples, "shapetrace_events_total"), 17394);
+  EXPECT_EQ(sampleValue(samples, "shapetrace_clusters"), model["summary"]["clusters"].get<double>());
+  EXPECT_EQ(sampleValue(samples, "shapetrace_events_dropped_total"), 0);
+  double outliers = 0;
+  for (const Json& f : model["functions"]) outliers += f["outliers"].get<double>();
+  EXPECT_EQ(sampleValue(samples, "shapetrace_outliers_total"), outliers);
+
+  // The five functions with the most time, each with its calls and its durations' histogram.
+  std::vector<Json> functions(model["functions"].begin(), model["functions"].end());
+  std::sort(functions.begin(), functions.end(), [](const Json& a, const Json& b) {
+    const double sa = a["stats"]["sum_ns"].get<double>(), sb = b["stats"]["sum_ns"].get<double>();
+    return sa != sb ? sa > sb : a["id"].get<int>() < b["id"].get<int>();
+  });
+  size_t function_series = 0;
+  for (const Json& s : samples) function_series += s["name"] == "shapetrace_function_calls_total";
+  EXPECT_EQ(function_series, 5u);
+  for (size_t i = 0; i < 5; ++i) {
+    const Json& f = functions[i];
+    const Json label = {{"function", f["name"]}};
+    SCOPED_TRACE(f["name"].get<std::string>());
+    EXPECT_EQ(sampleValue(samples, "shapetrace_function_calls_total", label), f["calls"].get<double>());
+    EXPECT_EQ(sampleValue(samples, "shapetrace_function_duration_seconds_count", label),
+              f["stats"]["count"].get<double>());
+    EXPECT_NEAR(sampleValue(samples, "shapetrace_function_duration_seconds_sum", label),
+                f["stats"]["sum_ns"].get<double>() / 1e9, 1e-9);
+    Json inf = label;
+    inf["le"] = "+Inf";
+    EXPECT_EQ(sampleValue(samples, "shapetrace_function_duration_seconds_bucket", inf),
+              f["stats"]["count"].get<double>());
+    // Below the fastest call nothing; from the slowest on, everything.
+    double previous = 0;
+    for (const Json& s : samples) {
+      if (s["name"] != "shapetrace_function_duration_seconds_bucket" || s["labels"]["function"] != f["name"]) continue;
+      const double value = s["value"].get<double>();
+      EXPECT_GE(value, previous);
+      previous = value;
+      const std::string le = s["labels"]["le"];
+      if (le == "+Inf") continue;
+      const double bound_ns = std::stod(le) * 1e9;
+      if (bound_ns < f["stats"]["min_ns"].get<double>()) EXPECT_EQ(value, 0) << le;
+      if (bound_ns > 1.04 * f["stats"]["max_ns"].get<double>()) EXPECT_EQ(value, f["stats"]["count"].get<double>()) << le;
+    }
+  }
+
+  // Every cluster of kv::Server::handle, and no other.
+  size_t handle_clusters = 0;
+  for (const Json& c : model["clusters"]) {
+    if (model["functions"][c["function"].get<size_t>()]["name"] != "kv::Server::handle(kv::Request const&)") continue;
+    ++handle_clusters;
+    std::string key;
+    for (const Json& s : samples)
+      if (s["name"] == "shapetrace_cluster_info" && s["labels"]["id"] == std::to_string(c["id"].get<int>()))
+        key = s["labels"]["cluster"];
+    ASSERT_EQ(key.size(), 16u) << c["id"];
+    const Json label = {{"cluster", key}};
+    EXPECT_EQ(sampleValue(samples, "shapetrace_cluster_calls_total", label), c["calls"].get<double>());
+    EXPECT_EQ(sampleValue(samples, "shapetrace_cluster_duration_seconds_count", label),
+              c["stats"]["count"].get<double>());
+  }
+  EXPECT_GT(handle_clusters, 0u);
+  size_t info = 0;
+  for (const Json& s : samples) info += s["name"] == "shapetrace_cluster_info";
+  EXPECT_EQ(info, handle_clusters);
+  live.terminate();
+  EXPECT_EQ(live.wait(), 0);
 }
 
 TEST_F(LiveTest, SaysItIsWaitingForTheCollector) {

@@ -14,6 +14,7 @@
 #include "analyzer.h"
 #include "cli/analysis_flags.h"
 #include "cli/command.h"
+#include "cli/prometheus_text.h"
 #include "report/cli/live_access.h"
 #include "report/live_session.h"
 #include "report/page.h"
@@ -44,6 +45,7 @@ struct LiveArgs {
   double duration = 0;
   double interval = 1.0;
   AnalysisFlags analysis;
+  MetricsSettings metrics;
 
   LiveArgs() {
     // One analysis thread by default: the service being watched runs on the same machine.
@@ -276,7 +278,8 @@ int runLive(const LiveArgs& options) {
   }
 
   LiveSession session(options.connect, options.analysis.settings,
-                      options.analysis.workerCount(), options.analysis.extensions, interval);
+                      options.analysis.workerCount(), options.analysis.extensions, interval,
+                      options.metrics);
   try {
     session.start();
   } catch (const std::exception& e) { // zmq::error_t: an endpoint ZeroMQ rejects
@@ -292,6 +295,10 @@ int runLive(const LiveArgs& options) {
     server.Get("/api/snapshot", [&session](const httplib::Request&, httplib::Response& res) {
       res.set_header("Cache-Control", "no-store");
       res.set_content(session.latest()->data_json, "application/json");
+    });
+    // Prometheus scrapes the same moment as the page's snapshot (docs/report.md, "Metrics").
+    server.Get("/metrics", [&session](const httplib::Request&, httplib::Response& res) {
+      res.set_content(session.latest()->metrics, std::string(cli::PrometheusText::kContentType));
     });
     // Browsers ask for an icon; an empty answer keeps their consoles free of 404s.
     server.Get("/favicon.ico",
@@ -357,6 +364,14 @@ cli::Runner setupLive(CLI::App& command) {
   command.add_option("--interval", options->interval, "Seconds between snapshots of the analysis")
       ->check(CLI::Range(0.1, 60.0))
       ->capture_default_str();
+  command.add_option("--metrics-top", options->metrics.top_functions,
+                     "/metrics: per-function series for this many functions, those with the most "
+                     "time")
+      ->check(CLI::Range(0, 10000))
+      ->capture_default_str();
+  command.add_option("--metrics-cluster-function", options->metrics.cluster_functions,
+                     "/metrics: per-cluster series for the clusters of this function (a request "
+                     "handler; its name without parameters, or mangled); repeatable");
   addAnalysisFlags(command, options->analysis);
   return [options] { return runLive(*options); };
 }
