@@ -46,6 +46,8 @@ std::vector<ClusterPlaces> placesOfClusters(const Analysis& analysis) {
   return places;
 }
 
+} // namespace
+
 Json instanceJson(size_t id, const ReportInstance& r, const Analysis& analysis) {
   const Instance& in = r.instance;
   Json calls = Json::array();
@@ -66,8 +68,6 @@ Json instanceJson(size_t id, const ReportInstance& r, const Analysis& analysis) 
               {"omitted_calls", in.omitted_calls},
               {"calls", std::move(calls)}};
 }
-
-} // namespace
 
 const char* instanceReasonName(InstanceReason reason) {
   switch (reason) {

@@ -51,6 +51,12 @@ struct DetailSummary {
 std::vector<ReportInstance> collectInstances(InstanceReader& reader, const Analysis& analysis,
                                              const DetailLimits& limits, DetailSummary& summary);
 
+// One instance as the page reads it: {"id", "reason", "process", "thread", "start_ns",
+// "duration_ns", "function", "shape", "cluster", "omitted_calls", "calls": [[function, depth,
+// start_ns, end_ns]]} (times of calls relative to the instance's start).
+nlohmann::ordered_json instanceJson(size_t id, const ReportInstance& instance,
+                                    const Analysis& analysis);
+
 struct PageSource {
   std::string kind; // "recording" or "live"
   std::string location; // the directory or the endpoint

@@ -109,3 +109,75 @@ test('the live page waits for the collector, then fills in as the service runs',
   assert.deepEqual(page.problems, []);
   await page.close();
 });
+
+test('with --recording, a click opens the exact call from the collector\'s recording', { timeout: 120_000 }, async () => {
+  const fixture = process.env.SHAPETRACE_REPORT_FIXTURE;
+  assert.ok(fixture, 'SHAPETRACE_REPORT_FIXTURE must be set (run through ctest)');
+  const { mkdtemp, rm } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const path = await import('node:path');
+  const work = await mkdtemp(path.join(tmpdir(), 'shapetrace-live-click-'));
+  // The recording a collector would write of the same trace the publisher sends.
+  await runToEnd(fixture, [path.join(work, 'rec')]);
+  const ep = `tcp://127.0.0.1:${await freePort()}`;
+  const server = spawn(shapetrace, ['live', '--connect', ep, '--http', '127.0.0.1:0', '--interval', '0.3',
+    '--recording', path.join(work, 'rec')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    const address = await new Promise((resolve, reject) => {
+      let out = '';
+      server.stdout.on('data', (d) => {
+        out += d;
+        const m = out.match(/serving (http:\/\/127\.0\.0\.1:\d+\/)/);
+        if (m) resolve(m[1]);
+      });
+      server.on('exit', (code) => reject(new Error(`shapetrace live exited ${code}`)));
+    });
+    const page = await openPage(browser.context, address);
+    await page.waitForSelector('body[data-ready="true"]');
+    await runToEnd(publisherBinary, [ep, '--seconds', '1']);
+    await page.waitForFunction(() => document.querySelector('[data-summary="calls"] b')?.textContent === '8,697',
+                               null, { timeout: 30_000 });
+    assert.match(await page.locator('#notice').innerText(), /a click opens the exact call/);
+
+    // An outlier: the exact call the analyzer judged.
+    const outlier = await page.evaluate(() => {
+      const app = window.shapetrace.app;
+      const o = app.model.outliers[0];
+      app.openOutlier(o);
+      return { start: o.start_ns, duration: o.duration_ns, fn: o.function };
+    });
+    await page.waitForSelector('#instance-panel.has-instance');
+    const shown = await page.evaluate(() => window.shapetrace.app.instanceView.instance);
+    assert.equal(shown.reason, 'outlier');
+    assert.equal(shown.duration_ns, outlier.duration);
+    assert.equal(shown.function, outlier.fn);
+    assert.ok(Math.abs(shown.start_ns - outlier.start) < 1000);
+
+    // A click on a cluster's ribbon: a call of that cluster, read from the recording.
+    const handle = await page.evaluate(() => {
+      const m = window.shapetrace.app.model;
+      const fn = m.functions.findIndex((f) => f.name === 'kv::Server::handle(kv::Request const&)');
+      return m.clusters.find((c) => c.function === fn).id;
+    });
+    await page.evaluate(() => { document.getElementById('instance-panel').classList.remove('has-instance'); });
+    // What a click on the cluster's first occurrence cell hands the app (a mouse click at a
+    // ribbon can land on an outlier mark, which opens the outlier instead).
+    await page.evaluate((id) => {
+      const app = window.shapetrace.app, m = app.model;
+      const thread = m.threads.find((t) => t.ribbonOfCluster.has(id));
+      const cell = thread.ribbons[thread.ribbonOfCluster.get(id)].clusters.find((e) => e.cluster === id).cells[0];
+      app.onClick({ thread, cluster: id, t: cell[0] * m.binNs, cell, row: { kind: 'ribbon' } });
+    }, handle);
+    await page.waitForSelector('#instance-panel.has-instance');
+    const clicked = await page.evaluate(() => window.shapetrace.app.instanceView.instance);
+    assert.equal(clicked.reason, 'live');
+    assert.equal(clicked.cluster, handle);
+    assert.ok(clicked.calls.length >= 3, 'the call with its callees');
+    await saveScreenshot(page, 'live-click-through');
+    assert.deepEqual(page.problems, []);
+    await page.close();
+  } finally {
+    server.kill('SIGTERM');
+    await rm(work, { recursive: true, force: true });
+  }
+});

@@ -290,6 +290,59 @@ TEST_F(LiveTest, ServesPrometheusMetricsEqualToTheModel) {
   EXPECT_EQ(live.wait(), 0);
 }
 
+TEST_F(LiveTest, InstanceRequestsAreCheckedAndNeedTheRecording) {
+  const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(freePort());
+  auto start = [&](std::vector<std::string> extra, const std::string& name) {
+    std::vector<std::string> args{SHAPETRACE_BINARY, "live", "--connect", endpoint, "--http",
+                                  "127.0.0.1:0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return std::make_unique<Child>(args, dir / (name + ".out"), dir / (name + ".err"));
+  };
+  auto portOf = [&](const std::string& name) {
+    int port = 0;
+    EXPECT_TRUE(eventually([&] {
+      std::smatch m;
+      const std::string out = slurp(dir / (name + ".out"));
+      if (!std::regex_search(out, m, std::regex(R"(serving http://127\.0\.0\.1:(\d+)/)"))) return false;
+      port = std::stoi(m[1]);
+      return true;
+    })) << slurp(dir / (name + ".err"));
+    return port;
+  };
+  const std::string query = "/api/instance?process=1&thread=2&from_ns=10&to_ns=20&cluster=0";
+  {
+    auto plain = start({}, "plain");
+    httplib::Client client("127.0.0.1", portOf("plain"));
+    auto r = client.Get(query);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 404);
+    EXPECT_THAT(r->body, ::testing::HasSubstr("start shapetrace live with --recording DIR"));
+  }
+  fs::create_directories(dir / "rec");
+  auto recorded = start({"--recording", (dir / "rec").string()}, "recorded");
+  httplib::Client client("127.0.0.1", portOf("recorded"));
+  auto missing = client.Get("/api/instance?process=1&thread=2&from_ns=10&to_ns=20");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 400);
+  EXPECT_EQ(missing->body, "give cluster, or function and duration_ns\n");
+  auto bad = client.Get("/api/instance?process=1&thread=x&from_ns=10&to_ns=20&cluster=0");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_EQ(bad->body, "parameter thread is not a number: 'x'\n");
+  auto backwards = client.Get("/api/instance?process=1&thread=2&from_ns=30&to_ns=20&cluster=0");
+  ASSERT_TRUE(backwards);
+  EXPECT_EQ(backwards->status, 400);
+  auto none = client.Get(query); // no such thread in the (empty) analysis
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, 404);
+  EXPECT_EQ(none->body, "no such call in the recording (yet)\n");
+  // A directory that does not exist is refused at the start.
+  const auto [code, err] = run("live --connect " + endpoint + " --recording " +
+                               (dir / "nowhere").string() + " --no-http --duration 0.1");
+  EXPECT_EQ(code, 2);
+  EXPECT_THAT(err, ::testing::HasSubstr("nowhere"));
+}
+
 TEST_F(LiveTest, SaysItIsWaitingForTheCollector) {
   const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(freePort());
   const auto [code, err] = run("live --connect " + endpoint + " --no-http --duration 1.2");

@@ -16,6 +16,7 @@
 #include "cli/command.h"
 #include "cli/prometheus_text.h"
 #include "report/cli/live_access.h"
+#include "report/live_instance.h"
 #include "report/live_session.h"
 #include "report/page.h"
 
@@ -41,6 +42,7 @@ struct LiveArgs {
   std::string http = "127.0.0.1:8470";
   std::string token_file;
   std::string tls_cert, tls_key;
+  std::string recording; // the collector's --out: exact call instances on a click
   bool no_http = false;
   double duration = 0;
   double interval = 1.0;
@@ -123,10 +125,49 @@ void onSignal(int) { g_stop.store(true); }
 
 
 // The page with the latest data and the live setting.
-std::string livePage(const LiveSnapshot& snapshot, int interval_ms) {
+std::string livePage(const LiveSnapshot& snapshot, int interval_ms, bool instances) {
   nlohmann::ordered_json data = nlohmann::ordered_json::parse(snapshot.data_json);
-  data["live"] = {{"snapshot", "/api/snapshot"}, {"interval_ms", interval_ms}};
+  data["live"] = {{"snapshot", "/api/snapshot"},
+                  {"interval_ms", interval_ms},
+                  {"instances", instances ? "/api/instance" : ""}};
   return renderPage(data);
+}
+
+constexpr size_t kMaxInstanceCalls = 5000; // as the report's default --max-instance-calls
+
+// GET /api/instance: one exact call from the recording (live_instance.h), 404 when there is none.
+void answerInstance(const LiveSession& session, const std::string& recording,
+                    const httplib::Request& req, httplib::Response& res) {
+  res.set_header("Cache-Control", "no-store");
+  if (recording.empty()) {
+    res.status = 404;
+    res.set_content("no recording: start shapetrace live with --recording DIR (the collector's "
+                    "--out)\n",
+                    "text/plain");
+    return;
+  }
+  InstanceQuery query;
+  try {
+    query = parseInstanceQuery(req.params);
+  } catch (const std::invalid_argument& e) {
+    res.status = 400;
+    res.set_content(std::string(e.what()) + "\n", "text/plain");
+    return;
+  }
+  try {
+    const auto snapshot = session.latest();
+    const auto instance = readLiveInstance(recording, *snapshot->analysis, query, kMaxInstanceCalls);
+    if (!instance) {
+      res.status = 404;
+      res.set_content("no such call in the recording (yet)\n", "text/plain");
+      return;
+    }
+    res.set_content(instance->dump(), "application/json");
+  } catch (const std::exception& e) { // the recording cannot be read
+    res.status = 500;
+    res.set_content("cannot read the recording " + recording + ": " + e.what() + "\n",
+                    "text/plain");
+  }
 }
 
 std::string ns(double value) {
@@ -289,8 +330,15 @@ int runLive(const LiveArgs& options) {
   std::thread http;
   if (!options.no_http) {
     const int interval_ms = static_cast<int>(interval.count());
-    server.Get("/", [&session, interval_ms](const httplib::Request&, httplib::Response& res) {
-      res.set_content(livePage(*session.latest(), interval_ms), "text/html; charset=utf-8");
+    const bool instances = !options.recording.empty();
+    server.Get("/", [&session, interval_ms, instances](const httplib::Request&,
+                                                       httplib::Response& res) {
+      res.set_content(livePage(*session.latest(), interval_ms, instances),
+                      "text/html; charset=utf-8");
+    });
+    server.Get("/api/instance", [&session, &options](const httplib::Request& req,
+                                                     httplib::Response& res) {
+      answerInstance(session, options.recording, req, res);
     });
     server.Get("/api/snapshot", [&session](const httplib::Request&, httplib::Response& res) {
       res.set_header("Cache-Control", "no-store");
@@ -358,6 +406,10 @@ cli::Runner setupLive(CLI::App& command) {
                      "Require the access token in FILE (mode 0600; created with a random token "
                      "when missing) from every request: ?token=, a cookie, or Authorization: "
                      "Bearer");
+  command.add_option("--recording", options->recording,
+                     "The recording the collector writes (its --out): a click on the page opens "
+                     "the exact call from it")
+      ->check(CLI::ExistingDirectory);
   command.add_flag("--no-http", options->no_http, "Terminal summary only, no web page");
   command.add_option("--duration", options->duration, "Stop after this many seconds (0: never)")
       ->check(CLI::NonNegativeNumber);

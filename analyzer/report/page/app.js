@@ -72,7 +72,9 @@ ST.App = class {
     const m = this.model, d = m.detail || {}, f = ST.fmt;
     const notes = [];
     if (this.data.live) {
-      notes.push('Live view: occurrences and statistics update every second; exact call instances are read from recordings (shapetrace report).');
+      notes.push(this.data.live.instances
+        ? 'Live view: occurrences and statistics update every second; a click opens the exact call from the collector\'s recording.'
+        : 'Live view: occurrences and statistics update every second; exact calls need the recording (shapetrace live --recording DIR, or shapetrace report).');
     } else if (d.capped || d.truncated_instances || d.not_found) {
       notes.push(`Exact call detail is embedded for ${f.count(m.instances.length)} instances ` +
         `(${f.count(d.exemplar_instances)} exemplars of ${f.count(d.clusters_with_instances)} of ${f.count(m.clusters.length)} clusters, ` +
@@ -157,13 +159,38 @@ ST.App = class {
     if (hit.outlier && (hit.row.kind === 'thread' || !hit.instance)) return this.openOutlier(hit.outlier);
     if (hit.cluster === null || hit.cluster === undefined) return;
     const found = this.model.instanceFor(hit.thread, hit.cluster, hit.t);
+    if (!found && this.data.live?.instances) {
+      // Live: the exact call of this cluster in this bin, from the recording being written.
+      const m = this.model;
+      const from = hit.cell ? hit.cell[0] * m.binNs : hit.t - m.binNs;
+      return this.fetchInstance({ process: hit.thread.process, thread: hit.thread.thread,
+        from_ns: Math.max(0, Math.floor(from)), to_ns: Math.ceil(from + (hit.cell ? m.binNs : 2 * m.binNs)),
+        cluster: hit.cluster }, hit.cluster);
+    }
     this.openInstance(found, hit.cluster);
+  }
+
+  // Live with --recording: asks the server for one exact call (live_instance.h). The times are
+  // widened by a microsecond: the page's numbers cannot hold every nanosecond of a long uptime.
+  async fetchInstance(params, clusterId) {
+    const url = `${this.data.live.instances}?${new URLSearchParams(params)}`;
+    try {
+      const response = await fetch(url, { cache: 'no-store' });
+      if (!response.ok) return this.showMissing(`No exact call: ${(await response.text()).trim()}`);
+      const inst = await response.json();
+      this.openInstance({ instance: { ...inst, endNs: inst.start_ns + inst.duration_ns }, exact: true }, clusterId);
+    } catch (error) {
+      this.showMissing(`The live server did not answer (${error.message}).`);
+    }
   }
 
   openOutlier(o) {
     const inst = this.model.instances.find((i) => i.reason === 'outlier' && i.process === o.process &&
       i.thread === o.thread && i.start_ns === o.start_ns && i.function === o.function);
     if (inst) return this.openInstance({ instance: inst, exact: true }, o.cluster);
+    if (this.data.live?.instances)
+      return this.fetchInstance({ process: o.process, thread: o.thread, from_ns: Math.max(0, o.start_ns - 1000),
+        to_ns: o.start_ns + 1000, function: o.function, duration_ns: o.duration_ns }, o.cluster);
     this.showMissing(`This outlier's calls are not embedded (the report keeps ${this.model.detail?.outlier_instances_limit ?? 0} outliers' exact calls).`);
   }
 

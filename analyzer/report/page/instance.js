@@ -27,7 +27,7 @@ ST.InstanceView = class {
     const m = this.model, f = ST.fmt;
     const name = m.functionName(instance.function);
     const thread = m.threadByKey.get(m.key(instance.process, instance.thread));
-    const why = { first: 'first occurrence of its cluster', slowest: 'from its cluster\'s slowest bin', outlier: 'outlier' }[instance.reason] || instance.reason;
+    const why = { first: 'first occurrence of its cluster', slowest: 'from its cluster\'s slowest bin', outlier: 'outlier', live: 'read from the recording' }[instance.reason] || instance.reason;
     this.title.innerHTML = `${f.html(name)}<span class="sub">${f.ns(instance.duration_ns)} · ` +
       `${f.html(thread ? thread.label : instance.thread)} · at ${f.ns(instance.start_ns - m.t0)} · ` +
       `${instance.calls.length} calls · ${why}` +
