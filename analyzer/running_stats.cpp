@@ -99,6 +99,20 @@ std::vector<uint64_t> LogHistogram::cumulativeAtMost(const std::vector<uint64_t>
   return out;
 }
 
+LogHistogram::Buckets LogHistogram::buckets() const {
+  Buckets out;
+  for (size_t i = 0; i < counts_.size(); ++i)
+    if (counts_[i] != 0) out.emplace_back(static_cast<uint32_t>(first_ + i), counts_[i]);
+  return out;
+}
+
+void LogHistogram::addToBucket(uint32_t index, uint64_t count) {
+  if (count == 0) return;
+  if (index < first_ || index >= first_ + counts_.size()) grow(index);
+  counts_[index - first_] += count;
+  total_ += count;
+}
+
 uint64_t DurationStats::quantile(double q) const {
   if (moments.count() == 0) return 0;
   return std::clamp(histogram.quantile(q), moments.min(), moments.max());

@@ -78,6 +78,12 @@ public:
   // 64; above, a bucket straddling a bound (1/32 of a power of two wide) counts above it.
   std::vector<uint64_t> cumulativeAtMost(const std::vector<uint64_t>& bounds) const;
 
+  // The non-empty buckets (index, count), in index order: a compact copy to subtract later.
+  using Buckets = std::vector<std::pair<uint32_t, uint64_t>>;
+  Buckets buckets() const;
+  // Adds `count` values to bucket `index` (as if values of that bucket were added).
+  void addToBucket(uint32_t index, uint64_t count);
+
   // Inline: it runs on every finished call.
   static uint32_t bucketOf(uint64_t value) {
     if (value < kLinearLimit) return static_cast<uint32_t>(value);

@@ -68,6 +68,9 @@ void LiveSession::publish(Analyzer& analyzer, uint64_t items, uint64_t undecodab
   DetailLimits none{0, 0, 0, 1};
   nlohmann::ordered_json data =
       reportData(*snapshot->analysis, {"live", endpoint_, utcNow()}, {}, none, {});
+  const double now_s = std::chrono::duration<double>(snapshot->elapsed).count();
+  recent_.observe(*snapshot->analysis, now_s);
+  data["recent"] = recent_.json(*snapshot->analysis, now_s);
   data["live_state"] = {{"endpoint", endpoint_},
                         {"waiting", snapshot->waiting},
                         {"items", items},

@@ -10,6 +10,7 @@
 #include "analysis.h"
 #include "extensions/run_info.h"
 #include "report/metrics.h"
+#include "report/recent.h"
 
 #include <atomic>
 #include <chrono>
@@ -64,6 +65,7 @@ private:
   const std::vector<const ExtensionSpec*> extensions_;
   const std::chrono::milliseconds interval_;
   const MetricsSettings metrics_;
+  RecentWindows recent_; // touched by publish() only, on one thread at a time
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   mutable std::mutex mutex_;
   std::shared_ptr<const LiveSnapshot> latest_;

@@ -130,11 +130,11 @@ void clusterFamilies(PrometheusText& out, const Analysis& a, const MetricsSettin
   for (ClusterId c = 0; c < a.clustering.clusters.size(); ++c)
     if (named(a.functions[a.clustering.clusters[c].function], settings.cluster_functions))
       chosen.push_back(c);
-  std::vector<uint64_t> memo(a.shapes.size(), 0);
+  const std::vector<uint64_t> keys = shapeKeys(a);
   auto labels = [&](ClusterId c) {
     const Cluster& cluster = a.clustering.clusters[c];
     return PrometheusLabels{{"function", a.functions[cluster.function].name},
-                            {"cluster", hex(structuralHash(a, cluster.shapes.front(), memo))}};
+                            {"cluster", hex(keys[cluster.shapes.front()])}};
   };
   out.family("shapetrace_cluster_info", "gauge",
              "1 per cluster of the --metrics-cluster-function functions: its model id and shapes "
@@ -164,9 +164,11 @@ const std::vector<double>& durationBucketsSeconds() {
   return buckets;
 }
 
-std::string shapeKey(const Analysis& analysis, ShapeId shape) {
-  std::vector<uint64_t> memo(analysis.shapes.size(), 0);
-  return hex(structuralHash(analysis, shape, memo));
+std::vector<uint64_t> shapeKeys(const Analysis& analysis) {
+  std::vector<uint64_t> keys(analysis.shapes.size(), 0);
+  for (ShapeId id = 1; id < keys.size(); ++id)
+    structuralHash(analysis, id, keys);
+  return keys;
 }
 
 std::string metricsText(const Analysis& analysis, const RunInfo& run, const InputCounters& input,

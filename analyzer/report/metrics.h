@@ -34,8 +34,9 @@ const std::vector<double>& durationBucketsSeconds();
 std::string metricsText(const Analysis& analysis, const RunInfo& run, const InputCounters& input,
                         const MetricsSettings& settings);
 
-// A shape's structural key: its function's identity and its children's keys, hashed (64 bits as
-// 16 hex digits). The same in every snapshot and run of the same program, whatever the shape ids.
-std::string shapeKey(const Analysis& analysis, ShapeId shape);
+// Every shape's structural key, by shape id (0 for null): its function's identity and its
+// children's keys, hashed. The same in every snapshot and run of the same program, whatever the
+// shape ids.
+std::vector<uint64_t> shapeKeys(const Analysis& analysis);
 
 } // namespace shapetrace::analyzer::report

@@ -2,7 +2,9 @@
 // published (the page says it is waiting for the collector), then the fixture publisher
 // (tests/report) sends the service trace over a real ZeroMQ PUB socket, and the page fills in
 // without a reload: threads and clusters appear in the header, ribbons are drawn, hovering shows a
-// cluster's shapes and statistics. Screenshots are saved as artifacts.
+// cluster's shapes and statistics, the recent-window tabs list the clusters of the last minute with
+// their new shapes; with --recording a click opens the exact call. Screenshots are saved as
+// artifacts.
 //
 // Environment (set by ctest, tests/report/CMakeLists.txt):
 //   SHAPETRACE_BINARY             the shapetrace binary
@@ -106,6 +108,22 @@ test('the live page waits for the collector, then fills in as the service runs',
   assert.ok(await page.locator('#cluster-panel svg.shape-tree').count() >= 2);
   assert.match(await page.locator('#cluster-panel').innerText(), /P99/i);
   await saveScreenshot(page, 'live-running');
+
+  // The recent windows: the last minute holds every cluster (the whole trace is seconds old), and
+  // every shape is new since the page was opened (it was opened before anything was published).
+  await page.locator('#tabs button', { hasText: 'Last 1 min' }).click();
+  const recent = await page.evaluate(() => {
+    const m = window.shapetrace.app.model, r = m.data.recent;
+    return { clusters: r.windows[0].clusters.length, shapes: r.windows[0].new_shapes.length,
+      rows: document.querySelectorAll('table[data-table="recent0"] tbody tr').length,
+      opened: document.querySelectorAll('table[data-table="recent0"] .recent-opened').length,
+      withCalls: m.clusters.filter((c) => c.stats.count > 0 || c.calls > 0).length };
+  });
+  assert.equal(recent.rows, recent.clusters);
+  assert.equal(recent.clusters, recent.withCalls);
+  assert.equal(recent.shapes, 17, 'every shape is new in the last minute');
+  assert.equal(recent.opened, recent.rows, 'every cluster has shapes new since the page was opened');
+  await saveScreenshot(page, 'live-recent');
   assert.deepEqual(page.problems, []);
   await page.close();
 });
