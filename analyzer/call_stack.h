@@ -47,6 +47,11 @@ inline constexpr uint32_t kMaxFunctionId = uint32_t{1} << 24;
 inline constexpr uint32_t kDefaultMaxDepth = 1024; // ThreadAnalyzerSettings::max_depth
 inline constexpr uint32_t kMaxStackDepth = 65536;  // the largest max_depth allowed
 inline constexpr uint32_t kNoCaller = UINT32_MAX;
+// A call with more direct children than this keeps their shapes as a set (what its shape is made
+// of) instead of one entry per child, and, in ThreadAnalyzer, gets no DAG node (its exact sequence
+// would be as long as the calls it made): a frame that never ends, such as a thread's loop, would
+// otherwise hold one entry per call of its thread, memory that grows with the events.
+inline constexpr size_t kMaxSequencedChildren = size_t{1} << 16;
 
 struct FinishedCall {
   uint32_t function = 0; // as the events carry it (the process's id)
@@ -218,7 +223,11 @@ private:
     if (shapes_.any()) {
       const ShapeId shape = shapeOf(frame);
       child_shapes_.resize(frame.children_begin);
-      if (!stack_.empty()) child_shapes_.push_back(shape);
+      if (!stack_.empty()) {
+        child_shapes_.push_back(shape);
+        if (child_shapes_.size() - stack_.back().children_begin > kMaxSequencedChildren)
+          [[unlikely]] collapseTopChildren();
+      }
       call.shape = shape == kUnknownShape ? kNullShape : shape;
     }
     sink_.onCall(call);
@@ -232,6 +241,12 @@ private:
     if (shapes_.intern_into != nullptr) return shapes_.intern_into->intern(frame.function, distinct);
     const ShapeId shape = shapes_.find_in->find(frame.function, distinct);
     return shape == kNullShape ? kUnknownShape : shape;
+  }
+
+  // The open call on top keeps the set of its children's shapes (kMaxSequencedChildren).
+  [[gnu::noinline]] void collapseTopChildren() {
+    const size_t begin = stack_.back().children_begin;
+    child_shapes_.resize(begin + canonicalizeChildSet(std::span(child_shapes_).subspan(begin)));
   }
 
   void discard() {

@@ -208,7 +208,24 @@ const ThreadAnalyzer::LeafIds& ThreadAnalyzer::internLeaf(uint32_t function) {
 [[gnu::always_inline]] inline void ThreadAnalyzer::appendChild(ShapeId dag_node,
                                                                uint64_t dag_hash) {
   dag_children_.push_back(dag_node);
-  stack_.back().dag_hash.add(dag_hash);
+  Frame& frame = stack_.back();
+  frame.dag_hash.add(dag_hash);
+  if (dag_children_.size() - frame.dag_children_begin > kMaxSequencedChildren) [[unlikely]]
+    keepChildShapesOnly();
+}
+
+// The call on top has more children than kMaxSequencedChildren (call_stack.h): it keeps the set of
+// their shapes, as shape-only children, so it gets no DAG node (counted in dag_calls_not_interned
+// when it finishes), nor do its callers; its shape is unchanged. Accounting the queue first leaves
+// no child referring to a queued call.
+void ThreadAnalyzer::keepChildShapesOnly() {
+  accountDagQueue();
+  const auto begin = dag_children_.begin() + static_cast<ptrdiff_t>(stack_.back().dag_children_begin);
+  for (auto child = begin; child != dag_children_.end(); ++child)
+    *child = kShapeOnly | (*child & kShapeOnly ? *child & ~kShapeOnly : result_.dag.payload(*child));
+  std::sort(begin, dag_children_.end());
+  dag_children_.erase(std::unique(begin, dag_children_.end()), dag_children_.end());
+  dag_children_settled_ = dag_children_.size();
 }
 
 // Shrinks the open frames' DAG children to `size`, remembering how much of them is known to hold

@@ -70,6 +70,8 @@ public:
   uint64_t events() const { return result_.events; }
   uint64_t calls() const; // finished, the sum over shapes
   size_t openCalls() const { return stack_.size(); }
+  // Entries the open calls keep for their children (bounded: call_stack.h kMaxSequencedChildren).
+  size_t openChildEntries() const { return dag_children_.size(); }
 
 private:
   // Built in place on the stack and read field by field: copying a frame whole right after its
@@ -137,6 +139,7 @@ private:
   const LeafIds& leafIds(uint32_t function);
   const LeafIds& internLeaf(uint32_t function);
   void appendChild(ShapeId dag_node, uint64_t dag_hash);
+  void keepChildShapesOnly();
   void popDagChildren(size_t size);
   const Moments& functionMoments(FunctionRunning& function, ShapeId shape);
   const Moments& functionMoments(uint32_t function) const;

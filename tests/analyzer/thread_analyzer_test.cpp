@@ -60,6 +60,44 @@ TEST(ThreadAnalyzerTest, DagKeepsExactSequencesWithCountSumAndSquares) {
   EXPECT_TRUE(s.sum_squares == 30u * 30u + 40u * 40u);
 }
 
+TEST(ThreadAnalyzerTest, ALoopThatNeverEndsKeepsBoundedChildrenAndItsShape) {
+  // main(1) runs a loop of 200,000 requests (2 calling 3, or 4 alone) and is still open: its
+  // children are kept as a set once there are too many, not one entry per call.
+  ThreadAnalyzer a;
+  uint64_t t = 1;
+  std::vector<Event> events{enter(t++, 1)};
+  for (int i = 0; i < 200'000; ++i) {
+    if (i % 3 == 0) {
+      events.push_back(enter(t++, 4));
+      events.push_back(leave(t++, 4));
+    } else {
+      events.push_back(enter(t++, 2));
+      events.push_back(enter(t++, 3));
+      events.push_back(leave(t++, 3));
+      events.push_back(leave(t++, 2));
+    }
+    if (events.size() >= 4096) {
+      a.onEvents(events);
+      events.clear();
+      EXPECT_LE(a.openChildEntries(), kMaxSequencedChildren + 1);
+    }
+  }
+  a.onEvents(events);
+  EXPECT_LE(a.openChildEntries(), kMaxSequencedChildren + 1);
+  EXPECT_EQ(a.calls(), 200'000u + 133'333u);
+  // It ends: its shape is [1, {[2,{[3]}], [4]}], as without the bound; its DAG node is not kept.
+  a.onEvents(std::vector<Event>{leave(t++, 1)});
+  a.onEnd();
+  ShapeId main_shape = kNullShape;
+  for (ShapeId id = 1; id < a.shapes().size(); ++id)
+    if (a.shapes().function(id) == 1) main_shape = id;
+  ASSERT_NE(main_shape, kNullShape);
+  EXPECT_EQ(a.shapes().children(main_shape).size(), 2u);
+  EXPECT_EQ(a.shapeStates()[main_shape].calls, 1u);
+  EXPECT_EQ(a.diagnostics().count(Stat::dag_calls_not_interned), 1u);
+  EXPECT_EQ(a.openChildEntries(), 0u);
+}
+
 TEST(ThreadAnalyzerTest, UnmatchedExitIsCountedAndIgnored) {
   ThreadAnalyzer a;
   a.onEvents({{enter(10, 1), leave(20, 9), leave(30, 1)}});
