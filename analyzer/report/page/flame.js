@@ -88,29 +88,54 @@ ST.flame = {
       calls: Float64Array.from(calls), self: Float64Array.from(self), total });
   },
 
-  // Per function: its weight under `root` (its frames without a frame of the same function above
-  // them, up to root), for the colour.
-  functionWeights(t, root) {
-    // Iterative (a stack can be 65536 calls deep) over typed arrays: this runs on every zoom of a
-    // tree that may hold millions of nodes.
+  // Per tree, once: its nodes in depth-first order (the drawn ones: weight > 0), each node's place
+  // in that order and the end of its subtree there, and its nearest ancestor of the same function
+  // (-1: none). A zoom root's subtree is then one stretch of the order, which functionWeights
+  // reads straight through. Iterative: a stack can be 65536 calls deep.
+  index(t) {
+    if (t.order) return;
+    const n = t.fn.length;
     let functions = 0;
-    for (let i = 0; i < t.fn.length; ++i) if (t.fn[i] >= functions) functions = t.fn[i] + 1;
-    const onPath = new Int32Array(functions), sum = new Float64Array(functions);
-    // One preallocated stack: i to enter node i, ~i (negative) to leave it.
-    const stack = new Int32Array(2 * t.fn.length + 2);
-    let top = 0;
-    stack[top++] = root;
+    for (let i = 0; i < n; ++i) if (t.fn[i] >= functions) functions = t.fn[i] + 1;
+    const order = new Int32Array(n), pre = new Int32Array(n), end = new Int32Array(n);
+    const same = new Int32Array(n).fill(-1), saved = new Int32Array(n);
+    const nearest = new Int32Array(functions).fill(-1); // per function, on the current path
+    const stack = new Int32Array(2 * n + 2); // i to enter node i, ~i to leave it
+    let top = 0, k = 0;
+    stack[top++] = 0;
     while (top > 0) {
       const e = stack[--top];
-      if (e < 0) { const f = t.fn[~e]; if (f >= 0) --onPath[f]; continue; }
+      if (e < 0) {
+        const i = ~e, f = t.fn[i];
+        if (f >= 0) nearest[f] = saved[i];
+        end[i] = k;
+        continue;
+      }
       const f = t.fn[e];
-      if (f >= 0) { if (onPath[f] === 0) sum[f] += t.weight[e]; ++onPath[f]; }
+      if (f >= 0) { same[e] = nearest[f]; saved[e] = nearest[f]; nearest[f] = e; }
+      pre[e] = k; order[k++] = e;
       stack[top++] = ~e;
       const c = t.children[e];
-      for (let k = c.length - 1; k >= 0; --k) stack[top++] = c[k];
+      for (let j = c.length - 1; j >= 0; --j) stack[top++] = c[j];
+    }
+    Object.assign(t, { order, pre, end, same, functions });
+  },
+
+  // Per function: its weight under `root` (its frames without a frame of the same function above
+  // them, up to root), for the colour. One pass over the root's stretch of the depth-first order:
+  // a frame counts unless its nearest same-function ancestor is inside the stretch.
+  functionWeights(t, root) {
+    ST.flame.index(t);
+    const sum = new Float64Array(t.functions);
+    const from = t.pre[root], to = t.end[root];
+    for (let k = from; k < to; ++k) {
+      const i = t.order[k], f = t.fn[i];
+      if (f < 0) continue;
+      const a = t.same[i];
+      if (a < 0 || t.pre[a] < from || t.pre[a] >= to) sum[f] += t.weight[i];
     }
     const w = new Map();
-    for (let f = 0; f < functions; ++f) if (sum[f] > 0) w.set(f, sum[f]);
+    for (let f = 0; f < t.functions; ++f) if (sum[f] > 0) w.set(f, sum[f]);
     return w;
   },
 
@@ -334,23 +359,26 @@ ST.FlameView = class {
   }
 
   // The funky graph's two trees for F, rebuilt only when F or the tree changes (not on hover).
+  // Numeric keys and an explicit stack: F may be main, whose subtree is the whole tree.
   buildFunky(F, t) {
     const frames = [];
     for (let i = 1; i < t.parent.length; ++i) if (t.fn[i] === F && t.weight[i] > 0) frames.push(i);
-    // Callees: F's frames merged into one root, their subtrees merged by function.
-    const up = { parent: [-1, 0], fn: [-1, F], calls: [0, 0], self: [0, 0], total: [0, 0] };
     const key = new Map();
-    const add = (tree, p, f, i) => {
-      const k = `${p}:${f}`;
+    const add = (tree, p, f) => {
+      const k = p * 16777216 + f; // function indices stay below 2^24, nodes below 2^29
       let id = key.get(k);
       if (id === undefined) { id = tree.parent.length; tree.parent.push(p); tree.fn.push(f); tree.calls.push(0); tree.self.push(0); tree.total.push(0); key.set(k, id); }
       return id;
     };
-    const copy = (i, into) => {
-      up.calls[into] += t.calls[i]; up.self[into] += t.self[i]; up.total[into] += t.weight[i];
-      for (const c of t.children[i]) copy(c, add(up, into, t.fn[c]));
-    };
-    for (const i of frames) copy(i, 1);
+    // Callees: F's frames merged into one root, their subtrees merged by function. The tree is
+    // fully folded, so no frame of F lies under another: each subtree is copied once.
+    const up = { parent: [-1, 0], fn: [-1, F], calls: [0, 0], self: [0, 0], total: [0, 0] };
+    const nodes = [...frames], into = frames.map(() => 1);
+    while (nodes.length) {
+      const i = nodes.pop(), at = into.pop();
+      up.calls[at] += t.calls[i]; up.self[at] += t.self[i]; up.total[at] += t.weight[i];
+      for (const c of t.children[i]) { nodes.push(c); into.push(add(up, at, t.fn[c])); }
+    }
     // Callers: each frame's reversed stack, weighted by the frame's inclusive weight.
     const down = { parent: [-1, 0], fn: [-1, F], calls: [0, 0], self: [0, 0], total: [0, 0] };
     key.clear();
