@@ -107,6 +107,20 @@ protected:
     return false;
   }
 
+  // The port `shapetrace live --http 127.0.0.1:0` printed in dir/NAME.out; 0 (and a failure) when
+  // it printed none.
+  int servingPort(const std::string& name) {
+    int port = 0;
+    EXPECT_TRUE(eventually([&] {
+      std::smatch m;
+      const std::string out = slurp(dir / (name + ".out"));
+      if (!std::regex_search(out, m, std::regex(R"(serving http://127\.0\.0\.1:(\d+)/)"))) return false;
+      port = std::stoi(m[1]);
+      return true;
+    })) << slurp(dir / (name + ".err"));
+    return port;
+  }
+
   fs::path dir;
 };
 
@@ -115,14 +129,8 @@ TEST_F(LiveTest, ServesThePageAndASnapshotThatGrowsWithTheStream) {
   Child live({SHAPETRACE_BINARY, "live", "--connect", endpoint, "--http", "127.0.0.1:0",
               "--interval", "0.2"},
              dir / "live.out", dir / "live.err");
-  int port = 0;
-  ASSERT_TRUE(eventually([&] {
-    std::smatch m;
-    const std::string out = slurp(dir / "live.out");
-    if (!std::regex_search(out, m, std::regex(R"(serving http://127\.0\.0\.1:(\d+)/)"))) return false;
-    port = std::stoi(m[1]);
-    return true;
-  })) << slurp(dir / "live.err");
+  const int port = servingPort("live");
+  ASSERT_NE(port, 0);
   httplib::Client client("127.0.0.1", port);
 
   // Before anything is published: waiting, nothing analysed.
@@ -194,14 +202,8 @@ TEST_F(LiveTest, ServesPrometheusMetricsEqualToTheModel) {
               "--interval", "0.2", "--metrics-top", "5", "--metrics-cluster-function",
               "kv::Server::handle"},
              dir / "live.out", dir / "live.err");
-  int port = 0;
-  ASSERT_TRUE(eventually([&] {
-    std::smatch m;
-    const std::string out = slurp(dir / "live.out");
-    if (!std::regex_search(out, m, std::regex(R"(serving http://127\.0\.0\.1:(\d+)/)"))) return false;
-    port = std::stoi(m[1]);
-    return true;
-  })) << slurp(dir / "live.err");
+  const int port = servingPort("live");
+  ASSERT_NE(port, 0);
   httplib::Client client("127.0.0.1", port);
   Child publisher({SHAPETRACE_PUBLISHER, endpoint, "--seconds", "1"}, dir / "pub.out",
                   dir / "pub.err");
@@ -298,21 +300,10 @@ TEST_F(LiveTest, InstanceRequestsAreCheckedAndNeedTheRecording) {
     args.insert(args.end(), extra.begin(), extra.end());
     return std::make_unique<Child>(args, dir / (name + ".out"), dir / (name + ".err"));
   };
-  auto portOf = [&](const std::string& name) {
-    int port = 0;
-    EXPECT_TRUE(eventually([&] {
-      std::smatch m;
-      const std::string out = slurp(dir / (name + ".out"));
-      if (!std::regex_search(out, m, std::regex(R"(serving http://127\.0\.0\.1:(\d+)/)"))) return false;
-      port = std::stoi(m[1]);
-      return true;
-    })) << slurp(dir / (name + ".err"));
-    return port;
-  };
   const std::string query = "/api/instance?process=1&thread=2&from_ns=10&to_ns=20&cluster=0";
   {
     auto plain = start({}, "plain");
-    httplib::Client client("127.0.0.1", portOf("plain"));
+    httplib::Client client("127.0.0.1", servingPort("plain"));
     auto r = client.Get(query);
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 404);
@@ -320,7 +311,7 @@ TEST_F(LiveTest, InstanceRequestsAreCheckedAndNeedTheRecording) {
   }
   fs::create_directories(dir / "rec");
   auto recorded = start({"--recording", (dir / "rec").string()}, "recorded");
-  httplib::Client client("127.0.0.1", portOf("recorded"));
+  httplib::Client client("127.0.0.1", servingPort("recorded"));
   auto missing = client.Get("/api/instance?process=1&thread=2&from_ns=10&to_ns=20");
   ASSERT_TRUE(missing);
   EXPECT_EQ(missing->status, 400);
