@@ -66,6 +66,9 @@ void ThreadAnalyzer::onEvents(std::span<const Event> events) {
     }
   }
   accountDagQueue();
+  // Checked once a batch, not per child: a call gains at most a batch of children in between.
+  if (dag_children_.size() > kMaxSequencedChildren) [[unlikely]]
+    keepChildShapesOnly();
 }
 
 void ThreadAnalyzer::enter(uint32_t function, uint64_t time_ns) {
@@ -208,23 +211,36 @@ const ThreadAnalyzer::LeafIds& ThreadAnalyzer::internLeaf(uint32_t function) {
 [[gnu::always_inline]] inline void ThreadAnalyzer::appendChild(ShapeId dag_node,
                                                                uint64_t dag_hash) {
   dag_children_.push_back(dag_node);
-  Frame& frame = stack_.back();
-  frame.dag_hash.add(dag_hash);
-  if (dag_children_.size() - frame.dag_children_begin > kMaxSequencedChildren) [[unlikely]]
-    keepChildShapesOnly();
+  stack_.back().dag_hash.add(dag_hash);
 }
 
-// The call on top has more children than kMaxSequencedChildren (call_stack.h): it keeps the set of
-// their shapes, as shape-only children, so it gets no DAG node (counted in dag_calls_not_interned
-// when it finishes), nor do its callers; its shape is unchanged. Accounting the queue first leaves
-// no child referring to a queued call.
+// Every open call with more children than kMaxSequencedChildren (call_stack.h) keeps the set of
+// their shapes, as shape-only children: it gets no DAG node (counted in dag_calls_not_interned
+// when it finishes), nor do its callers; its shape is unchanged. The queue is accounted first, so
+// no child refers to a queued call; the frames above a collapsed one move down with their children.
 void ThreadAnalyzer::keepChildShapesOnly() {
+  bool any = false;
+  for (size_t f = 0; f < stack_.size(); ++f) {
+    const size_t end = f + 1 < stack_.size() ? stack_[f + 1].dag_children_begin : dag_children_.size();
+    any = any || end - stack_[f].dag_children_begin > kMaxSequencedChildren;
+  }
+  if (!any) return;
   accountDagQueue();
-  const auto begin = dag_children_.begin() + static_cast<ptrdiff_t>(stack_.back().dag_children_begin);
-  for (auto child = begin; child != dag_children_.end(); ++child)
-    *child = kShapeOnly | (*child & kShapeOnly ? *child & ~kShapeOnly : result_.dag.payload(*child));
-  std::sort(begin, dag_children_.end());
-  dag_children_.erase(std::unique(begin, dag_children_.end()), dag_children_.end());
+  for (size_t f = 0; f < stack_.size(); ++f) {
+    const auto begin = dag_children_.begin() + static_cast<ptrdiff_t>(stack_[f].dag_children_begin);
+    const auto end = f + 1 < stack_.size()
+                         ? dag_children_.begin() + static_cast<ptrdiff_t>(stack_[f + 1].dag_children_begin)
+                         : dag_children_.end();
+    if (static_cast<size_t>(end - begin) <= kMaxSequencedChildren) continue;
+    for (auto child = begin; child != end; ++child)
+      *child = kShapeOnly | (*child & kShapeOnly ? *child & ~kShapeOnly : result_.dag.payload(*child));
+    std::sort(begin, end);
+    const auto kept = std::unique(begin, end);
+    const auto removed = static_cast<size_t>(end - kept);
+    dag_children_.erase(kept, end);
+    for (size_t above = f + 1; above < stack_.size(); ++above)
+      stack_[above].dag_children_begin -= removed;
+  }
   dag_children_settled_ = dag_children_.size();
 }
 
