@@ -1,4 +1,4 @@
-// The comparison view's data (`shapetrace report NEW --baseline BASE`): what changed between the
+// The baseline comparison view's data (`shapetrace report NEW --baseline BASE`): what changed between the
 // two runs (diff/run_diff.h), every cluster's activity over each run for the ribbons side by side,
 // and the differential flame graph (diff/flame_diff.h) when both models carry the flame extension.
 #pragma once

@@ -6,7 +6,7 @@
 // Brendan Gregg's differential flame graphs), stacks only BASE has listed apart.
 'use strict';
 
-ST.compare = {
+ST.baseline = {
   // Per NEW flame node: [new, base] time per second of run, self or inclusive.
   rates(tree, flame, diff, inclusive) {
     const n = tree.parent.length;
@@ -27,40 +27,40 @@ ST.compare = {
   },
 };
 
-ST.CompareView = class {
+ST.BaselineView = class {
   constructor(app) {
     this.app = app;
     this.section = document.createElement('section');
-    this.section.className = 'panel compare-panel';
-    this.section.id = 'compare-panel';
+    this.section.className = 'panel baseline-panel';
+    this.section.id = 'baseline-panel';
     this.section.innerHTML = `
-      <div class="panel-title">Comparison <span class="sub" id="compare-source"></span></div>
-      <ol class="compare-explanations" id="compare-explanations"></ol>
-      <div class="compare-section">
-        <div class="section-title">Clusters side by side <span class="compare-hint">activity over each run (left BASE, right NEW) · hover: statistics · click: open the cluster</span></div>
-        <div class="toolbar"><label><input type="checkbox" id="compare-all"> every cluster</label><span id="compare-count" class="compare-hint"></span></div>
-        <div class="compare-ribbons-wrap"><canvas id="compare-ribbons"></canvas></div>
+      <div class="panel-title">Compared with a baseline run <span class="sub" id="baseline-source"></span></div>
+      <ol class="baseline-explanations" id="baseline-explanations"></ol>
+      <div class="baseline-section">
+        <div class="section-title">Clusters side by side <span class="baseline-hint">activity over each run (left BASE, right NEW) · hover: statistics · click: open the cluster</span></div>
+        <div class="toolbar"><label><input type="checkbox" id="baseline-all"> every cluster</label><span id="baseline-count" class="baseline-hint"></span></div>
+        <div class="baseline-ribbons-wrap"><canvas id="baseline-ribbons"></canvas></div>
       </div>
-      <div class="compare-section">
-        <div class="section-title">Differential flame graph <span class="compare-hint">widths: NEW · colour: change of time per second against BASE (red more, blue less; deep red: a stack BASE does not have) · click: zoom</span></div>
-        <div class="toolbar"><select id="compare-measure"><option value="self">colour by exclusive time</option><option value="inclusive">colour by inclusive time</option></select><span id="compare-crumbs" class="flame-crumbs"></span></div>
-        <div class="compare-flame"><canvas id="compare-flame"></canvas></div>
-        <div class="compare-gone" id="compare-gone"></div>
+      <div class="baseline-section">
+        <div class="section-title">Differential flame graph <span class="baseline-hint">widths: NEW · colour: change of time per second against BASE (red more, blue less; deep red: a stack BASE does not have) · click: zoom</span></div>
+        <div class="toolbar"><select id="baseline-measure"><option value="self">colour by exclusive time</option><option value="inclusive">colour by inclusive time</option></select><span id="baseline-crumbs" class="flame-crumbs"></span></div>
+        <div class="baseline-flame"><canvas id="baseline-flame"></canvas></div>
+        <div class="baseline-gone" id="baseline-gone"></div>
       </div>`;
     const anchor = document.getElementById('instance-panel');
     anchor.parentNode.insertBefore(this.section, anchor);
     const $ = (id) => this.section.querySelector(`#${id}`);
     this.$ = $;
-    this.ribbons = $('compare-ribbons');
+    this.ribbons = $('baseline-ribbons');
     this.ribbons.addEventListener('mousemove', (e) => this.hoverRow(this.rowAt(e), e));
     this.ribbons.addEventListener('mouseleave', () => this.hoverRow(null));
     this.ribbons.addEventListener('click', (e) => {
       const row = this.rowAt(e);
       if (row && row.change.new_cluster !== null) this.app.openCluster(row.change.new_cluster);
     });
-    $('compare-all').addEventListener('change', () => this.drawRibbons());
-    this.flame = new ST.FlameCanvas($('compare-flame'), this, { up: true, rowHeight: 18, hue: () => '#eee', fill: (r) => this.fill(r) });
-    $('compare-measure').addEventListener('change', () => { this.colourScale(); this.drawFlame(); });
+    $('baseline-all').addEventListener('change', () => this.drawRibbons());
+    this.flame = new ST.FlameCanvas($('baseline-flame'), this, { up: true, rowHeight: 18, hue: () => '#eee', fill: (r) => this.fill(r) });
+    $('baseline-measure').addEventListener('change', () => { this.colourScale(); this.drawFlame(); });
     this.setModel(app.model);
   }
 
@@ -72,12 +72,12 @@ ST.CompareView = class {
     this.section.hidden = !this.data;
     if (!this.data) return;
     const d = this.data.diff, f = ST.fmt;
-    this.$('compare-source').textContent =
+    this.$('baseline-source').textContent =
       `BASE ${this.data.source}: ${f.count(d.base.calls)} calls in ${f.sig(d.base.seconds)} s · NEW: ${f.count(d.new.calls)} calls in ${f.sig(d.new.seconds)} s · ${f.count(d.shared_functions)} functions in common`;
-    const list = this.$('compare-explanations');
+    const list = this.$('baseline-explanations');
     list.innerHTML = d.explanations.length
       ? d.explanations.map((text) => `<li>${f.html(text)}</li>`).join('')
-      : '<li class="compare-none">No significant change: every matched shape and function has the same frequency and durations within the diff\'s thresholds.</li>';
+      : '<li class="baseline-none">No significant change: every matched shape and function has the same frequency and durations within the diff\'s thresholds.</li>';
     this.buildRows();
     this.drawRibbons();
     this.buildFlame();
@@ -105,10 +105,10 @@ ST.CompareView = class {
   }
 
   drawRibbons() {
-    const all = this.$('compare-all').checked;
+    const all = this.$('baseline-all').checked;
     const rows = all ? this.rows : this.rows.slice(0, 25);
     this.shown = rows;
-    this.$('compare-count').textContent = `${rows.length} of ${this.rows.length} clusters`;
+    this.$('baseline-count').textContent = `${rows.length} of ${this.rows.length} clusters`;
     const c = this.ribbons, H = 20, label = 300, gap = 12, change = 210;
     const width = c.parentElement.clientWidth || 1000;
     const lane = Math.max(80, (width - label - change - 2 * gap) / 2);
@@ -184,8 +184,8 @@ ST.CompareView = class {
 
   buildFlame() {
     const ext = ST.flame.data(this.model), fd = this.data.flame;
-    const gone = this.$('compare-gone');
-    this.$('compare-flame').hidden = !fd || !ext;
+    const gone = this.$('baseline-gone');
+    this.$('baseline-flame').hidden = !fd || !ext;
     if (!fd || !ext) {
       this.tree = null;
       gone.textContent = `No differential flame graph: ${this.data.flame_note || 'no flame graph in this report'}.`;
@@ -197,15 +197,15 @@ ST.CompareView = class {
     const f = ST.fmt, baseS = this.data.diff.base.seconds || 1;
     gone.innerHTML = fd.gone_stacks === 0 ? 'Every stack of BASE is in NEW.' :
       `<div class="section-title">Stacks only in BASE: ${f.count(fd.gone_stacks)}, ${f.ns(fd.gone_total_ns / baseS)}/s</div>` +
-      fd.gone.slice(0, 12).map((s) => `<div class="compare-gone-row"><span class="num">${f.ns(s.total_ns / baseS)}/s</span> <span class="num">${f.count(s.calls)} calls</span> ${f.html(s.stack.map((n) => f.shortName(n)).join(' › '))}</div>`).join('');
+      fd.gone.slice(0, 12).map((s) => `<div class="baseline-gone-row"><span class="num">${f.ns(s.total_ns / baseS)}/s</span> <span class="num">${f.count(s.calls)} calls</span> ${f.html(s.stack.map((n) => f.shortName(n)).join(' › '))}</div>`).join('');
     this.drawFlame();
   }
 
   // The colour scale: the largest change of any frame under the zoom root.
   colourScale() {
     if (!this.tree) return;
-    const inclusive = this.$('compare-measure').value === 'inclusive';
-    this.rates = ST.compare.rates(this.tree, this.data.flame, this.data.diff, inclusive);
+    const inclusive = this.$('baseline-measure').value === 'inclusive';
+    this.rates = ST.baseline.rates(this.tree, this.data.flame, this.data.diff, inclusive);
     let max = 0;
     for (let i = 1; i < this.tree.parent.length; ++i)
       if (this.data.flame.in_base[i]) max = Math.max(max, Math.abs(this.rates.now[i] - this.rates.base[i]));
@@ -215,7 +215,7 @@ ST.CompareView = class {
   fill(rect) {
     if (rect.node < 0) return '#ccc';
     const i = rect.node;
-    return ST.compare.colour(this.rates.now[i] - this.rates.base[i], this.maxDelta, !this.data.flame.in_base[i]);
+    return ST.baseline.colour(this.rates.now[i] - this.rates.base[i], this.maxDelta, !this.data.flame.in_base[i]);
   }
 
   drawFlame() {
@@ -224,7 +224,7 @@ ST.CompareView = class {
     const ancestors = [];
     for (let a = t.parent[this.root]; a > 0; a = t.parent[a]) ancestors.unshift(a);
     this.flame.draw(t, this.root, ancestors, { hoverFn: this.hoverFn ?? null, match: null, weights: new Map(), rootWeight: 1 });
-    const crumbs = this.$('compare-crumbs');
+    const crumbs = this.$('baseline-crumbs');
     const path = [0, ...ancestors, ...(this.root ? [this.root] : [])];
     crumbs.innerHTML = path.map((n) => `<button type="button" data-node="${n}">${ST.fmt.html(ST.fmt.shortName(n === 0 ? 'all' : this.name(t.fn[n])))}</button>`).join(' › ');
     crumbs.querySelectorAll('button').forEach((b) => b.addEventListener('click', () => { this.root = Number(b.dataset.node); this.drawFlame(); }));
@@ -253,8 +253,8 @@ ST.CompareView = class {
 };
 
 ST.views.register({
-  id: 'compareView',
+  id: 'baselineView',
   order: 30,
-  mount: (app) => new ST.CompareView(app),
+  mount: (app) => new ST.BaselineView(app),
   update: (view, model) => view.setModel(model),
 });
