@@ -40,14 +40,17 @@ std::string curveServerKey() {
 LiveInput::LiveInput(const std::string& endpoint)
     : subscriber_(context_, endpoint, curveServerKey()) {}
 
-bool LiveInput::feed(Analyzer& analyzer, std::chrono::milliseconds timeout) {
+bool LiveInput::feed(Analyzer& analyzer, std::chrono::milliseconds timeout,
+                     recording::RecordingWriter* record) {
   auto received = subscriber_.receive(timeout);
   if (!received) return false;
   const zmq::message_t& message = received->message;
+  const std::span bytes(static_cast<const std::byte*>(message.data()), message.size());
   try {
+    // Validated by the writer; one that does not decode is not recorded either.
+    if (record != nullptr && message.size() % 8 == 0) record->append(bytes);
     // decodeItem copies only when the message is not 8-byte aligned.
-    analyzer.consume(wire::decodeItem(
-        std::span(static_cast<const std::byte*>(message.data()), message.size())));
+    analyzer.consume(wire::decodeItem(bytes));
     ++items_;
     return true;
   } catch (const wire::FormatError&) {

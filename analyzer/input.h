@@ -33,9 +33,11 @@ public:
   // Throws zmq::error_t for an endpoint ZeroMQ rejects.
   explicit LiveInput(const std::string& endpoint);
 
-  // Waits up to `timeout` for the next item and feeds it to `analyzer`. False when none came (a
-  // timeout, the collector's end marker, an undecodable message).
-  bool feed(Analyzer& analyzer, std::chrono::milliseconds timeout);
+  // Waits up to `timeout` for the next item and feeds it to `analyzer` (and, given `record`,
+  // appends it to that recording first). False when none came (a timeout, the collector's end
+  // marker, an undecodable message).
+  bool feed(Analyzer& analyzer, std::chrono::milliseconds timeout,
+            recording::RecordingWriter* record = nullptr);
   // Brings the analyzer's loss counts (live_items_missed, undecodable_messages) up to date.
   void countLoss(Analyzer& analyzer);
 

@@ -11,6 +11,7 @@
 #include "export/exports.h"
 #include "extensions/flame.h"
 #include "input.h"
+#include "scope.h"
 
 #include <unistd.h>
 
@@ -33,26 +34,6 @@ struct ExportArgs {
   std::string fold = "none";
   unsigned jobs = 0;
 };
-
-// The threads `selector` names: a thread id, "process:thread", or a thread name.
-std::vector<ThreadKey> selectThreads(const Analysis& a, const std::string& selector) {
-  std::vector<ThreadKey> out;
-  for (const ThreadSummary& t : a.threads) {
-    const std::string id = std::to_string(t.key.thread);
-    if (selector == id || selector == std::to_string(t.key.process) + ":" + id ||
-        selector == t.name)
-      out.push_back(t.key);
-  }
-  if (out.empty()) {
-    std::string known;
-    for (const ThreadSummary& t : a.threads)
-      known += (known.empty() ? "" : ", ") + std::to_string(t.key.thread) +
-               (t.name.empty() ? "" : " (" + t.name + ")");
-    throw std::runtime_error("no thread '" + selector + "' in the recording (threads: " +
-                             (known.empty() ? "none" : known) + ")");
-  }
-  return out;
-}
 
 int runExport(const ExportArgs& args) {
   const bool binary = args.format == "pprof" || args.format == "perfetto";

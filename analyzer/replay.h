@@ -1,0 +1,57 @@
+// One thread's events read back from a recording, after the analysis: what the report's instance
+// reader and the structure summaries replay through the call stream (call_stack.h).
+//
+// The recording's index positions the reader at the batch of the thread that covers a time; frames
+// of other threads are skipped by their header alone, so reading one thread costs its own batches
+// plus a header peek per frame of the others. Function ids are mapped onto the analysis' function
+// indices (functionIndex()), so that the calls name the model's functions and their shapes can be
+// looked up in its shape table; an id the analysis never saw gets an index past its functions, of
+// its own, so that its exits still match its enters.
+#pragma once
+
+#include "analysis.h"
+#include "recording/recording.h"
+#include "wire/event.h"
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace shapetrace::analyzer {
+
+class ThreadEvents {
+public:
+  enum class Kind : uint8_t {
+    kBatch,       // events(), with sequence()
+    kGap,         // a gap marker: dropped() events were lost here
+    kUndecodable, // a frame of the thread that does not decode: its events are lost
+    kEnd,         // the thread ended, or the recording did
+  };
+
+  // `analysis` must be the analysis of this recording.
+  ThreadEvents(recording::RecordingReader& reader, const Analysis& analysis);
+
+  // Positions at the thread's item covering `time_ns` (0: its first). False when the recording has
+  // no item of the thread.
+  bool start(const ThreadKey& thread, uint64_t time_ns);
+  Kind next();
+
+  std::vector<Event>& events() { return events_; }
+  uint64_t sequence() const { return sequence_; }
+  uint64_t dropped() const { return dropped_; }
+  uint64_t framesRead() const { return frames_read_; }
+
+private:
+  void mapFunctions(uint64_t process, std::vector<Event>& events);
+
+  recording::RecordingReader& reader_;
+  const Analysis& analysis_;
+  ThreadKey thread_;
+  std::map<std::pair<uint64_t, uint32_t>, uint32_t> cache_;
+  std::vector<Event> events_;
+  uint64_t sequence_ = 0;
+  uint64_t dropped_ = 0;
+  uint64_t frames_read_ = 0;
+};
+
+} // namespace shapetrace::analyzer
