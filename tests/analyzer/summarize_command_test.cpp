@@ -1,0 +1,262 @@
+// `shapetrace summarize` end to end on recordings written by the collector's RecordingWriter: the
+// papers' examples as recorded calls (002's ABBBBBBBBBCDDDBCDC under run-length encoding with and
+// without a cutoff and under Sequitur with its post-processing, 001's 64 lock calls as one rule,
+// 002's ABBBC automaton), every scope (thread, function, shape, cluster, instance, window, depth),
+// the JSON and DOT files, and every bad input with its exit code.
+#include "recording/recording.h"
+#include "support/command.h"
+#include "trace_builder.h"
+#include "wire/codec.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+namespace shapetrace::analyzer {
+namespace {
+
+namespace fs = std::filesystem;
+using shapetrace::testing::slurp;
+using testing::batchItem;
+using testing::call;
+using testing::Call;
+using testing::eventsOf;
+
+using Result = shapetrace::testing::CommandResult;
+
+enum Fn : uint32_t { kMain = 1, kA, kB, kC, kD, kLock };
+
+std::vector<Call> calls(const std::string& letters) {
+  std::vector<Call> out;
+  for (char c : letters)
+    out.push_back(call(kA + static_cast<uint32_t>(c - 'A')));
+  return out;
+}
+
+class SummarizeCommandTest : public shapetrace::testing::CommandTest {
+protected:
+  SummarizeCommandTest() : CommandTest("shapetrace-summarize-") {}
+
+  Result shapetrace(const std::string& args) {
+    return runCommand(std::string(SHAPETRACE_BINARY) + " " + args);
+  }
+
+  // worker (11): main { A B B B B B B B B B C D D D B C D C }, starting at 1000 ns;
+  // locker (12): main { lock x 64, A }; abc (13): main { A B B B C }.
+  fs::path record() {
+    wire::ModuleTable table{"m", 0, {}};
+    const char* names[] = {"", "main", "A", "B", "C", "D", "lock"};
+    for (uint32_t f = kMain; f <= kLock; ++f)
+      table.functions.push_back({f, names[f], names[f], "main.c", f});
+    std::vector<Call> locks(64, call(kLock));
+    locks.push_back(call(kA));
+    std::vector<wire::StreamItem> items{{1, table},
+                                        {1, wire::ThreadStart{11, 0, "worker"}},
+                                        {1, wire::ThreadStart{12, 0, "locker"}},
+                                        {1, wire::ThreadStart{13, 0, "abc"}}};
+    items.push_back(batchItem(1, 11, 0, eventsOf({call(kMain, calls("ABBBBBBBBBCDDDBCDC"))})));
+    items.push_back(batchItem(1, 12, 0, eventsOf({call(kMain, locks)}, 5000)));
+    items.push_back(batchItem(1, 13, 0, eventsOf({call(kMain, calls("ABBBC"))}, 9000)));
+    const fs::path rec = dir / "rec";
+    recording::RecordingWriter writer(rec.string());
+    for (const auto& item : items)
+      EXPECT_TRUE(writer.append(wire::encodeItem(item)));
+    EXPECT_TRUE(writer.close());
+    return rec;
+  }
+
+  // The lines of `text` that are not comments.
+  static std::vector<std::string> body(const std::string& text) {
+    std::vector<std::string> out;
+    size_t at = 0;
+    while (at < text.size()) {
+      const size_t end = text.find('\n', at);
+      const std::string line = text.substr(at, end - at);
+      if (!line.empty() && line[0] != '#') out.push_back(line);
+      at = end == std::string::npos ? text.size() : end + 1;
+    }
+    return out;
+  }
+};
+
+TEST_F(SummarizeCommandTest, RunLengthEncodingOfThePapersString) {
+  const fs::path rec = record();
+  // 002: ABBBBBBBBBCDDDBCDC is "A 9:B C 3:D BCDC"; with k = 3 "A *:B C 3:D BCDC". The calls of
+  // main one level deep are main's own call followed by its callees.
+  Result r = shapetrace("summarize " + rec.string() +
+                        " --thread worker --function main --depth 1 -e rle --form calls");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(body(r.out), (std::vector<std::string>{"main A 9:B C 3:D BCDC"}));
+  EXPECT_NE(r.out.find("# thread worker (11), calls of main, 1 levels deep: 1 sequence, 19 calls"),
+            std::string::npos)
+      << r.out;
+  r = shapetrace("summarize " + rec.string() +
+                 " --thread worker --function main --depth 1 -e rle --form calls --k 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(body(r.out), (std::vector<std::string>{"main A *:B C 3:D BCDC"}));
+}
+
+TEST_F(SummarizeCommandTest, SequiturWithRunLengthPostProcessing) {
+  const fs::path rec = record();
+  // 002: "R3 ::= BCD" and "S ::= A 8:B R3 2:D R3 C" (here after main's own call).
+  Result r = shapetrace("summarize " + rec.string() +
+                        " --thread worker --function main --depth 1 -e sequitur --form calls");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(body(r.out), (std::vector<std::string>{"R3 ::= BCD", "S ::= main A 8:B R3 2:D R3 C"}));
+  r = shapetrace("summarize " + rec.string() +
+                 " --thread worker --function main --depth 1 -e sequitur --form calls --k 3");
+  EXPECT_EQ(body(r.out), (std::vector<std::string>{"R3 ::= BCD", "S ::= main A *:B R3 2:D R3 C"}));
+  // The string form has the return marks; balanced rules are well nested: B's call and return,
+  // and BCD as three of them.
+  r = shapetrace("summarize " + rec.string() + " --thread worker -e sequitur --balanced");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(body(r.out),
+            (std::vector<std::string>{"R1 ::= B ∨", "R4 ::= C ∨", "R5 ::= D ∨", "R6 ::= R1 R4 R5",
+                                      "S ::= main A ∨ 8:R1 R6 2:R5 R6 R4 ∨"}));
+}
+
+TEST_F(SummarizeCommandTest, SixtyFourLockCallsAreOnePhase) {
+  const fs::path rec = record();
+  // 001: N repetitions of a body are one rule.
+  Result r = shapetrace("summarize " + rec.string() + " --thread locker");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(body(r.out), (std::vector<std::string>{"0 -> +main,1,+A,-A,-main",
+                                                   "1 -> 64 x (+lock,-lock)"}));
+  r = shapetrace("summarize " + rec.string() + " --thread locker --json " +
+                 (dir / "s.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto json = nlohmann::json::parse(slurp(dir / "s.json"));
+  EXPECT_EQ(json["format"], "shapetrace-summary");
+  EXPECT_EQ(json["encoding"], "summary");
+  EXPECT_EQ(json["form"], "enter-exit");
+  const auto& phases = json["sequences"][0]["phases"];
+  ASSERT_EQ(phases.size(), 5u);
+  EXPECT_EQ(phases[1]["repeat"], 64);
+  EXPECT_EQ(phases[1]["events"], 128);
+  const uint32_t lock = phases[1]["label"][0];
+  bool named = false;
+  for (const auto& f : json["functions"])
+    named |= f["id"] == lock && f["name"] == "lock";
+  EXPECT_TRUE(named) << json["functions"].dump();
+  EXPECT_EQ(json["scope"]["calls"], 66);
+}
+
+TEST_F(SummarizeCommandTest, AutomatonOfABBBC) {
+  const fs::path rec = record();
+  const fs::path dot = dir / "fsa.dot", json = dir / "fsa.json";
+  Result r = shapetrace("summarize " + rec.string() +
+                        " --thread abc --function main --depth 1 --form calls -e fsa --dot " +
+                        dot.string() + " --json " + json.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // 002: the loop on B, entered by the first B.
+  EXPECT_EQ(body(r.out), (std::vector<std::string>{"0 -main-> 1", "1 -A-> 2", "2 -B-> 3",
+                                                   "3 -B-> 3", "3 -C-> 4", "4 -$-> 5"}));
+  const std::string graph = slurp(dot);
+  EXPECT_NE(graph.find("s3 -> s3 [label=\"B\"];"), std::string::npos) << graph;
+  EXPECT_NE(graph.find("s5 [label=\"5\", shape=doublecircle];"), std::string::npos) << graph;
+  const auto j = nlohmann::json::parse(slurp(json));
+  EXPECT_EQ(j["automaton"]["k"], 3);
+  EXPECT_EQ(j["automaton"]["states"], 6);
+  EXPECT_EQ(j["automaton"]["transitions"].size(), 6u);
+}
+
+TEST_F(SummarizeCommandTest, NLevelAndIntervals) {
+  const fs::path rec = record();
+  Result r = shapetrace("summarize " + rec.string() + " --thread worker -e nlevel --levels 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Ten calls of B, each 10 ns, as B alone and as main > B.
+  EXPECT_NE(r.out.find("          10        10 ns         0 ns         100 ns  main > B\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("          10        10 ns         0 ns         100 ns  B\n"),
+            std::string::npos)
+      << r.out;
+  r = shapetrace("summarize " + rec.string() + " --thread worker -e intervals --intervals 4 --json -");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  uint64_t main_inclusive = 0, exclusive = 0, calls = 0;
+  for (const auto& interval : j["intervals"]["intervals"])
+    for (const auto& f : interval["functions"]) {
+      if (f["function"] == j["functions"][0]["id"]) main_inclusive += f["inclusive_ns"].get<uint64_t>();
+      exclusive += f["exclusive_ns"].get<uint64_t>();
+      calls += f["calls"].get<uint64_t>();
+    }
+  EXPECT_LE(j["intervals"]["intervals"].size(), 4u);
+  // main runs 190 ns (its 10 and its 18 callees' 10 each); every ns is someone's exclusive time.
+  EXPECT_EQ(main_inclusive, 190u);
+  EXPECT_EQ(exclusive, 190u);
+  EXPECT_EQ(calls, 19u);
+}
+
+TEST_F(SummarizeCommandTest, Scopes) {
+  const fs::path rec = record();
+  // One instance: the call starting at 1015 ns on worker is the first B (A ends then).
+  Result r = shapetrace("summarize " + rec.string() + " --instance worker@1015 -e rle");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(body(r.out), (std::vector<std::string>{"B ∨"}));
+  // A window: the calls starting in [1015, 1055) ns.
+  r = shapetrace("summarize " + rec.string() + " --thread worker --from 1015 --to 1055 -e rle --form calls");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(body(r.out), (std::vector<std::string>{"4:B"}));
+  // Relative times count from the run's first event (1000 ns).
+  r = shapetrace("summarize " + rec.string() + " --thread worker --from 15ns --to 55ns -e rle --form calls");
+  EXPECT_EQ(body(r.out), (std::vector<std::string>{"4:B"}));
+  // Every call of B, on every thread: 10 + 3 sequences, all alike.
+  r = shapetrace("summarize " + rec.string() + " --function B -e rle");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(body(r.out), (std::vector<std::string>{"B ∨"}));
+  EXPECT_NE(r.out.find("# S1: 13 sequences like it"), std::string::npos) << r.out;
+  // Shapes and clusters by their ids in the analysis: main's shape on worker.
+  const auto model = nlohmann::json::parse(shapetrace("analyze " + rec.string() + " --json -").out);
+  uint32_t main_shape = 0;
+  for (const auto& s : model["shapes"])
+    if (model["functions"][s["function"].get<size_t>()]["name"] == "main" && s["children"].size() == 4)
+      main_shape = s["id"];
+  ASSERT_NE(main_shape, 0u);
+  r = shapetrace("summarize " + rec.string() + " --shape " + std::to_string(main_shape) +
+                 " --depth 1 -e rle --form calls");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(body(r.out), (std::vector<std::string>{"main A 9:B C 3:D BCDC"}));
+  const auto cluster = model["shapes"][main_shape - 1]["cluster"].get<uint32_t>();
+  r = shapetrace("summarize " + rec.string() + " --cluster " + std::to_string(cluster) +
+                 " --depth 0 -e rle --form calls");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(body(r.out)[0], "main");
+}
+
+TEST_F(SummarizeCommandTest, BadInput) {
+  const fs::path rec = record();
+  const std::string base = "summarize " + rec.string();
+  auto expect = [&](const std::string& args, int code, const std::string& message) {
+    const Result r = shapetrace(args);
+    EXPECT_EQ(r.exit_code, code) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << "\n" << r.err;
+  };
+  expect(base + " --thread nosuch", 1,
+         "shapetrace summarize: error: no thread 'nosuch' in the recording (threads: 11 (worker), "
+         "12 (locker), 13 (abc))");
+  expect(base + " --function mian", 1, "error: no function 'mian' in the recording");
+  expect(base + " --function ai", 1, "no function 'ai' in the recording (did you mean: main?)");
+  expect(base + " --instance worker@1016", 1, "error: no call starts at 1016 ns on worker (11)");
+  expect(base + " --instance outlier:0", 1, "error: no outlier 0 (the analysis kept 0)");
+  expect(base + " --instance 1016", 2, "is not an instance (THREAD@TIME or outlier:N)");
+  expect(base + " --shape 999", 1, "error: no shape 999 (the analysis has shapes 1..");
+  expect(base + " --cluster x", 2, "'x' is not a cluster id");
+  expect(base + " -e fsa --k 0", 2, "--k");
+  expect(base + " -e rle --k 0", 2, "--k");
+  expect(base + " -e fsa --k 9", 2, "the tail length is at most 8");
+  expect(base + " --from soon", 2, "is not a time");
+  expect(base + " --from 2000 --to 1000", 2, "the window is empty");
+  expect(base + " --function main --shape 1", 2, "give at most one of");
+  expect(base + " -e rle --dot x.dot", 2, "--dot writes the fsa encoding's automaton");
+  expect(base + " -e sequitur --form calls --balanced", 2, "balanced rules need returns");
+  expect(base + " -e nlevel --k 2", 2, "--k applies to rle, sequitur");
+  expect(base + " -e zip", 2, "zip");
+  expect("summarize " + (dir / "missing").string(), 1, "is not a recording directory");
+  expect("summarize", 2, "give either a recording directory or --live ENDPOINT");
+  expect(base + " --thread worker --from 10s", 1, "error: no calls in the scope");
+}
+
+} // namespace
+} // namespace shapetrace::analyzer
