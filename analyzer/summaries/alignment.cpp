@@ -84,10 +84,11 @@ std::vector<AlignedSegment> fullSegments(std::span<const uint32_t> a, std::span<
     for (size_t x = 1; x <= m; ++x) {
       const int64_t diag = prev[x - 1] + (a[y - 1] == b[x - 1] ? s.match : s.mismatch);
       const int64_t up = prev[x] + s.gap, left = cur[x - 1] + s.gap;
-      uint8_t d = kDiag;
-      int64_t best = diag;
-      if (up > best) best = up, d = kUp;
+      // On a tie a gap wins: traced back from the end, gaps go last and matches first.
+      uint8_t d = kUp;
+      int64_t best = up;
       if (left > best) best = left, d = kLeft;
+      if (diag > best) best = diag, d = kDiag;
       cur[x] = best;
       dir[y * (m + 1) + x] = d;
     }

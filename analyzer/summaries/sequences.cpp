@@ -179,7 +179,62 @@ void feedThread(ThreadEvents& events, const ThreadKey& thread, uint64_t from_ns,
   }
 }
 
+// Stops at the first finished call of `function` with `shape` and a duration at most `limit`.
+class TypicalFinder {
+public:
+  TypicalFinder(uint32_t function, ShapeId shape, uint64_t limit)
+      : function_(function), shape_(shape), limit_(limit) {}
+  void onEnter(uint32_t, uint32_t, uint64_t) {}
+  void onCall(const FinishedCall& call) {
+    if (found_ || call.function != function_ || call.shape != shape_ || !call.measured) return;
+    if (call.exit_ns - call.enter_ns > limit_) return;
+    found_ = call;
+  }
+  void onReset() {}
+  const std::optional<FinishedCall>& found() const { return found_; }
+
+private:
+  uint32_t function_;
+  ShapeId shape_;
+  uint64_t limit_;
+  std::optional<FinishedCall> found_;
+};
+
 } // namespace
+
+ShapeId typicalShape(const Analysis& analysis, uint32_t function) {
+  ShapeId best = kNullShape;
+  uint64_t most = 0;
+  for (ShapeId s = 1; s < analysis.shapes.size(); ++s)
+    if (analysis.shapes.function(s) == function && analysis.shape_states[s].calls > most) {
+      most = analysis.shape_states[s].calls;
+      best = s;
+    }
+  return best;
+}
+
+std::optional<CallRef> findTypicalCall(recording::RecordingReader& reader,
+                                       const Analysis& analysis, uint32_t function,
+                                       const ThreadKey& prefer) {
+  const ShapeId shape = typicalShape(analysis, function);
+  if (shape == kNullShape) return std::nullopt;
+  const uint64_t median = analysis.shape_states[shape].stats.quantile(0.5);
+  std::vector<ThreadKey> order{prefer};
+  for (const ThreadSummary& t : analysis.threads)
+    if (t.key != prefer) order.push_back(t.key);
+  ThreadEvents events(reader, analysis);
+  // The median is a histogram's (within 3%): when no call is that fast, any call of the shape.
+  for (const uint64_t limit : {median, UINT64_MAX})
+    for (const ThreadKey& thread : order) {
+      TypicalFinder finder(function, shape, limit);
+      CallStack<TypicalFinder> stack(finder, ShapeLookup::find(analysis.shapes),
+                                     analysis.settings.thread.max_depth);
+      feedThread(events, thread, 0, stack, [&](uint64_t) { return !finder.found(); });
+      if (const auto& call = finder.found())
+        return CallRef{thread, call->enter_ns, call->exit_ns - call->enter_ns, function, shape};
+    }
+  return std::nullopt;
+}
 
 ReplayStats replayScope(recording::RecordingReader& reader, const Analysis& analysis,
                         const Scope& scope, SequenceSink& sink) {

@@ -15,6 +15,7 @@
 #include "scope.h"
 
 #include <cstdint>
+#include <optional>
 
 namespace shapetrace::analyzer::summaries {
 
@@ -48,5 +49,22 @@ struct ReplayStats {
 
 ReplayStats replayScope(recording::RecordingReader& reader, const Analysis& analysis,
                         const Scope& scope, SequenceSink& sink);
+
+// "Why was this call slow": the call to compare an outlier with (docs/summaries.md).
+struct CallRef {
+  ThreadKey thread;
+  uint64_t start_ns = 0;
+  uint64_t duration_ns = 0;
+  uint32_t function = 0;
+  ShapeId shape = kNullShape;
+};
+// The shape most of the function's calls have (kNullShape when it has none): its usual work.
+ShapeId typicalShape(const Analysis& analysis, uint32_t function);
+// A typical call of `function`: the first call with the function's usual shape that took at most
+// that shape's median time (with its own exit), on `prefer` first, then on the other threads in
+// order; nullopt when there is none.
+std::optional<CallRef> findTypicalCall(recording::RecordingReader& reader,
+                                       const Analysis& analysis, uint32_t function,
+                                       const ThreadKey& prefer);
 
 } // namespace shapetrace::analyzer::summaries

@@ -43,10 +43,13 @@ protected:
   }
 
   // worker (11): main { A B B B B B B B B B C D D D B C D C }, starting at 1000 ns;
-  // locker (12): main { lock x 64, A }; abc (13): main { A B B B C }.
-  fs::path record() {
+  // locker (12): main { lock x 64, A }; abc (13): main { A B B B C }; server (14): 40 calls of
+  // C { D } (20 to 24 ns), then a slow C { D D D lock } (an outlier that did more work).
+  fs::path record(const std::string& name = "rec", const char* prefix = "") {
     wire::ModuleTable table{"m", 0, {}};
-    const char* names[] = {"", "main", "A", "B", "C", "D", "lock"};
+    const std::string names[] = {"", std::string(prefix) + "main", std::string(prefix) + "A",
+                                 std::string(prefix) + "B", std::string(prefix) + "C",
+                                 std::string(prefix) + "D", std::string(prefix) + "lock"};
     for (uint32_t f = kMain; f <= kLock; ++f)
       table.functions.push_back({f, names[f], names[f], "main.c", f});
     std::vector<Call> locks(64, call(kLock));
@@ -54,11 +57,17 @@ protected:
     std::vector<wire::StreamItem> items{{1, table},
                                         {1, wire::ThreadStart{11, 0, "worker"}},
                                         {1, wire::ThreadStart{12, 0, "locker"}},
-                                        {1, wire::ThreadStart{13, 0, "abc"}}};
+                                        {1, wire::ThreadStart{13, 0, "abc"}},
+                                        {1, wire::ThreadStart{14, 0, "server"}}};
     items.push_back(batchItem(1, 11, 0, eventsOf({call(kMain, calls("ABBBBBBBBBCDDDBCDC"))})));
     items.push_back(batchItem(1, 12, 0, eventsOf({call(kMain, locks)}, 5000)));
     items.push_back(batchItem(1, 13, 0, eventsOf({call(kMain, calls("ABBBC"))}, 9000)));
-    const fs::path rec = dir / "rec";
+    std::vector<Call> requests;
+    for (uint64_t i = 0; i < 40; ++i)
+      requests.push_back(call(kC, {call(kD)}, 10 + i % 3 * 2));
+    requests.push_back(call(kC, {call(kD), call(kD), call(kD), call(kLock, {}, 5000)}));
+    items.push_back(batchItem(1, 14, 0, eventsOf(requests, 20000)));
+    const fs::path rec = dir / name;
     recording::RecordingWriter writer(rec.string());
     for (const auto& item : items)
       EXPECT_TRUE(writer.append(wire::encodeItem(item)));
@@ -235,11 +244,11 @@ TEST_F(SummarizeCommandTest, BadInput) {
   };
   expect(base + " --thread nosuch", 1,
          "shapetrace summarize: error: no thread 'nosuch' in the recording (threads: 11 (worker), "
-         "12 (locker), 13 (abc))");
+         "12 (locker), 13 (abc), 14 (server))");
   expect(base + " --function mian", 1, "error: no function 'mian' in the recording");
   expect(base + " --function ai", 1, "no function 'ai' in the recording (did you mean: main?)");
   expect(base + " --instance worker@1016", 1, "error: no call starts at 1016 ns on worker (11)");
-  expect(base + " --instance outlier:0", 1, "error: no outlier 0 (the analysis kept 0)");
+  expect(base + " --instance outlier:99", 1, "error: no outlier 99 (the analysis kept ");
   expect(base + " --instance 1016", 2, "is not an instance (THREAD@TIME or outlier:N)");
   expect(base + " --shape 999", 1, "error: no shape 999 (the analysis has shapes 1..");
   expect(base + " --cluster x", 2, "'x' is not a cluster id");
@@ -256,6 +265,121 @@ TEST_F(SummarizeCommandTest, BadInput) {
   expect("summarize " + (dir / "missing").string(), 1, "is not a recording directory");
   expect("summarize", 2, "give either a recording directory or --live ENDPOINT");
   expect(base + " --thread worker --from 10s", 1, "error: no calls in the scope");
+}
+
+// ---- compare
+
+int64_t needlemanWunsch(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  std::vector<std::vector<int64_t>> t(a.size() + 1, std::vector<int64_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i)
+    t[i][0] = -static_cast<int64_t>(i);
+  for (size_t j = 0; j <= b.size(); ++j)
+    t[0][j] = -static_cast<int64_t>(j);
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j)
+      t[i][j] = std::max({t[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 1 : -1), t[i - 1][j] - 1,
+                          t[i][j - 1] - 1});
+  return t[a.size()][b.size()];
+}
+
+TEST_F(SummarizeCommandTest, CompareTwoThreads) {
+  const fs::path rec = record();
+  const Result r = shapetrace("compare " + rec.string() + " worker locker --json -");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["format"], "shapetrace-compare");
+  // The calls of each thread, expanded: the score is the textbook recurrence's.
+  std::vector<std::string> a{"main", "A"}, b{"main"};
+  for (char c : std::string("BBBBBBBBBCDDDBCDC"))
+    a.push_back(std::string(1, c));
+  b.insert(b.end(), 64, "lock");
+  b.push_back("A");
+  EXPECT_EQ(j["score"], needlemanWunsch(a, b));
+  EXPECT_EQ(j["a"]["symbols"], 19);
+  EXPECT_EQ(j["b"]["symbols"], 66);
+  EXPECT_EQ(j["matches"].get<uint64_t>() + j["mismatches"].get<uint64_t>() +
+                j["only_a"].get<uint64_t>(),
+            19u);
+  EXPECT_EQ(j["matches"].get<uint64_t>() + j["mismatches"].get<uint64_t>() +
+                j["only_b"].get<uint64_t>(),
+            66u);
+  EXPECT_EQ(j["algorithm"], "runs");
+  // Scoring is configurable.
+  const auto k = nlohmann::json::parse(
+      shapetrace("compare " + rec.string() + " worker abc --match 2 --gap -3 --json -").out);
+  EXPECT_EQ(k["scoring"]["match"], 2);
+  EXPECT_EQ(k["scoring"]["gap"], -3);
+}
+
+TEST_F(SummarizeCommandTest, WhyWasThisCallSlow) {
+  const fs::path rec = record();
+  // The slow C is an outlier; without B it is aligned with a typical C { D }.
+  const auto model = nlohmann::json::parse(shapetrace("analyze " + rec.string() + " --json -").out);
+  int outlier = -1;
+  for (size_t i = 0; i < model["outliers"].size(); ++i)
+    if (model["functions"][model["outliers"][i]["function"].get<size_t>()]["name"] == "C")
+      outlier = static_cast<int>(i);
+  ASSERT_GE(outlier, 0) << model["outliers"].dump();
+  Result r = shapetrace("compare " + rec.string() + " outlier:" + std::to_string(outlier));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("# B: a typical call of C (shape"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("score -1 (match 1, mismatch -1, gap -1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("- at column 2: only A has 2 x D, lock\n"), std::string::npos) << r.out;
+  const std::vector<std::string> rows = body(r.out.substr(r.out.find("\n\n")));
+  ASSERT_EQ(rows.size(), 4u) << r.out;
+  EXPECT_EQ(rows[0].substr(0, 3), "= C");
+  EXPECT_EQ(rows[1].substr(0, 5), "=   D");
+  EXPECT_EQ(rows[2].substr(0, 9), "<   2 x D");
+  EXPECT_EQ(rows[3].substr(0, 8), "<   lock");
+  // The same from the JSON.
+  const auto j = nlohmann::json::parse(
+      shapetrace("compare " + rec.string() + " outlier:" + std::to_string(outlier) + " --json -").out);
+  EXPECT_EQ(j["only_a"], 3);
+  EXPECT_EQ(j["matches"], 2);
+  EXPECT_EQ(j["b"]["duration_ns"], 20);
+  EXPECT_EQ(j["divergences"][0], "at column 2: only A has 2 x D, lock");
+  // Every algorithm gives the same score.
+  for (const char* algorithm : {"full", "runs", "hirschberg"}) {
+    const auto k = nlohmann::json::parse(shapetrace("compare " + rec.string() + " outlier:" +
+                                                    std::to_string(outlier) + " --algorithm " +
+                                                    algorithm + " --json -")
+                                             .out);
+    EXPECT_EQ(k["score"], j["score"]) << algorithm;
+    EXPECT_EQ(k["algorithm"], algorithm);
+  }
+}
+
+TEST_F(SummarizeCommandTest, CompareAcrossRecordings) {
+  const fs::path rec = record();
+  const fs::path again = record("again");
+  Result r = shapetrace("compare " + rec.string() + " worker worker --with " + again.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("conservation 100.0%"), std::string::npos) << r.out;
+  const fs::path other = record("other", "other_");
+  r = shapetrace("compare " + rec.string() + " worker worker --with " + other.string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("have no function in common: they are runs of different programs"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST_F(SummarizeCommandTest, CompareBadInput) {
+  const fs::path rec = record();
+  const std::string base = "compare " + rec.string();
+  auto expect = [&](const std::string& args, int code, const std::string& message) {
+    const Result r = shapetrace(args);
+    EXPECT_EQ(r.exit_code, code) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << "\n" << r.err;
+  };
+  expect(base + " nosuch worker", 1, "shapetrace compare: error: no thread 'nosuch'");
+  expect(base + " worker@1016", 1, "no call starts at 1016 ns on worker (11)");
+  expect(base + " outlier:99", 1, "no outlier 99");
+  expect(base + " worker", 2, "give B: a typical call is found for a call");
+  expect(base + " typical worker", 2, "A names a call; typical is for B");
+  expect(base + " worker@x..y abc", 2, "is not a time");
+  expect(base + " worker abc --algorithm magic", 2, "magic");
+  expect(base, 2, "a is required");
+  expect(base + " worker abc --with " + (dir / "none").string(), 1, "is not a recording directory");
 }
 
 } // namespace
