@@ -9,6 +9,58 @@
 
 namespace shapetrace::analyzer {
 
+RecordingNames namesOf(recording::RecordingReader& reader, const AnalysisSettings& settings) {
+  RecordingNames out;
+  out.analysis.settings = settings;
+  std::map<std::pair<uint64_t, uint32_t>, wire::FunctionInfo> functions;
+  std::map<ThreadKey, std::string> threads;
+  reader.rewind();
+  while (auto frame = reader.next()) {
+    wire::ItemHeader header;
+    try {
+      header = wire::peekItem(frame->message);
+    } catch (const wire::FormatError&) {
+      continue;
+    }
+    if (header.kind == wire::ItemKind::EventBatch) {
+      threads.try_emplace({header.process, header.thread});
+      if (header.event_count != 0) out.first_ns = std::min(out.first_ns, header.first_ns);
+      continue;
+    }
+    if (header.kind != wire::ItemKind::ModuleTable && header.kind != wire::ItemKind::ThreadStart &&
+        header.kind != wire::ItemKind::ThreadName)
+      continue;
+    wire::StreamItem item;
+    try {
+      item = wire::decodeItem(frame->message);
+    } catch (const wire::FormatError&) {
+      continue;
+    }
+    if (const auto* table = std::get_if<wire::ModuleTable>(&item.body)) {
+      for (const wire::FunctionInfo& f : table->functions)
+        functions.try_emplace({item.process, f.id}, f);
+    } else if (const auto* start = std::get_if<wire::ThreadStart>(&item.body)) {
+      if (!start->name.empty()) threads[{item.process, start->thread}] = start->name;
+    } else if (const auto* name = std::get_if<wire::ThreadName>(&item.body)) {
+      threads[{item.process, name->thread}] = name->name;
+    }
+  }
+  reader.rewind();
+  FunctionIndex index(out.analysis, [&](uint64_t process, uint32_t id) -> const wire::FunctionInfo* {
+    const auto it = functions.find({process, id});
+    return it == functions.end() ? nullptr : &it->second;
+  });
+  for (const auto& [key, info] : functions)
+    index.indexOf(key.first, key.second);
+  for (const auto& [key, name] : threads) {
+    ThreadSummary t;
+    t.key = key;
+    t.name = name;
+    out.analysis.threads.push_back(std::move(t));
+  }
+  return out;
+}
+
 ThreadEvents::ThreadEvents(recording::RecordingReader& reader, const Analysis& analysis)
     : reader_(reader), analysis_(analysis) {}
 
@@ -49,16 +101,18 @@ ThreadEvents::Kind ThreadEvents::next() {
 }
 
 void ThreadEvents::mapFunctions(uint64_t process, std::vector<Event>& events) {
+  // Per process, a dense map from the process's ids (below kMaxFunctionId) to indices.
+  std::vector<uint32_t>& map = index_of_[process];
   const auto unknown_base = static_cast<uint32_t>(analysis_.functions.size());
   for (Event& e : events) {
-    const auto key = std::pair{process, e.function_id};
-    auto it = cache_.find(key);
-    if (it == cache_.end()) {
-      uint32_t index = analysis_.functionIndex(process, e.function_id);
-      if (index == UINT32_MAX) index = std::min(unknown_base + e.function_id, kMaxFunctionId - 1);
-      it = cache_.emplace(key, index).first;
+    const uint32_t id = std::min(e.function_id, kMaxFunctionId - 1);
+    if (id >= map.size()) map.resize(id + 1, UINT32_MAX);
+    uint32_t& index = map[id];
+    if (index == UINT32_MAX) {
+      index = analysis_.functionIndex(process, id);
+      if (index == UINT32_MAX) index = std::min(unknown_base + id, kMaxFunctionId - 1);
     }
-    e.function_id = it->second;
+    e.function_id = index;
   }
 }
 

@@ -19,6 +19,17 @@
 
 namespace shapetrace::analyzer {
 
+// The names of a recording without its analysis: every function its module tables name, every
+// thread with events (named as its items name it) and the time of its first event, from one pass
+// that decodes every item but the event batches (their headers suffice). This is what a scope
+// needs when it names no shape, cluster or outlier, at a fraction of the analysis' cost. Function
+// indices follow the (process, id) order of the tables, threads the (process, thread) order.
+struct RecordingNames {
+  Analysis analysis; // functions, function_index, threads (key, name) and settings only
+  uint64_t first_ns = UINT64_MAX;
+};
+RecordingNames namesOf(recording::RecordingReader& reader, const AnalysisSettings& settings);
+
 class ThreadEvents {
 public:
   enum class Kind : uint8_t {
@@ -47,7 +58,7 @@ private:
   recording::RecordingReader& reader_;
   const Analysis& analysis_;
   ThreadKey thread_;
-  std::map<std::pair<uint64_t, uint32_t>, uint32_t> cache_;
+  std::map<uint64_t, std::vector<uint32_t>> index_of_; // per process: function id -> index
   std::vector<Event> events_;
   uint64_t sequence_ = 0;
   uint64_t dropped_ = 0;

@@ -122,10 +122,14 @@ std::string checkTime(const std::string& text) {
   }
 }
 
-Scope resolveScope(const Analysis& a, const RunInfo& run, const ScopeRequest& r) {
+bool needsAnalysis(const ScopeRequest& r) {
+  return !r.shape.empty() || !r.cluster.empty() || r.instance.starts_with("outlier:");
+}
+
+Scope resolveScope(const Analysis& a, uint64_t run_start_ns, const ScopeRequest& r) {
   Scope s;
   s.depth = r.depth;
-  const uint64_t start = run.firstNs() == UINT64_MAX ? 0 : run.firstNs();
+  const uint64_t start = run_start_ns == UINT64_MAX ? 0 : run_start_ns;
   const int roots = !r.function.empty() + !r.shape.empty() + !r.cluster.empty() + !r.instance.empty();
   if (roots > 1)
     throw std::invalid_argument("give at most one of --function, --shape, --cluster, --instance");

@@ -9,7 +9,6 @@
 #pragma once
 
 #include "analysis.h"
-#include "extensions/run_info.h"
 
 #include <cstdint>
 #include <stdexcept>
@@ -54,8 +53,11 @@ struct Scope {
   bool inWindow(uint64_t time_ns) const { return time_ns >= from_ns && time_ns < to_ns; }
 };
 
-// `run` gives the run's first event time (relative times count from it).
-Scope resolveScope(const Analysis& analysis, const RunInfo& run, const ScopeRequest& request);
+// Relative times count from `run_start_ns`, the run's first event (UINT64_MAX: unknown, 0 used).
+Scope resolveScope(const Analysis& analysis, uint64_t run_start_ns, const ScopeRequest& request);
+// Whether the request names something only the analysis knows (a shape, a cluster, an outlier):
+// otherwise the recording's names (replay.h namesOf) suffice.
+bool needsAnalysis(const ScopeRequest& request);
 
 // The threads `selector` names: a thread id, "process:thread", or a thread name. Throws ScopeError
 // listing the recording's threads when none matches.

@@ -15,6 +15,7 @@
 #include "cli/write_file.h"
 #include "extensions/run_info.h"
 #include "input.h"
+#include "replay.h"
 #include "scope.h"
 #include "summaries/comparison.h"
 #include "summaries/sequences.h"
@@ -48,13 +49,21 @@ struct Side {
   std::unique_ptr<Analyzer> analyzer;
   const RunInfoExtension* run = nullptr;
   Analysis analysis;
+  uint64_t run_start = UINT64_MAX;
 };
 
-Side open(const std::string& dir, const AnalysisFlags& flags) {
+// `full`: the analysis (shapes, outliers); otherwise the recording's names suffice (replay.h).
+Side open(const std::string& dir, const AnalysisFlags& flags, bool full) {
   if (!std::filesystem::is_directory(dir))
     throw std::runtime_error(dir + " is not a recording directory");
   Side side;
   side.reader = std::make_unique<recording::RecordingReader>(dir);
+  if (!full) {
+    RecordingNames names = namesOf(*side.reader, flags.settings);
+    side.analysis = std::move(names.analysis);
+    side.run_start = names.first_ns;
+    return side;
+  }
   std::vector<NamedExtension> extensions;
   auto run = std::make_unique<RunInfoExtension>();
   side.run = run.get();
@@ -62,6 +71,7 @@ Side open(const std::string& dir, const AnalysisFlags& flags) {
   side.analyzer = std::make_unique<Analyzer>(flags.settings, flags.workerCount(),
                                              std::move(extensions));
   side.analysis = analyzeRecording(*side.reader, *side.analyzer, "compare");
+  side.run_start = side.run->run().firstNs();
   return side;
 }
 
@@ -114,10 +124,15 @@ int runCompare(const CompareArgs& args) {
   const bool typical = args.b.empty() || args.b == "typical";
   if (args.a == "typical") throw std::invalid_argument("A names a call; typical is for B");
 
-  Side first = open(args.dir, args.analysis);
-  Side second_owner;
+  const ScopeRequest request_a = requestOf(args.a, args.depth);
+  const ScopeRequest request_b = typical ? ScopeRequest{} : requestOf(args.b, args.depth);
   const bool two = !args.with.empty();
-  if (two) second_owner = open(args.with, args.analysis);
+  // A typical call is found by its shape: that needs the analysis of B's recording.
+  Side first = open(args.dir, args.analysis,
+                    needsAnalysis(request_a) || (typical && !two) ||
+                        (!two && needsAnalysis(request_b)));
+  Side second_owner;
+  if (two) second_owner = open(args.with, args.analysis, typical || needsAnalysis(request_b));
   const Side& second = two ? second_owner : first;
 
   // B's functions in A's index space: by identity across recordings, beyond A's when A has none.
@@ -142,7 +157,7 @@ int runCompare(const CompareArgs& args) {
       to_a[i] = i;
   }
 
-  const Scope scope_a = resolveScope(aa, first.run->run(), requestOf(args.a, args.depth));
+  const Scope scope_a = resolveScope(aa, first.run_start, request_a);
   ComparedSequence a = collect(first, scope_a, form);
   Scope scope_b;
   if (typical) {
@@ -171,7 +186,7 @@ int runCompare(const CompareArgs& args) {
                           std::to_string(found->shape) + ", at " + std::to_string(found->start_ns) +
                           " ns on " + threadLabel(ba, found->thread) + ")";
   } else {
-    scope_b = resolveScope(ba, second.run->run(), requestOf(args.b, args.depth));
+    scope_b = resolveScope(ba, second.run_start, request_b);
   }
   ComparedSequence b = collect(second, scope_b, form);
   if (two) {

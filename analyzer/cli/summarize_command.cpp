@@ -3,9 +3,10 @@
 // grammar encodings with repetitions collapsed, the ThreadViewer proposal's summary, k-tail
 // automata, N-level and interval compactions.
 //
-// The recording is analysed first (the same Analyzer as `analyze`: it names threads, functions,
-// shapes, clusters and outliers, which the scope refers to), then the scope's threads are read
-// again (summaries/sequences.h) into the encoding. A live stream is recorded into a temporary
+// The scope's names are checked first: against the analysis of the recording (the same Analyzer
+// as `analyze`) when it names shapes, clusters or outliers, else against the recording's names
+// (replay.h namesOf, a read of its headers); then the scope's threads are read again
+// (summaries/sequences.h) into the encoding. A live stream is recorded into a temporary
 // directory while it is analysed, and summarised from there when it ends. Exit codes: 0, 1 an error
 // (unreadable recording, a name not in it, an instance that does not exist, a scope without calls,
 // an unwritable output), 2 a usage error.
@@ -16,6 +17,7 @@
 #include "cli/write_file.h"
 #include "extensions/run_info.h"
 #include "input.h"
+#include "replay.h"
 #include "scope.h"
 #include "summaries/encoders.h"
 #include "summaries/sequences.h"
@@ -25,6 +27,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <iostream>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -136,14 +139,24 @@ int runSummarize(const SummarizeArgs& args) {
   } remove_after{live_recording};
 
   recording::RecordingReader reader(dir);
+  // The scope's names come from the analysis when it names a shape, cluster or outlier (or the
+  // stream was analysed live anyway); otherwise from the recording's names alone, which costs a
+  // read of its headers instead of an analysis of every thread.
   Analysis analysis;
-  if (args.live.empty()) {
-    analysis = analyzeRecording(reader, analyzer, "summarize");
-  } else {
+  uint64_t run_start = UINT64_MAX;
+  if (!args.live.empty()) {
     analyzer.finish();
     analysis = analyzer.snapshot();
+    run_start = run->run().firstNs();
+  } else if (needsAnalysis(args.scope)) {
+    analysis = analyzeRecording(reader, analyzer, "summarize");
+    run_start = run->run().firstNs();
+  } else {
+    RecordingNames names = namesOf(reader, args.analysis.settings);
+    analysis = std::move(names.analysis);
+    run_start = names.first_ns;
   }
-  const Scope scope = resolveScope(analysis, run->run(), args.scope);
+  const Scope scope = resolveScope(analysis, run_start, args.scope);
 
   Encoder encoder(encoding, options);
   const ReplayStats stats = replayScope(reader, analysis, scope, encoder.sink());
@@ -178,8 +191,11 @@ int runSummarize(const SummarizeArgs& args) {
     write(args.json, json.dump() + "\n");
   }
   if (!args.dot.empty()) write(args.dot, encoder.dot(analysis));
-  if (args.json != "-" && args.dot != "-")
-    std::fputs((head + encoder.text(analysis, args.max_sequences)).c_str(), stdout);
+  if (args.json != "-" && args.dot != "-") {
+    std::cout << head;
+    encoder.writeText(std::cout, analysis, args.max_sequences);
+    std::cout.flush();
+  }
   return 0;
 }
 

@@ -13,6 +13,9 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+// Runs written per sequence in JSON.
+constexpr size_t kMaxJsonRuns = size_t{1} << 20;
+
 std::string ns(double value) {
   char text[32];
   if (value < 1e3) std::snprintf(text, sizeof text, "%.0f ns", value);
@@ -117,18 +120,47 @@ std::string describeSequence(const Analysis& a, const SequenceInfo& info) {
 
 void RunLengthSink::begin(const SequenceInfo& info) {
   current_.clear();
+  length_ = 0;
   info_ = info;
 }
 
 void RunLengthSink::end(uint64_t) {
-  const uint64_t length = current_.length();
-  std::vector<Run> runs = current_.take();
-  const auto [it, added] = index_.try_emplace(runs, static_cast<uint32_t>(runs_.size()));
-  if (added) {
-    runs_.push_back(std::move(runs));
-    distinct_.push_back({0, info_, length});
+  uint64_t h = current_.size();
+  for (const StoredRun& r : current_) {
+    h = (h ^ (uint64_t{r.symbol} << 32 | r.count)) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
   }
-  ++distinct_[it->second].count;
+  auto& candidates = by_hash_[h];
+  auto same = [&](uint32_t i) {
+    const auto& other = runs_[i];
+    return other.size() == current_.size() &&
+           std::equal(other.begin(), other.end(), current_.begin(),
+                      [](const StoredRun& x, const StoredRun& y) {
+                        return x.symbol == y.symbol && x.count == y.count;
+                      });
+  };
+  for (uint32_t i : candidates)
+    if (same(i)) {
+      ++distinct_[i].count;
+      return;
+    }
+  candidates.push_back(static_cast<uint32_t>(runs_.size()));
+  runs_.push_back(std::move(current_));
+  current_ = {};
+  distinct_.push_back({1, info_, length_});
+}
+
+void RunLengthSink::forEachRun(size_t i, const std::function<void(const Run&)>& each) const {
+  Run pending{0, 0};
+  for (const StoredRun& r : runs_[i]) {
+    if (pending.count != 0 && pending.symbol == r.symbol) {
+      pending.count += r.count;
+      continue;
+    }
+    if (pending.count != 0) each(pending);
+    pending = {r.symbol, r.count};
+  }
+  if (pending.count != 0) each(pending);
 }
 
 GrammarSink::GrammarSink(SymbolForm form, bool balanced, size_t max_symbols)
@@ -188,7 +220,7 @@ std::vector<DistinctSequence> distinctOf(const ProcessedGrammar& g, const Gramma
 
 } // namespace
 
-std::string Encoder::text(const Analysis& a, size_t max_sequences) const {
+void Encoder::writeText(std::ostream& stream, const Analysis& a, size_t max_sequences) const {
   const SymbolForm form = options_.form;
   auto terminal = [&](uint32_t s) { return terminalText(a, form, s); };
   std::string out;
@@ -198,8 +230,17 @@ std::string Encoder::text(const Analysis& a, size_t max_sequences) const {
     const auto order = byCount(sink.sequences());
     for (size_t n = 0; n < order.size() && n < max_sequences; ++n) {
       const size_t i = order[n];
-      out += header(sink.sequences()[i], a, "S" + std::to_string(n + 1)) + "\n" +
-             formatRuns(sink.runs()[i], sink.cutoff(), terminal) + "\n";
+      out += header(sink.sequences()[i], a, "S" + std::to_string(n + 1)) + "\n";
+      // A thread's encoding can be gigabytes: written as it is made.
+      RunFormatter format(sink.cutoff(), terminal);
+      sink.forEachRun(i, [&](const Run& run) {
+        format.append(run, out);
+        if (out.size() >= (size_t{1} << 16)) {
+          stream << out;
+          out.clear();
+        }
+      });
+      out += "\n";
     }
     if (order.size() > max_sequences)
       out += "# " + std::to_string(order.size() - max_sequences) + " more distinct sequences\n";
@@ -297,7 +338,7 @@ std::string Encoder::text(const Analysis& a, size_t max_sequences) const {
     break;
   }
   }
-  return out;
+  stream << out;
 }
 
 nlohmann::ordered_json Encoder::json(const Analysis& a, size_t max_sequences) const {
@@ -326,8 +367,16 @@ nlohmann::ordered_json Encoder::json(const Analysis& a, size_t max_sequences) co
     const auto& sink = static_cast<const RunLengthSink&>(*sink_);
     out["cutoff"] = sink.cutoff();
     sequencesJson(sink.sequences(), [&](Json& s, size_t i) {
-      s["runs"] = runsJson(sink.runs()[i], used, {});
-      s["text"] = formatRuns(sink.runs()[i], sink.cutoff(), terminal);
+      // At most kMaxJsonRuns runs a sequence: the text is what the JSON is for.
+      std::vector<Run> runs;
+      bool truncated = false;
+      sink.forEachRun(i, [&](const Run& run) {
+        if (runs.size() < kMaxJsonRuns) runs.push_back(run);
+        else truncated = true;
+      });
+      s["runs"] = runsJson(runs, used, {});
+      s["runs_truncated"] = truncated;
+      if (!truncated) s["text"] = formatRuns(runs, sink.cutoff(), terminal);
     });
     break;
   }

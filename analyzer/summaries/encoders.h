@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include <memory>
+#include <ostream>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -73,25 +74,38 @@ struct DistinctSequence {
 
 class RunLengthSink final : public SymbolSink {
 public:
+  // A run as stored: 8 bytes (a longer run is stored as several).
+  struct StoredRun {
+    uint32_t symbol;
+    uint32_t count;
+  };
   RunLengthSink(SymbolForm form, uint64_t cutoff) : SymbolSink(form), cutoff_(cutoff) {}
   void begin(const SequenceInfo& info) override;
   void end(uint64_t time_ns) override;
   uint64_t cutoff() const { return cutoff_; }
-  // Distinct sequences in order of first appearance.
-  const std::vector<std::vector<Run>>& runs() const { return runs_; }
+  // Distinct sequences in order of first appearance, runs in order (consecutive stored runs of a
+  // symbol are one run).
+  const std::vector<std::vector<StoredRun>>& runs() const { return runs_; }
   const std::vector<DistinctSequence>& sequences() const { return distinct_; }
+  // Calls `each` with every run of distinct sequence `i`, longer ones joined.
+  void forEachRun(size_t i, const std::function<void(const Run&)>& each) const;
 
 private:
   void push(uint32_t symbol) override {
-    current_.push(symbol);
+    if (!current_.empty() && current_.back().symbol == symbol && current_.back().count != UINT32_MAX)
+      ++current_.back().count;
+    else
+      current_.push_back({symbol, 1});
     ++symbols_;
+    ++length_;
   }
   uint64_t cutoff_;
-  RunLengthEncoder current_;
+  std::vector<StoredRun> current_;
+  uint64_t length_ = 0;
   SequenceInfo info_;
-  std::vector<std::vector<Run>> runs_;
+  std::vector<std::vector<StoredRun>> runs_;
   std::vector<DistinctSequence> distinct_;
-  std::unordered_map<std::vector<Run>, uint32_t, VectorHash> index_;
+  std::unordered_map<uint64_t, std::vector<uint32_t>> by_hash_; // runs' hash -> distinct ones
 };
 
 class GrammarSink final : public SymbolSink {
@@ -172,8 +186,8 @@ public:
   SequenceSink& sink() { return *sink_; }
 
   // The papers' notation (fsa: its transitions, "0 -A-> 1"), at most `max_sequences` distinct
-  // sequences (the rest counted). `describe` names a sequence's first instance.
-  std::string text(const Analysis& analysis, size_t max_sequences) const;
+  // sequences (the rest counted), written as it is made.
+  void writeText(std::ostream& out, const Analysis& analysis, size_t max_sequences) const;
   // The JSON document (docs/summaries.md), functions as analysis indices.
   nlohmann::ordered_json json(const Analysis& analysis, size_t max_sequences) const;
   // fsa only: the automaton in Graphviz.

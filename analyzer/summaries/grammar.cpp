@@ -260,24 +260,28 @@ ProcessedGrammar rawGrammar(const GrammarTable& table) {
   return out;
 }
 
+void RunFormatter::append(const Run& run, std::string& out) {
+  const bool is_rule = isRuleRef(run.symbol);
+  const std::string name = is_rule ? (rule_ ? rule_(ruleIndex(run.symbol))
+                                            : "R" + std::to_string(ruleIndex(run.symbol)))
+                                   : terminal_(run.symbol);
+  const bool letter = run.count == 1 && !is_rule && name.size() == 1;
+  if (!first_ && !(letter && last_was_letter_)) out += ' ';
+  if (run.count != 1)
+    out += (cutoff_ != 0 && run.count > cutoff_ ? std::string("*") : std::to_string(run.count)) +
+           ":";
+  out += name;
+  last_was_letter_ = letter;
+  first_ = false;
+}
+
 std::string formatRuns(const std::vector<Run>& runs, uint64_t cutoff,
                        const std::function<std::string(uint32_t)>& terminal,
                        const std::function<std::string(uint32_t)>& rule) {
   std::string out;
-  bool last_was_letter = false;
-  for (const Run& run : runs) {
-    const bool is_rule = isRuleRef(run.symbol);
-    const std::string name = is_rule ? (rule ? rule(ruleIndex(run.symbol))
-                                             : "R" + std::to_string(ruleIndex(run.symbol)))
-                                     : terminal(run.symbol);
-    const bool letter = run.count == 1 && !is_rule && name.size() == 1;
-    if (!out.empty() && !(letter && last_was_letter)) out += ' ';
-    if (run.count != 1)
-      out += (cutoff != 0 && run.count > cutoff ? std::string("*") : std::to_string(run.count)) +
-             ":";
-    out += name;
-    last_was_letter = letter;
-  }
+  RunFormatter format(cutoff, terminal, rule);
+  for (const Run& run : runs)
+    format.append(run, out);
   return out;
 }
 

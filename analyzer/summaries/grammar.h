@@ -103,6 +103,20 @@ ProcessedGrammar rawGrammar(const GrammarTable& table);
 std::string formatRuns(const std::vector<Run>& runs, uint64_t cutoff,
                        const std::function<std::string(uint32_t)>& terminal,
                        const std::function<std::string(uint32_t)>& rule = {});
+// The same one run at a time, for output too long to hold.
+class RunFormatter {
+public:
+  RunFormatter(uint64_t cutoff, std::function<std::string(uint32_t)> terminal,
+               std::function<std::string(uint32_t)> rule = {})
+      : cutoff_(cutoff), terminal_(std::move(terminal)), rule_(std::move(rule)) {}
+  void append(const Run& run, std::string& out);
+
+private:
+  uint64_t cutoff_;
+  std::function<std::string(uint32_t)> terminal_, rule_;
+  bool first_ = true;
+  bool last_was_letter_ = false;
+};
 // A post-processed body: rules are named "R" and the number of the table rule they came from.
 std::string formatBody(const ProcessedGrammar& grammar, const std::vector<Run>& body,
                        const std::function<std::string(uint32_t)>& terminal);
