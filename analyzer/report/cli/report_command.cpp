@@ -47,9 +47,10 @@ int runReport(const ReportArgs& args) {
 
   InstanceReader instances(reader, analysis);
   DetailSummary detail;
-  const auto embedded = collectInstances(instances, analysis, args.limits, detail);
-  const std::string page = renderPage(
-      reportData(analysis, {"recording", args.dir, utcNow()}, embedded, args.limits, detail));
+  auto embedded = collectInstances(instances, analysis, args.limits, detail);
+  const auto comparisons = collectComparisons(instances, reader, analysis, embedded, args.limits);
+  const std::string page = renderPage(reportData(analysis, {"recording", args.dir, utcNow()},
+                                                 embedded, args.limits, detail, comparisons));
   cli::writeFileAtomically(args.output, page);
 
   std::printf("%s: %zu threads, %llu events, %zu shapes, %zu clusters, %zu outliers, %llu dropped "
@@ -60,10 +61,11 @@ int runReport(const ReportArgs& args) {
               static_cast<unsigned long long>(run.droppedEvents()));
   if (const std::string lost = callsNotAnalysed(analysis.diagnostics); !lost.empty())
     std::printf("%s: see the page's diagnostics\n", lost.c_str());
-  std::printf("embedded %zu exact instances (%zu exemplars of %zu clusters, %zu outliers)%s; "
-              "%.1f MB\n",
+  std::printf("embedded %zu exact instances (%zu exemplars of %zu clusters, %zu outliers, %zu "
+              "typical calls compared with them)%s; %.1f MB\n",
               embedded.size(), detail.exemplar_instances, detail.clusters_with_instances,
-              detail.outlier_instances, detail.capped ? ", capped by the detail limits" : "",
+              detail.outlier_instances, comparisons.size(),
+              detail.capped ? ", capped by the detail limits" : "",
               static_cast<double>(page.size()) / 1e6);
   return 0;
 }
@@ -88,6 +90,10 @@ cli::Runner setupReport(CLI::App& command) {
   command.add_option("--max-instance-calls", options->limits.max_instance_calls,
                      "Most calls listed per embedded instance")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command.add_option("--comparisons", options->limits.comparisons,
+                     "Most extreme outliers aligned with a typical call of their function (why "
+                     "was this call slow)")
       ->capture_default_str();
   command.add_option("--max-total-calls", options->limits.max_total_calls,
                      "Most calls listed over all embedded instances (bounds the page's size)")
