@@ -28,7 +28,7 @@ RecordingNames namesOf(recording::RecordingReader& reader, const AnalysisSetting
       continue;
     }
     if (header.kind != wire::ItemKind::ModuleTable && header.kind != wire::ItemKind::ThreadStart &&
-        header.kind != wire::ItemKind::ThreadName)
+        header.kind != wire::ItemKind::ThreadName && header.kind != wire::ItemKind::ProcessStart)
       continue;
     wire::StreamItem item;
     try {
@@ -43,6 +43,8 @@ RecordingNames namesOf(recording::RecordingReader& reader, const AnalysisSetting
       if (!start->name.empty()) threads[{item.process, start->thread}] = start->name;
     } else if (const auto* name = std::get_if<wire::ThreadName>(&item.body)) {
       threads[{item.process, name->thread}] = name->name;
+    } else if (const auto* process = std::get_if<wire::ProcessStart>(&item.body)) {
+      out.pids[item.process] = process->pid;
     }
   }
   reader.rewind();

@@ -27,6 +27,7 @@ namespace shapetrace::analyzer {
 struct RecordingNames {
   Analysis analysis; // functions, function_index, threads (key, name) and settings only
   uint64_t first_ns = UINT64_MAX;
+  std::map<uint64_t, uint32_t> pids; // process key -> pid, from the process start items
 };
 RecordingNames namesOf(recording::RecordingReader& reader, const AnalysisSettings& settings);
 
