@@ -261,6 +261,9 @@ cli::Runner setupCompare(CLI::App& command) {
   command.add_option("--json", args->json,
                      "Write the comparison as JSON (docs/summaries.md) to this file ('-': stdout)");
   addAnalysisFlags(command, args->analysis);
+  // The analysis only names shapes, clusters and outliers here: no extension, no timeline.
+  command.remove_option(command.get_option("--extensions"));
+  command.remove_option(command.get_option("--timeline-bins"));
   return [args]() -> int {
     try {
       return runCompare(*args);

@@ -240,6 +240,9 @@ cli::Runner setupSummarize(CLI::App& command) {
                      "Write the result as JSON (docs/summaries.md) to this file ('-': stdout)");
   command.add_option("--dot", args->dot, "fsa: write the automaton in Graphviz ('-': stdout)");
   addAnalysisFlags(command, args->analysis);
+  // The analysis only names shapes, clusters and outliers here: no extension, no timeline.
+  command.remove_option(command.get_option("--extensions"));
+  command.remove_option(command.get_option("--timeline-bins"));
   return [args]() -> int {
     try {
       if (args->encoding == "fsa" && args->k > kMaxTail)

@@ -3,6 +3,7 @@
 // without a cutoff and under Sequitur with its post-processing, 001's 64 lock calls as one rule,
 // 002's ABBBC automaton), every scope (thread, function, shape, cluster, instance, window, depth),
 // the JSON and DOT files, and every bad input with its exit code.
+#include "fanout/fanout.h"
 #include "recording/recording.h"
 #include "support/command.h"
 #include "trace_builder.h"
@@ -11,7 +12,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 namespace shapetrace::analyzer {
 namespace {
@@ -265,6 +268,39 @@ TEST_F(SummarizeCommandTest, BadInput) {
   expect("summarize " + (dir / "missing").string(), 1, "is not a recording directory");
   expect("summarize", 2, "give either a recording directory or --live ENDPOINT");
   expect(base + " --thread worker --from 10s", 1, "error: no calls in the scope");
+}
+
+TEST_F(SummarizeCommandTest, LiveStreamIsRecordedThenSummarised) {
+  zmq::context_t context;
+  fanout::Publisher publisher(context, "tcp://127.0.0.1:*", 10000, "");
+  const fs::path tmp = dir / "tmp";
+  fs::create_directories(tmp);
+  Result result;
+  std::thread summarize([&] {
+    result = runCommand("TMPDIR=" + tmp.string() + " " + SHAPETRACE_BINARY + " summarize --live " +
+                        publisher.endpoint() + " --duration 20 --function main -e rle --form calls");
+  });
+  auto publish = [&](const wire::StreamItem& item) {
+    const std::vector<std::byte> bytes = wire::encodeItem(item);
+    zmq::message_t message(bytes.data(), bytes.size());
+    publisher.publish(message);
+  };
+  // A subscriber only receives what is published after it joined: a thread per round, each with
+  // the module table, for a second.
+  wire::ModuleTable table{"m", 0, {}};
+  table.functions.push_back({kMain, "main", "main", "main.c", 1});
+  table.functions.push_back({kA, "A", "A", "main.c", 2});
+  for (uint32_t thread = 100; thread < 120; ++thread) {
+    publish({1, table});
+    publish(batchItem(1, thread, 0, eventsOf({call(kMain, {call(kA), call(kA)})})));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  publisher.end(); // it stops at the end marker, long before --duration
+  summarize.join();
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(body(result.out), (std::vector<std::string>{"main 2:A"}));
+  // The stream was recorded in a temporary directory, removed afterwards.
+  EXPECT_TRUE(fs::is_empty(tmp));
 }
 
 // ---- compare
