@@ -15,8 +15,7 @@ void SummarySink::onCall(const FinishedCall& call) {
 }
 
 std::unique_ptr<ThreadConsumer> SummariesExtension::consumerFor(const ThreadKey& thread) {
-  auto consumer =
-      std::make_unique<Consumer>(ShapeLookup::none(), max_depth_, depth_, max_events_);
+  auto consumer = std::make_unique<Consumer>(max_depth_, depth_, max_events_);
   consumers_[thread] = consumer.get();
   return consumer;
 }
@@ -42,7 +41,8 @@ nlohmann::ordered_json SummariesExtension::result(const Analysis&, FunctionIndex
     Json thread{{"process", key.process},
                 {"thread", key.thread},
                 {"events", sink.sequitur().length()},
-                {"events_not_summarised", sink.eventsNotSummarised()},
+                {"thread_events_read", consumer->read()},
+                {"thread_events_skipped", consumer->skipped()},
                 {"rules", sink.sequitur().ruleCount() - 1},
                 {"symbols", sink.sequitur().symbols()}};
     thread["phases"] = std::move(summary["phases"]);

@@ -138,7 +138,8 @@ TEST(ExtensionTest, SummariesGiveEveryThreadsPhases) {
   ASSERT_EQ(s["threads"].size(), 1u);
   const Json& t = s["threads"][0];
   EXPECT_EQ(t["events"], 2 + 64 * 4);
-  EXPECT_EQ(t["events_not_summarised"], 0);
+  EXPECT_EQ(t["thread_events_read"], events.size());
+  EXPECT_EQ(t["thread_events_skipped"], 0);
   const int64_t f1 = a.functionIndex(7, 1), f2 = a.functionIndex(7, 2), f3 = a.functionIndex(7, 3);
   ASSERT_EQ(t["phases"].size(), 3u);
   EXPECT_EQ(t["phases"][0]["label"], Json::array({f1}));
@@ -147,18 +148,20 @@ TEST(ExtensionTest, SummariesGiveEveryThreadsPhases) {
   EXPECT_EQ(t["phases"][1]["label"], Json::array({f2, f3, -1 - f3, -1 - f2}));
   EXPECT_EQ(t["phases"][2]["label"], Json::array({-1 - f1}));
 
-  // Deeper calls are left out, and past its bound a thread's events are counted, not summarised.
+  // Deeper calls are left out, and once the bound is reached the later batches are only counted.
   SummariesExtension shallow(0, 100);
   auto consumer = shallow.consumerFor({7, 1});
   consumer->onBatch(0, eventsOf({call(1, {call(2)})}));
   std::vector<testing::Call> many(200, call(1));
   consumer->onBatch(1, eventsOf(many, 5000));
+  consumer->onBatch(2, eventsOf(many, 9000));
   consumer->onEnd();
   Analysis empty;
   FunctionIndex functions(empty, nullptr);
   const Json r = shallow.result(empty, functions);
   EXPECT_EQ(r["threads"][0]["events"], 100);
-  EXPECT_EQ(r["threads"][0]["events_not_summarised"], 2 + 400 - 100 + 0);
+  EXPECT_EQ(r["threads"][0]["thread_events_read"], 4 + 400);
+  EXPECT_EQ(r["threads"][0]["thread_events_skipped"], 400);
 }
 
 TEST(ExtensionTest, TheModelHasExtensionsOnlyWhenSomeRan) {

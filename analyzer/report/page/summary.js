@@ -75,7 +75,9 @@ ST.SummaryView = class {
     const m = this.model;
     if (value.startsWith('thread:')) {
       const t = ST.summary.threads(m)[Number(value.slice(7))];
-      const note = t.events_not_summarised ? `its first ${ST.fmt.count(t.events)} events (${ST.fmt.count(t.events_not_summarised)} more not summarised)` : `${ST.fmt.count(t.events)} events`;
+      const note = t.thread_events_skipped
+        ? `${ST.fmt.count(t.events)} events, from its first ${ST.fmt.count(t.thread_events_read)} (${ST.fmt.count(t.thread_events_skipped)} later events not summarised)`
+        : `${ST.fmt.count(t.events)} events`;
       return [{ title: `its calls up to ${m.data.model.extensions.summaries.depth} levels deep: ${note}`, summary: t }];
     }
     if (value.startsWith('cluster:')) {
