@@ -203,7 +203,8 @@ Scope resolveScope(const Analysis& a, uint64_t run_start_ns, const ScopeRequest&
     s.roots = Scope::Roots::kShapes;
     s.shapes.assign(a.shapes.size(), false);
     s.shapes[id] = true;
-    parts.push_back("calls of shape " + r.shape + " (" + a.functions[a.shapes.function(static_cast<ShapeId>(id))].name + ")");
+    const uint32_t function = a.shapes.function(static_cast<ShapeId>(id));
+    parts.push_back("calls of shape " + r.shape + " (" + a.functions[function].name + ")");
   }
   if (!r.cluster.empty()) {
     const uint64_t id = idOf(r.cluster, "cluster");
@@ -217,12 +218,11 @@ Scope resolveScope(const Analysis& a, uint64_t run_start_ns, const ScopeRequest&
       s.shapes[shape] = true;
     parts.push_back("calls of cluster " + r.cluster + " (" + a.functions[c.function].name + ")");
   }
-  if (!r.from.empty() || !r.to.empty())
-    parts.push_back(
-        (r.from.empty() ? std::string("start") : formatSeconds(s.from_ns - std::min(s.from_ns, start))) +
-        " .. " +
-        (r.to.empty() ? std::string("end") : formatSeconds(s.to_ns - std::min(s.to_ns, start))) +
-        " from the run's start");
+  if (!r.from.empty() || !r.to.empty()) {
+    auto since = [&](uint64_t t) { return formatSeconds(t - std::min(t, start)); };
+    parts.push_back((r.from.empty() ? std::string("start") : since(s.from_ns)) + " .. " +
+                    (r.to.empty() ? std::string("end") : since(s.to_ns)) + " from the run's start");
+  }
   if (r.depth != UINT32_MAX) parts.push_back(std::to_string(r.depth) + " levels deep");
   for (const std::string& p : parts)
     s.description += (s.description.empty() ? "" : ", ") + p;

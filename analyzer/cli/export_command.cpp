@@ -4,8 +4,9 @@
 // The recording goes through the same Analyzer as `analyze` (input.h), with the "flame" extension
 // for the stack formats and a TraceCapture for the per-call ones. A scope beyond whole threads
 // (the options of scope.h: a function's, shape's or cluster's calls, one call, a window, a depth)
-// is read back from the recording instead (summaries/sequences.h), as `summarize` reads it. Exit codes: 0 written, 1 an error
-// (unreadable recording, nothing in the scope, unknown thread, unwritable output), 2 a usage error.
+// is read back from the recording instead (summaries/sequences.h), as `summarize` reads it. Exit
+// codes: 0 written, 1 an error (unreadable recording, nothing in the scope, a name not in the
+// recording, unwritable output), 2 a usage error.
 #include "analyzer.h"
 #include "cli/analysis_flags.h"
 #include "cli/command.h"
@@ -89,7 +90,8 @@ private:
   };
   void close(uint64_t time_ns) {
     while (!open_.empty()) {
-      if (per_call_) traces_.back().events.push_back({time_ns, tree_[open_.back().node].function, false});
+      if (per_call_)
+        traces_.back().events.push_back({time_ns, tree_[open_.back().node].function, false});
       open_.pop_back();
     }
   }
@@ -149,7 +151,9 @@ int exportScope(const ExportArgs& args, bool per_call) {
         if (s.key == t.key) t.name = s.name;
     }
     if (args.format == "speedscope")
-      writeOutput(args, [&](std::ostream& out) { exports::speedscope(out, *traces, analysis, args.dir); });
+      writeOutput(args, [&](std::ostream& out) {
+        exports::speedscope(out, *traces, analysis, args.dir);
+      });
     else
       writeOutput(args, [&](std::ostream& out) { exports::perfetto(out, *traces, analysis); });
     return 0;

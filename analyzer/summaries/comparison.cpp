@@ -145,9 +145,11 @@ std::vector<std::string> divergences(const ComparedSequence& a, const ComparedSe
     std::string only_a, only_b;
     for (; i < rows.size() && rows[i].kind != Kind::kMatch; ++i) {
       if (rows[i].a_run)
-        only_a += (only_a.empty() ? "" : ", ") + runText(a, *rows[i].a_run, rows[i].count, name, form);
+        only_a += (only_a.empty() ? "" : ", ") +
+                  runText(a, *rows[i].a_run, rows[i].count, name, form);
       if (rows[i].b_run)
-        only_b += (only_b.empty() ? "" : ", ") + runText(b, *rows[i].b_run, rows[i].count, name, form);
+        only_b += (only_b.empty() ? "" : ", ") +
+                  runText(b, *rows[i].b_run, rows[i].count, name, form);
     }
     std::string text = "at column " + std::to_string(column) + ": ";
     if (!only_a.empty() && !only_b.empty())
@@ -193,7 +195,8 @@ Json comparisonJson(const ComparedSequence& a, const ComparedSequence& b,
   }
   // Conservation along the alignment: the share of matched columns in each bin of columns.
   Json track = Json::array();
-  const uint64_t bins = std::min<uint64_t>(o.conservation_bins, std::max<uint64_t>(1, alignment.columns));
+  const uint64_t bins =
+      std::min<uint64_t>(o.conservation_bins, std::max<uint64_t>(1, alignment.columns));
   if (alignment.columns != 0) {
     std::vector<double> matched(bins, 0), width(bins, 0);
     uint64_t start = 0;
