@@ -4,6 +4,7 @@
 #include "extensions/callers.h"
 #include "extensions/flame.h"
 #include "extensions/run_info.h"
+#include "extensions/summaries.h"
 
 #include <stdexcept>
 
@@ -25,6 +26,14 @@ const std::vector<ExtensionSpec>& extensionSpecs() {
        [](const AnalysisSettings& settings) -> std::unique_ptr<Extension> {
          return std::make_unique<FlameExtension>(FlameExtension::kDefaultMaxNodes,
                                                  settings.thread.max_depth);
+       }},
+      {SummariesExtension::kName,
+       "every thread's phases (001's summary view: Sequitur, repetitions as one phase): its first "
+       "2^20 events two levels deep",
+       [](const AnalysisSettings& settings) -> std::unique_ptr<Extension> {
+         return std::make_unique<SummariesExtension>(SummariesExtension::kDefaultDepth,
+                                                     SummariesExtension::kDefaultMaxEvents,
+                                                     settings.thread.max_depth);
        }},
   };
   return specs;

@@ -2,12 +2,11 @@
 #include "input.h"
 
 #include "model_json.h"
+#include "scope.h"
 #include "wire/codec.h"
 #include "wire/format_error.h"
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -40,45 +39,20 @@ Analysis analyzeRecording(recording::RecordingReader& reader, Analyzer& analyzer
   return analyzer.snapshot();
 }
 
-namespace {
-
-// "2.5s", "500ms", "3" (seconds): nanoseconds.
-uint64_t parseDuration(std::string_view text, std::string_view window) {
-  auto bad = [&](const std::string& why) {
-    return std::invalid_argument("time window '" + std::string(window) + "': " + why);
-  };
-  size_t number_end = 0;
-  while (number_end < text.size() &&
-         (std::isdigit(static_cast<unsigned char>(text[number_end])) || text[number_end] == '.'))
-    ++number_end;
-  double value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + number_end, value);
-  if (number_end == 0 || error != std::errc() || end != text.data() + number_end)
-    throw bad("'" + std::string(text) + "' is not a time (a number with s, ms, us or ns)");
-  const std::string_view unit = text.substr(number_end);
-  double scale = 0;
-  if (unit.empty() || unit == "s") scale = 1e9;
-  else if (unit == "ms") scale = 1e6;
-  else if (unit == "us") scale = 1e3;
-  else if (unit == "ns") scale = 1;
-  else throw bad("unknown unit '" + std::string(unit) + "' (s, ms, us or ns)");
-  const double ns = value * scale;
-  if (!std::isfinite(ns) || ns >= 1.8e19) throw bad("'" + std::string(text) + "' is too large");
-  return static_cast<uint64_t>(std::llround(ns));
-}
-
-} // namespace
-
 TimeWindow parseTimeWindow(std::string_view text) {
   const size_t dots = text.find("..");
   if (dots == std::string_view::npos)
     throw std::invalid_argument("time window '" + std::string(text) +
                                 "': expected FROM..TO (for example 2s..5s, ..10s, 500ms..)");
-  TimeWindow window;
-  const std::string_view from = text.substr(0, dots), to = text.substr(dots + 2);
-  if (!from.empty()) window.from_ns = parseDuration(from, text);
-  if (!to.empty()) window.to_ns = parseDuration(to, text);
-  if (window.from_ns >= window.to_ns)
+  TimeWindow window{std::string(text.substr(0, dots)), std::string(text.substr(dots + 2))};
+  for (const std::string* side : {&window.from, &window.to})
+    if (const std::string why = checkTime(*side); !side->empty() && !why.empty())
+      throw std::invalid_argument("time window '" + std::string(text) + "': " + why);
+  // Both relative or both absolute: their order is known without the recording.
+  if (!window.from.empty() && !window.to.empty() &&
+      parseTime(window.from, 0) >= parseTime(window.to, 0) &&
+      (window.from.find_first_not_of("0123456789") == std::string::npos) ==
+          (window.to.find_first_not_of("0123456789") == std::string::npos))
     throw std::invalid_argument("time window '" + std::string(text) + "': FROM is not before TO");
   return window;
 }
@@ -92,9 +66,9 @@ uint64_t recordingStartNs(recording::RecordingReader& reader) {
   return start == UINT64_MAX ? 0 : start;
 }
 
-WindowFilter::WindowFilter(TimeWindow window, uint64_t start_ns)
-    : from_ns_(start_ns + window.from_ns),
-      to_ns_(window.to_ns > UINT64_MAX - start_ns ? UINT64_MAX : start_ns + window.to_ns) {}
+WindowFilter::WindowFilter(const TimeWindow& window, uint64_t start_ns)
+    : from_ns_(window.from.empty() ? 0 : parseTime(window.from, start_ns)),
+      to_ns_(window.to.empty() ? UINT64_MAX : parseTime(window.to, start_ns)) {}
 
 bool WindowFilter::admit(wire::StreamItem& item) {
   if (auto* gap = std::get_if<wire::Gap>(&item.body)) {
@@ -165,14 +139,17 @@ std::string curveServerKey() {
 LiveInput::LiveInput(const std::string& endpoint)
     : subscriber_(context_, endpoint, curveServerKey()) {}
 
-bool LiveInput::feed(Analyzer& analyzer, std::chrono::milliseconds timeout) {
+bool LiveInput::feed(Analyzer& analyzer, std::chrono::milliseconds timeout,
+                     recording::RecordingWriter* record) {
   auto received = subscriber_.receive(timeout);
   if (!received) return false;
   const zmq::message_t& message = received->message;
+  const std::span bytes(static_cast<const std::byte*>(message.data()), message.size());
   try {
+    // Validated by the writer; one that does not decode is not recorded either.
+    if (record != nullptr && message.size() % 8 == 0) record->append(bytes);
     // decodeItem copies only when the message is not 8-byte aligned.
-    analyzer.consume(wire::decodeItem(
-        std::span(static_cast<const std::byte*>(message.data()), message.size())));
+    analyzer.consume(wire::decodeItem(bytes));
     ++items_;
     return true;
   } catch (const wire::FormatError&) {

@@ -20,15 +20,16 @@
 
 namespace shapetrace::analyzer {
 
-// A stretch of a recording's time, in nanoseconds from its first event: [from_ns, to_ns).
+// A stretch of a recording's time, [from, to): each end a time as scope.h's parseTime reads it
+// (a number with a unit, from the recording's first event: "1.5s"; digits alone, absolute
+// nanoseconds), empty for no bound.
 struct TimeWindow {
-  uint64_t from_ns = 0;
-  uint64_t to_ns = UINT64_MAX;
-  bool whole() const { return from_ns == 0 && to_ns == UINT64_MAX; }
+  std::string from, to;
+  bool whole() const { return from.empty() && to.empty(); }
 };
-// "FROM..TO", either side optional ("..5s", "10s.."), each a number with a unit s, ms, us or ns
-// (seconds when none): "2.5s..4s", "500ms..1500ms", "3..". Throws std::invalid_argument with what
-// is wrong (no "..", a bad number or unit, FROM not before TO).
+// "FROM..TO", either side optional ("..5s", "10s.."): "2.5s..4s", "500ms..1500ms". Throws
+// std::invalid_argument with what is wrong (no "..", a side that is not a time, FROM not before TO
+// when both count from the same origin).
 TimeWindow parseTimeWindow(std::string_view text);
 // The time of the recording's first event (from the index, without reading the events); 0 for a
 // recording without events.
@@ -40,8 +41,8 @@ uint64_t recordingStartNs(recording::RecordingReader& reader);
 // window's end stay open (counted as frames_open_at_thread_end). Other items pass unchanged.
 class WindowFilter {
 public:
-  // `window` relative to `start_ns` (the recording's first event).
-  WindowFilter(TimeWindow window, uint64_t start_ns);
+  // `start_ns`: the recording's first event, where relative times count from.
+  WindowFilter(const TimeWindow& window, uint64_t start_ns);
   // The item as the window lets it through; false when nothing of it is left.
   bool admit(wire::StreamItem& item);
 
@@ -78,9 +79,11 @@ public:
   // Throws zmq::error_t for an endpoint ZeroMQ rejects.
   explicit LiveInput(const std::string& endpoint);
 
-  // Waits up to `timeout` for the next item and feeds it to `analyzer`. False when none came (a
-  // timeout, the collector's end marker, an undecodable message).
-  bool feed(Analyzer& analyzer, std::chrono::milliseconds timeout);
+  // Waits up to `timeout` for the next item and feeds it to `analyzer` (and, given `record`,
+  // appends it to that recording first). False when none came (a timeout, the collector's end
+  // marker, an undecodable message).
+  bool feed(Analyzer& analyzer, std::chrono::milliseconds timeout,
+            recording::RecordingWriter* record = nullptr);
   // Brings the analyzer's loss counts (live_items_missed, undecodable_messages) up to date.
   void countLoss(Analyzer& analyzer);
 

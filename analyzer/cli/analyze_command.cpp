@@ -9,6 +9,7 @@
 #include "cli/write_file.h"
 #include "input.h"
 #include "model_json.h"
+#include "scope.h"
 
 #include <atomic>
 #include <chrono>
@@ -43,18 +44,6 @@ void writeModel(const Analysis& analysis, const AnalyzeArgs& args) {
     cli::writeFileAtomically(args.json, text);
 }
 
-// "worker-0 (13789)"; the process key is added only when the trace holds several processes.
-std::string threadLabel(const Analysis& a, uint64_t process, uint32_t thread) {
-  bool several_processes = false;
-  std::string name;
-  for (const ThreadSummary& t : a.threads) {
-    several_processes |= t.key.process != a.threads.front().key.process;
-    if (t.key.process == process && t.key.thread == thread) name = t.name;
-  }
-  std::string label = name.empty() ? std::to_string(thread) : name + " (" + std::to_string(thread) + ")";
-  return several_processes ? std::to_string(process) + ":" + label : label;
-}
-
 void printSummary(const Analysis& a, FILE* out) {
   std::fprintf(out, "%llu events, %llu calls, %zu threads, %zu functions, %zu shapes, %zu clusters, "
                "%zu ribbons\n",
@@ -66,7 +55,7 @@ void printSummary(const Analysis& a, FILE* out) {
   std::fprintf(out, "\n%-24s %8s %8s %8s | %8s %8s %8s\n", "thread", "shapes", "new", "all",
                "clusters", "new", "all");
   for (const ThreadSummary& t : a.threads) {
-    const std::string label = threadLabel(a, t.key.process, t.key.thread);
+    const std::string label = threadLabel(a, t.key);
     const ThreadCounts& c = t.counts;
     std::fprintf(out, "%-24.24s %8zu %8zu %8zu | %8zu %8zu %8zu\n", label.c_str(),
                  c.shapes_in_thread, c.additional_shapes, c.all_shapes, c.clusters_in_thread,
@@ -88,7 +77,7 @@ void printSummary(const Analysis& a, FILE* out) {
     std::fprintf(out, "  %s  thread %s at %llu ns: %llu ns (function mean %.0f sd %.0f; shape "
                  "mean %.0f sd %.0f) %s\n",
                  a.functions[o.function].name.c_str(),
-                 threadLabel(a, o.process, o.thread).c_str(), static_cast<unsigned long long>(o.start_ns),
+                 threadLabel(a, {o.process, o.thread}).c_str(), static_cast<unsigned long long>(o.start_ns),
                  static_cast<unsigned long long>(o.duration_ns), o.function_mean, o.function_sd,
                  o.shape_mean, o.shape_sd,
                  o.shape_outlier ? "same work, slower" : "did more work (other shape)");

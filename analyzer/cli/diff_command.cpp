@@ -91,8 +91,8 @@ cli::Runner setupDiff(CLI::App& command) {
     }
   };
   command.add_option("--base-window", args->base_window,
-                     "Only the calls of BASE in this window of its recording, FROM..TO from its "
-                     "first event (2s..5s, ..500ms, 10s..)")
+                     "Only the calls of BASE that start in this window of its recording, FROM..TO "
+                     "(2s..5s, ..500ms, 10s..: from its first event; digits alone: absolute ns)")
       ->check(window);
   command.add_option("--new-window", args->new_window,
                      "Only the calls of NEW in this window (BASE and NEW may be one recording)")

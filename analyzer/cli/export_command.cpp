@@ -1,16 +1,24 @@
-// `shapetrace export DIR --format folded|speedscope|pprof|perfetto [-o FILE] [--thread T]`: the
-// run's exact call data in the formats performance engineers' tools read (export/exports.h).
+// `shapetrace export DIR --format folded|speedscope|pprof|perfetto [-o FILE] [scope]`: the run's
+// exact call data in the formats performance engineers' tools read (export/exports.h).
 //
 // The recording goes through the same Analyzer as `analyze` (input.h), with the "flame" extension
-// for the stack formats and a TraceCapture for the per-call ones. Exit codes: 0 written, 1 an error
-// (unreadable recording, nothing in the scope, unknown thread, unwritable output), 2 a usage error.
+// for the stack formats and a TraceCapture for the per-call ones. A scope beyond whole threads
+// (the options of scope.h: a function's, shape's or cluster's calls, one call, a window, a depth)
+// is read back from the recording instead (summaries/sequences.h), as `summarize` reads it. Exit
+// codes: 0 written, 1 an error (unreadable recording, nothing in the scope, a name not in the
+// recording, unwritable output), 2 a usage error.
 #include "analyzer.h"
 #include "cli/analysis_flags.h"
 #include "cli/command.h"
+#include "cli/scope_flags.h"
 #include "cli/write_file.h"
+#include "extensions/run_info.h"
+#include "replay.h"
+#include "summaries/sequences.h"
 #include "export/exports.h"
 #include "extensions/flame.h"
 #include "input.h"
+#include "scope.h"
 
 #include <unistd.h>
 
@@ -29,29 +37,134 @@ struct ExportArgs {
   std::string dir;
   std::string format;
   std::string output = "-";
-  std::string thread;
+  ScopeRequest scope;
   std::string fold = "none";
   unsigned jobs = 0;
 };
 
-// The threads `selector` names: a thread id, "process:thread", or a thread name.
-std::vector<ThreadKey> selectThreads(const Analysis& a, const std::string& selector) {
-  std::vector<ThreadKey> out;
-  for (const ThreadSummary& t : a.threads) {
-    const std::string id = std::to_string(t.key.thread);
-    if (selector == id || selector == std::to_string(t.key.process) + ":" + id ||
-        selector == t.name)
-      out.push_back(t.key);
+// A scope beyond whole threads: its calls, read back from the recording (summaries/sequences.h),
+// as a calling-context tree rooted at the scope's roots (folded, pprof) or as each thread's open
+// and close events (speedscope, Perfetto).
+class ScopedCalls final : public summaries::SequenceSink {
+public:
+  explicit ScopedCalls(bool per_call) : per_call_(per_call) {}
+
+  void begin(const summaries::SequenceInfo& info) override {
+    if (traces_.empty() || traces_.back().key != info.thread) {
+      traces_.emplace_back();
+      traces_.back().key = info.thread;
+    }
+    open_.clear();
   }
-  if (out.empty()) {
-    std::string known;
-    for (const ThreadSummary& t : a.threads)
-      known += (known.empty() ? "" : ", ") + std::to_string(t.key.thread) +
-               (t.name.empty() ? "" : " (" + t.name + ")");
-    throw std::runtime_error("no thread '" + selector + "' in the recording (threads: " +
-                             (known.empty() ? "none" : known) + ")");
+  void enter(uint32_t function, uint32_t, uint64_t time_ns) override {
+    const uint32_t parent = open_.empty() ? FlameTree::kRoot : open_.back().node;
+    open_.push_back({tree_.child(parent, function), 0});
+    if (per_call_) traces_.back().events.push_back({time_ns, function, true});
   }
-  return out;
+  void exit(uint32_t function, uint32_t, uint64_t enter_ns, uint64_t exit_ns,
+            bool measured) override {
+    const Open open = open_.back();
+    open_.pop_back();
+    if (per_call_) traces_.back().events.push_back({exit_ns, function, false});
+    FlameNode& node = tree_[open.node];
+    ++node.calls;
+    if (!measured) return;
+    // As the flame extension counts: measured calls timed, their time their caller's callees'.
+    const uint64_t duration = exit_ns - enter_ns;
+    ++node.measured;
+    node.total_ns += duration;
+    node.self_ns += duration > open.callee_ns ? duration - open.callee_ns : 0;
+    if (!open_.empty()) open_.back().callee_ns += duration;
+  }
+  // Calls that lost their exit are closed where the thread's events stop, as TraceCapture does.
+  void gap(uint64_t time_ns) override { close(time_ns); }
+  void end(uint64_t time_ns) override { close(time_ns); }
+
+  FlameTree& tree() { return tree_; }
+  std::vector<exports::ThreadTrace>& traces() { return traces_; }
+
+private:
+  struct Open {
+    uint32_t node;
+    uint64_t callee_ns;
+  };
+  void close(uint64_t time_ns) {
+    while (!open_.empty()) {
+      if (per_call_)
+        traces_.back().events.push_back({time_ns, tree_[open_.back().node].function, false});
+      open_.pop_back();
+    }
+  }
+  bool per_call_;
+  FlameTree tree_;
+  std::vector<Open> open_;
+  std::vector<exports::ThreadTrace> traces_;
+};
+
+// Whether the scope is more than a choice of threads.
+bool beyondThreads(const ScopeRequest& r) {
+  return !r.function.empty() || !r.shape.empty() || !r.cluster.empty() || !r.instance.empty() ||
+         !r.from.empty() || !r.to.empty() || r.depth != UINT32_MAX;
+}
+
+void writeOutput(const ExportArgs& args, const std::function<void(std::ostream&)>& write) {
+  if (args.output == "-") {
+    write(std::cout);
+    std::cout.flush();
+  } else {
+    cli::writeFileAtomically(args.output, write);
+  }
+}
+
+int exportScope(const ExportArgs& args, bool per_call) {
+  recording::RecordingReader reader(args.dir);
+  Analysis analysis;
+  uint64_t run_start = UINT64_MAX;
+  std::map<uint64_t, uint32_t> pids;
+  if (needsAnalysis(args.scope)) {
+    std::vector<NamedExtension> extensions;
+    auto run = std::make_unique<RunInfoExtension>();
+    const RunInfoExtension* info = run.get();
+    extensions.push_back({std::string(RunInfoExtension::kName), std::move(run)});
+    AnalysisSettings settings;
+    settings.sum_dag_statistics = false;
+    Analyzer analyzer(settings, workerCount(args.jobs), std::move(extensions));
+    analysis = analyzeRecording(reader, analyzer, "export");
+    run_start = info->run().firstNs();
+    for (const auto& p : info->run().toJson()["processes"])
+      pids[p["process"].get<uint64_t>()] = p["pid"].get<uint32_t>();
+  } else {
+    RecordingNames names = namesOf(reader, AnalysisSettings{});
+    analysis = std::move(names.analysis);
+    run_start = names.first_ns;
+    pids = std::move(names.pids);
+  }
+  const Scope scope = resolveScope(analysis, run_start, args.scope);
+  ScopedCalls calls(per_call);
+  const summaries::ReplayStats stats = summaries::replayScope(reader, analysis, scope, calls);
+  if (stats.calls == 0) throw std::runtime_error(scope.description + " has no calls to export");
+  if (per_call) {
+    auto traces = std::make_shared<std::vector<exports::ThreadTrace>>(std::move(calls.traces()));
+    for (exports::ThreadTrace& t : *traces) {
+      if (const auto it = pids.find(t.key.process); it != pids.end()) t.pid = it->second;
+      for (const ThreadSummary& s : analysis.threads)
+        if (s.key == t.key) t.name = s.name;
+    }
+    if (args.format == "speedscope")
+      writeOutput(args, [&](std::ostream& out) {
+        exports::speedscope(out, *traces, analysis, args.dir);
+      });
+    else
+      writeOutput(args, [&](std::ostream& out) { exports::perfetto(out, *traces, analysis); });
+    return 0;
+  }
+  FlameTree tree = std::move(calls.tree());
+  if (args.fold == "direct") tree = tree.folded(RecursionFold::kDirect);
+  if (args.fold == "indirect") tree = tree.folded(RecursionFold::kIndirect);
+  const std::string text =
+      args.format == "folded" ? exports::folded(tree, analysis) : exports::pprof(tree, analysis);
+  writeOutput(args, [&](std::ostream& out) { out << text; });
+  return 0;
 }
 
 int runExport(const ExportArgs& args) {
@@ -62,6 +175,7 @@ int runExport(const ExportArgs& args) {
     return 2;
   }
   const bool per_call = args.format == "speedscope" || args.format == "perfetto";
+  if (beyondThreads(args.scope)) return exportScope(args, per_call);
   std::vector<NamedExtension> extensions;
   auto flame_owner = std::make_unique<FlameExtension>();
   const FlameExtension* flame = flame_owner.get();
@@ -80,11 +194,12 @@ int runExport(const ExportArgs& args) {
   FunctionIndex functions(analysis, nullptr); // every function used is in the model by now
 
   std::vector<ThreadKey> threads;
-  if (!args.thread.empty()) threads = selectThreads(analysis, args.thread);
+  if (!args.scope.thread.empty()) threads = selectThreads(analysis, args.scope.thread);
   auto inScope = [&](const ThreadKey& key) {
     return threads.empty() || std::find(threads.begin(), threads.end(), key) != threads.end();
   };
-  const std::string scope = args.thread.empty() ? "the recording" : "thread '" + args.thread + "'";
+  const std::string scope =
+      args.scope.thread.empty() ? "the recording" : "thread '" + args.scope.thread + "'";
 
   std::function<void(std::ostream&)> write;
   if (per_call) {
@@ -128,12 +243,7 @@ int runExport(const ExportArgs& args) {
         args.format == "folded" ? exports::folded(tree, analysis) : exports::pprof(tree, analysis));
     write = [text](std::ostream& out) { out << *text; };
   }
-  if (args.output == "-") {
-    write(std::cout);
-    std::cout.flush();
-  } else {
-    cli::writeFileAtomically(args.output, write);
-  }
+  writeOutput(args, write);
   return 0;
 }
 
@@ -148,8 +258,7 @@ cli::Runner setupExport(CLI::App& command) {
       ->check(CLI::IsMember({"folded", "speedscope", "pprof", "perfetto"}));
   command.add_option("--output,-o", args->output, "Output file ('-' for stdout)")
       ->capture_default_str();
-  command.add_option("--thread", args->thread,
-                     "Only this thread: its id, PROCESS:ID, or its name");
+  addScopeFlags(command, args->scope);
   command.add_option("--fold", args->fold,
                      "folded and pprof: fold recursion (003): none, direct (f calling f), "
                      "indirect (any repeat of a function on the stack, into its top-most frame)")
@@ -157,7 +266,14 @@ cli::Runner setupExport(CLI::App& command) {
       ->capture_default_str();
   command.add_option("--jobs,-j", args->jobs, "Worker threads; 0 = one per core")
       ->check(CLI::Range(0u, 256u));
-  return [args] { return runExport(*args); };
+  return [args]() -> int {
+    try {
+      return runExport(*args);
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "shapetrace export: error: %s\n", e.what());
+      return 2;
+    }
+  };
 }
 
 const cli::Registration exportCommand{

@@ -2,8 +2,6 @@
 #include "report/instance_reader.h"
 
 #include "call_stack.h"
-#include "wire/codec.h"
-#include "wire/format_error.h"
 
 #include <algorithm>
 
@@ -103,56 +101,24 @@ private:
 } // namespace
 
 InstanceReader::InstanceReader(recording::RecordingReader& reader, const Analysis& analysis)
-    : reader_(reader), analysis_(analysis) {}
-
-void InstanceReader::mapFunctions(uint64_t process, std::vector<Event>& events) {
-  // Ids the analysis never saw are given ids past its functions (and below the call stack's
-  // limit), each its own, so that their exits still match their enters.
-  const auto unknown_base = static_cast<uint32_t>(analysis_.functions.size());
-  for (Event& e : events) {
-    const auto key = std::pair{process, e.function_id};
-    auto it = cache_.find(key);
-    if (it == cache_.end()) {
-      uint32_t index = analysis_.functionIndex(process, e.function_id);
-      if (index == UINT32_MAX) index = std::min(unknown_base + e.function_id, kMaxFunctionId - 1);
-      it = cache_.emplace(key, index).first;
-    }
-    e.function_id = it->second;
-  }
-}
+    : analysis_(analysis), events_(reader, analysis) {}
 
 std::optional<Instance> InstanceReader::find(uint64_t process, uint32_t thread, uint64_t from_ns,
                                              uint64_t to_ns, const CallPredicate& matches,
                                              size_t max_calls) {
-  if (!reader_.seek(process, thread, from_ns)) return std::nullopt;
+  if (!events_.start({process, thread}, from_ns)) return std::nullopt;
   ReplaySink replay(from_ns, to_ns, matches);
   // Looks shapes up only: a call whose shape the analysis does not know matches no cluster.
   CallStack<ReplaySink> stack(replay, ShapeLookup::find(analysis_.shapes),
                               analysis_.settings.thread.max_depth);
-  while (auto frame = reader_.next()) {
-    ++frames_read_;
-    wire::ItemHeader header;
-    try {
-      header = wire::peekItem(frame->message);
-    } catch (const wire::FormatError&) {
-      continue; // counted by the analysis pass already
-    }
-    if (header.process != process || header.thread != thread) continue;
-    if (header.kind == wire::ItemKind::ThreadEnd) break;
-    if (header.kind == wire::ItemKind::Gap) {
+  for (;;) {
+    const ThreadEvents::Kind kind = events_.next();
+    if (kind == ThreadEvents::Kind::kEnd) break;
+    if (kind != ThreadEvents::Kind::kBatch) {
       stack.onGap(0);
       continue;
     }
-    if (header.kind != wire::ItemKind::EventBatch) continue;
-    wire::StreamItem item;
-    try {
-      item = wire::decodeItem(frame->message);
-    } catch (const wire::FormatError&) {
-      stack.onGap(0);
-      continue;
-    }
-    std::vector<Event>& events = std::get<wire::EventBatch>(item.body).events;
-    mapFunctions(process, events);
+    const std::vector<Event>& events = events_.events();
     for (const Event& e : events) {
       stack.onEvents(std::span(&e, 1));
       if (replay.found()) {

@@ -2,8 +2,8 @@
 //
 // The analyzer keeps statistics, not calls, so an instance is found again in the recording: the
 // recording's index positions a reader at the batch of one thread that covers a time, and the
-// thread's events are replayed from there through the call stream (call_stack.h, the analyzer's
-// rules). Each finished call gets its shape by looking its (function, set of child shapes) up in
+// thread's events are replayed from there (replay.h) through the call stream (call_stack.h, the
+// analyzer's rules). Each finished call gets its shape by looking its (function, set of child shapes) up in
 // the analysis' shape table, so a call can be matched against a cluster or an outlier exactly as
 // the analyzer saw it. The scan stops as
 // soon as no call that started in the requested window can still be open, so reading an instance
@@ -12,6 +12,7 @@
 
 #include "analysis.h"
 #include "recording/recording.h"
+#include "replay.h"
 
 #include <cstdint>
 #include <functional>
@@ -63,17 +64,11 @@ public:
                                const CallPredicate& matches, size_t max_calls);
 
   // Frames read by all find() calls so far (what the index saves is visible here).
-  uint64_t framesRead() const { return frames_read_; }
+  uint64_t framesRead() const { return events_.framesRead(); }
 
 private:
-  // The events' function ids mapped onto analysis function indices (ids the analysis never saw
-  // past them, so that they match no shape).
-  void mapFunctions(uint64_t process, std::vector<Event>& events);
-
-  recording::RecordingReader& reader_;
   const Analysis& analysis_;
-  std::map<std::pair<uint64_t, uint32_t>, uint32_t> cache_;
-  uint64_t frames_read_ = 0;
+  ThreadEvents events_; // function ids mapped onto analysis function indices
 };
 
 } // namespace shapetrace::analyzer::report

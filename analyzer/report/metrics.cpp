@@ -2,6 +2,7 @@
 #include "report/metrics.h"
 
 #include "cli/prometheus_text.h"
+#include "scope.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -29,19 +30,9 @@ void durationHistogram(PrometheusText& out, const PrometheusLabels& labels,
                 static_cast<double>(stats.moments.sum()) / kNsPerSecond, stats.moments.count());
 }
 
-// "ns::f(int)" -> "ns::f", the name people write.
-std::string withoutParameters(const std::string& name) {
-  int depth = 0;
-  for (size_t i = name.size(); i-- > 0;) {
-    if (name[i] == ')') ++depth;
-    else if (name[i] == '(' && --depth == 0 && i > 0) return name.substr(0, i);
-  }
-  return name;
-}
-
 bool named(const FunctionSummary& f, const std::vector<std::string>& names) {
   for (const std::string& n : names)
-    if (n == f.name || n == f.mangled || n == withoutParameters(f.name)) return true;
+    if (namesFunction(f, n)) return true;
   return false;
 }
 

@@ -3,10 +3,16 @@
 
 #include "extensions/run_info.h"
 #include "model_json.h"
+#include "summaries/comparison.h"
+#include "summaries/grammar.h"
+#include "summaries/sequences.h"
+#include "summaries/sequitur.h"
 
 #include <algorithm>
 #include <ctime>
+#include <map>
 #include <numeric>
+#include <optional>
 
 namespace shapetrace::analyzer::report {
 namespace {
@@ -48,7 +54,8 @@ std::vector<ClusterPlaces> placesOfClusters(const Analysis& analysis) {
 
 } // namespace
 
-Json instanceJson(size_t id, const ReportInstance& r, const Analysis& analysis) {
+Json instanceJson(size_t id, const ReportInstance& r, const Analysis& analysis,
+                  size_t summary_phases) {
   const Instance& in = r.instance;
   Json calls = Json::array();
   for (const InstanceCall& c : in.calls)
@@ -56,6 +63,7 @@ Json instanceJson(size_t id, const ReportInstance& r, const Analysis& analysis) 
   const ClusterId cluster = in.shape != kNullShape && in.shape < analysis.shapes.size()
                                 ? analysis.clustering.cluster_of_shape[in.shape]
                                 : r.cluster;
+  Json summary = instanceSummary(in, summary_phases);
   return Json{{"id", id},
               {"reason", instanceReasonName(r.reason)},
               {"process", in.process},
@@ -66,7 +74,8 @@ Json instanceJson(size_t id, const ReportInstance& r, const Analysis& analysis) 
               {"shape", in.shape},
               {"cluster", cluster == kNoCluster ? Json(nullptr) : Json(cluster)},
               {"omitted_calls", in.omitted_calls},
-              {"calls", std::move(calls)}};
+              {"calls", std::move(calls)},
+              {"summary", std::move(summary)}};
 }
 
 const char* instanceReasonName(InstanceReason reason) {
@@ -74,6 +83,7 @@ const char* instanceReasonName(InstanceReason reason) {
   case InstanceReason::kFirst: return "first";
   case InstanceReason::kSlowest: return "slowest";
   case InstanceReason::kOutlier: return "outlier";
+  case InstanceReason::kTypical: return "typical";
   }
   return "?";
 }
@@ -154,9 +164,83 @@ std::vector<ReportInstance> collectInstances(InstanceReader& reader, const Analy
   return out;
 }
 
+Json instanceSummary(const Instance& instance, size_t max_phases) {
+  if (instance.calls.size() < 2) return nullptr;
+  // The calls in entry order, with their depth, give the events: a call's exit comes before the
+  // next call at its depth or above.
+  summaries::Sequitur sequitur;
+  std::vector<uint32_t> open;
+  for (const InstanceCall& call : instance.calls) {
+    while (open.size() > call.depth) {
+      sequitur.push(summaries::exitSymbol(open.back()));
+      open.pop_back();
+    }
+    sequitur.push(summaries::enterSymbol(call.function));
+    open.push_back(call.function);
+  }
+  while (!open.empty()) {
+    sequitur.push(summaries::exitSymbol(open.back()));
+    open.pop_back();
+  }
+  summaries::GrammarTable table;
+  table.add(sequitur.grammar());
+  return summaries::summaryJson(summaries::summarize(summaries::postProcess(table, {}), 0),
+                                max_phases, 12);
+}
+
+std::vector<ReportComparison> collectComparisons(InstanceReader& reader,
+                                                 recording::RecordingReader& recording,
+                                                 const Analysis& analysis,
+                                                 std::vector<ReportInstance>& instances,
+                                                 const DetailLimits& limits) {
+  std::vector<ReportComparison> out;
+  // One typical call per (function, thread): outliers of one function share it.
+  std::map<std::pair<uint32_t, ThreadKey>, std::optional<size_t>> typical_of;
+  auto callsOf = [](const Instance& in) {
+    std::vector<std::pair<uint32_t, uint32_t>> calls;
+    for (const InstanceCall& c : in.calls)
+      calls.push_back({c.function, c.depth});
+    return summaries::sequenceOfCalls(calls);
+  };
+  const size_t outliers = instances.size();
+  for (size_t i = 0; i < outliers && out.size() < limits.comparisons; ++i) {
+    if (instances[i].reason != InstanceReason::kOutlier) continue;
+    const Instance& o = instances[i].instance;
+    const std::pair key{o.function, ThreadKey{o.process, o.thread}};
+    auto [it, added] = typical_of.try_emplace(key);
+    if (added) {
+      const auto ref = summaries::findTypicalCall(recording, analysis, o.function, key.second);
+      if (ref && !(ref->thread == key.second && ref->start_ns == o.start_ns)) {
+        auto found = reader.find(
+            ref->thread.process, ref->thread.thread, ref->start_ns, ref->start_ns + 1,
+            [&](const CallCandidate& c) { return c.function == o.function && c.shape == ref->shape; },
+            limits.max_typical_calls);
+        if (found) {
+          const ClusterId cluster = analysis.clustering.cluster_of_shape[ref->shape];
+          instances.push_back({InstanceReason::kTypical, cluster, std::move(*found)});
+          it->second = instances.size() - 1;
+        }
+      }
+    }
+    if (!it->second) continue;
+    const Instance& typical = instances[*it->second].instance;
+    const summaries::ComparedSequence a = callsOf(instances[i].instance), b = callsOf(typical);
+    summaries::ComparisonOptions options;
+    options.max_rows = 400;
+    const auto alignment = summaries::alignSequences(a, b, options);
+    Json json = summaries::comparisonJson(
+        a, b, alignment, options,
+        [&](uint32_t f) { return f < analysis.functions.size() ? analysis.functions[f].name : ""; },
+        summaries::SymbolForm::kCalls);
+    json["truncated"] = instances[i].instance.omitted_calls != 0 || typical.omitted_calls != 0;
+    out.push_back({i, *it->second, std::move(json)});
+  }
+  return out;
+}
+
 Json reportData(const Analysis& analysis, const PageSource& source,
                 const std::vector<ReportInstance>& instances, const DetailLimits& limits,
-                const DetailSummary& summary) {
+                const DetailSummary& summary, const std::vector<ReportComparison>& comparisons) {
   Json model = toJson(analysis);
   // The exact-sequence DAG can hold millions of nodes and the page does not draw it.
   model.erase("dag");
@@ -172,7 +256,13 @@ Json reportData(const Analysis& analysis, const PageSource& source,
   }
   Json embedded = Json::array();
   for (size_t i = 0; i < instances.size(); ++i)
-    embedded.push_back(instanceJson(i, instances[i], analysis));
+    embedded.push_back(instanceJson(i, instances[i], analysis, limits.summary_phases));
+  Json compared = Json::array();
+  for (const ReportComparison& c : comparisons) {
+    Json entry{{"outlier", c.outlier}, {"typical", c.typical}};
+    entry.update(c.alignment);
+    compared.push_back(std::move(entry));
+  }
   return Json{{"format", "shapetrace-report"},
               {"version", 1},
               {"source", {{"kind", source.kind},
@@ -191,7 +281,8 @@ Json reportData(const Analysis& analysis, const PageSource& source,
                           {"truncated_instances", summary.truncated_instances},
                           {"capped", summary.capped}}},
               {"model", std::move(model)},
-              {"instances", std::move(embedded)}};
+              {"instances", std::move(embedded)},
+              {"comparisons", std::move(compared)}};
 }
 
 std::string utcNow() {

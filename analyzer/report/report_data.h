@@ -25,9 +25,14 @@ struct DetailLimits {
   // Calls listed over all instances: what bounds the page's size when instances are large (a deep
   // recursion's exemplars), about 20 bytes a call.
   size_t max_total_calls = 250000;
+  // "Why was this call slow": the most extreme embedded outliers aligned with a typical call of
+  // their function (its instance embedded too, listing at most max_typical_calls calls).
+  size_t comparisons = 30;
+  size_t max_typical_calls = 2000;
+  size_t summary_phases = 60; // phases of each embedded instance's summary
 };
 
-enum class InstanceReason : uint8_t { kFirst, kSlowest, kOutlier };
+enum class InstanceReason : uint8_t { kFirst, kSlowest, kOutlier, kTypical };
 const char* instanceReasonName(InstanceReason reason);
 
 struct ReportInstance {
@@ -53,9 +58,30 @@ std::vector<ReportInstance> collectInstances(InstanceReader& reader, const Analy
 
 // One instance as the page reads it: {"id", "reason", "process", "thread", "start_ns",
 // "duration_ns", "function", "shape", "cluster", "omitted_calls", "calls": [[function, depth,
-// start_ns, end_ns]]} (times of calls relative to the instance's start).
+// start_ns, end_ns]] (times of calls relative to the instance's start), "summary"
+// (instanceSummary, at most `summary_phases` phases)}.
 nlohmann::ordered_json instanceJson(size_t id, const ReportInstance& instance,
-                                    const Analysis& analysis);
+                                    const Analysis& analysis,
+                                    size_t summary_phases = DetailLimits{}.summary_phases);
+
+// An outlier instance aligned with a typical call of its function (summaries/comparison.h).
+struct ReportComparison {
+  size_t outlier = 0; // instance indices
+  size_t typical = 0;
+  nlohmann::ordered_json alignment;
+};
+// For the first `limits.comparisons` outlier instances: a typical call of the function
+// (summaries::findTypicalCall), appended to `instances` (reason kTypical), and the alignment of
+// the two calls' calls.
+std::vector<ReportComparison> collectComparisons(InstanceReader& reader,
+                                                 recording::RecordingReader& recording,
+                                                 const Analysis& analysis,
+                                                 std::vector<ReportInstance>& instances,
+                                                 const DetailLimits& limits);
+
+// The ThreadViewer proposal's summary of one instance's calls (enter-exit form), at most
+// `max_phases` phases; null for an instance of one call.
+nlohmann::ordered_json instanceSummary(const Instance& instance, size_t max_phases);
 
 struct PageSource {
   std::string kind; // "recording" or "live"
@@ -67,7 +93,8 @@ struct PageSource {
 // result (empty when it did not run).
 nlohmann::ordered_json reportData(const Analysis& analysis, const PageSource& source,
                                   const std::vector<ReportInstance>& instances,
-                                  const DetailLimits& limits, const DetailSummary& summary);
+                                  const DetailLimits& limits, const DetailSummary& summary,
+                                  const std::vector<ReportComparison>& comparisons = {});
 
 std::string utcNow();
 

@@ -115,7 +115,8 @@ TEST_F(AnalyzeCommandTest, UsageErrors) {
   EXPECT_EQ(r.exit_code, 1);
   r = shapetrace("analyze " + dir.string() + " --extensions callers,flames");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("unknown extension 'flames' (known: run_info, callers, flame; or all, none)"),
+  EXPECT_NE(r.err.find("unknown extension 'flames' (known: run_info, callers, flame, summaries; "
+                       "or all, none)"),
             std::string::npos) << r.err;
 }
 

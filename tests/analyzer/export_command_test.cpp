@@ -90,6 +90,42 @@ TEST_F(ExportCommandTest, FoldedStacksOfTheRunAndOfOneThread) {
   EXPECT_EQ(r.out, "main() 10\nmain();work() 30\nwork() 10\n");
 }
 
+TEST_F(ExportCommandTest, ScopesNamedAsSummarizeNamesThem) {
+  const fs::path rec = record();
+  // Every outermost call of work, as the roots of the stacks (scope.h, read back from the
+  // recording): per thread the first work, work { work } and the lone work.
+  Result r = shapetrace("export " + rec.string() + " --format folded --function work");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "work() 60\nwork();work() 20\n");
+  // The roots alone: the nested work is their own time.
+  r = shapetrace("export " + rec.string() + " --format folded --function work --depth 0");
+  EXPECT_EQ(r.out, "work() 80\n");
+  // A window of one thread: the calls that start in [1015, 1040) ns.
+  r = shapetrace("export " + rec.string() + " --format folded --thread worker --from 1015 --to 1040");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "work() 10\nwork();work() 10\n");
+  // One call, as a Perfetto trace: its two slices.
+  const fs::path out = dir / "call.pftrace";
+  r = shapetrace("export " + rec.string() + " --format perfetto --instance worker@1015 -o " +
+                 out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  perfetto::protos::Trace trace;
+  ASSERT_TRUE(trace.ParseFromString(slurp(out)));
+  int begins = 0;
+  for (const auto& packet : trace.packet())
+    begins += packet.has_track_event() &&
+              packet.track_event().type() == perfetto::protos::TrackEvent::TYPE_SLICE_BEGIN;
+  EXPECT_EQ(begins, 2);
+  r = shapetrace("export " + rec.string() + " --format folded --function work --from 10s");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("has no calls to export"), std::string::npos) << r.err;
+  r = shapetrace("export " + rec.string() + " --format folded --function nosuch");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no function 'nosuch' in the recording"), std::string::npos) << r.err;
+  r = shapetrace("export " + rec.string() + " --format folded --from soon");
+  EXPECT_EQ(r.exit_code, 2);
+}
+
 TEST_F(ExportCommandTest, PprofHasCallsTotalAndSelfPerStackAndGoToolPprofAgrees) {
   const fs::path rec = record();
   const fs::path out = dir / "run.pb.gz";

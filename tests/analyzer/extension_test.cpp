@@ -3,6 +3,7 @@
 // merged over threads, named by identity, in the JSON model under "extensions".
 #include "analyzer.h"
 #include "extensions/callers.h"
+#include "extensions/summaries.h"
 #include "model_json.h"
 #include "trace_builder.h"
 
@@ -27,7 +28,8 @@ std::vector<std::string> names(const std::vector<const ExtensionSpec*>& specs) {
 TEST(ExtensionTest, SelectionByNameAllAndNone) {
   EXPECT_THAT(names(selectExtensions("none")), ::testing::IsEmpty());
   EXPECT_THAT(names(selectExtensions("")), ::testing::IsEmpty());
-  EXPECT_THAT(names(selectExtensions("all")), ::testing::ElementsAre("run_info", "callers", "flame"));
+  EXPECT_THAT(names(selectExtensions("all")),
+              ::testing::ElementsAre("run_info", "callers", "flame", "summaries"));
   // Any order in, registration order out; repeats and "none" change nothing.
   EXPECT_THAT(names(selectExtensions("callers,run_info,callers,none")),
               ::testing::ElementsAre("run_info", "callers"));
@@ -35,7 +37,8 @@ TEST(ExtensionTest, SelectionByNameAllAndNone) {
     selectExtensions("callers,icicle");
     FAIL() << "an unknown name was accepted";
   } catch (const std::invalid_argument& e) {
-    EXPECT_STREQ(e.what(), "unknown extension 'icicle' (known: run_info, callers, flame; or all, none)");
+    EXPECT_STREQ(e.what(), "unknown extension 'icicle' (known: run_info, callers, flame, "
+                           "summaries; or all, none)");
   }
 }
 
@@ -122,6 +125,43 @@ TEST(ExtensionTest, CallsClosedByAnOuterExitAreCountedButNotTimed) {
       EXPECT_EQ(e["total_ns"], 0);
     }
   }
+}
+
+TEST(ExtensionTest, SummariesGiveEveryThreadsPhases) {
+  // f1 { f2 x 64 { f3 } }: two levels deep (f1 at 0, f2 at 1, f3 at 2), so f3 is summarised too;
+  // the 64 calls of f2 are one phase repeated 64 times (001).
+  std::vector<testing::Call> loop(64, call(2, {call(3)}));
+  const auto events = eventsOf({call(1, loop)});
+  const Analysis a = analyze({moduleTable(7), batchItem(7, 1, 0, events)}, "summaries");
+  const Json& s = result(a, "summaries");
+  EXPECT_EQ(s["depth"], 2);
+  ASSERT_EQ(s["threads"].size(), 1u);
+  const Json& t = s["threads"][0];
+  EXPECT_EQ(t["events"], 2 + 64 * 4);
+  EXPECT_EQ(t["thread_events_read"], events.size());
+  EXPECT_EQ(t["thread_events_skipped"], 0);
+  const int64_t f1 = a.functionIndex(7, 1), f2 = a.functionIndex(7, 2), f3 = a.functionIndex(7, 3);
+  ASSERT_EQ(t["phases"].size(), 3u);
+  EXPECT_EQ(t["phases"][0]["label"], Json::array({f1}));
+  EXPECT_EQ(t["phases"][1]["repeat"], 64);
+  EXPECT_EQ(t["phases"][1]["events"], 64 * 4);
+  EXPECT_EQ(t["phases"][1]["label"], Json::array({f2, f3, -1 - f3, -1 - f2}));
+  EXPECT_EQ(t["phases"][2]["label"], Json::array({-1 - f1}));
+
+  // Deeper calls are left out, and once the bound is reached the later batches are only counted.
+  SummariesExtension shallow(0, 100);
+  auto consumer = shallow.consumerFor({7, 1});
+  consumer->onBatch(0, eventsOf({call(1, {call(2)})}));
+  std::vector<testing::Call> many(200, call(1));
+  consumer->onBatch(1, eventsOf(many, 5000));
+  consumer->onBatch(2, eventsOf(many, 9000));
+  consumer->onEnd();
+  Analysis empty;
+  FunctionIndex functions(empty, nullptr);
+  const Json r = shallow.result(empty, functions);
+  EXPECT_EQ(r["threads"][0]["events"], 100);
+  EXPECT_EQ(r["threads"][0]["thread_events_read"], 4 + 400);
+  EXPECT_EQ(r["threads"][0]["thread_events_skipped"], 400);
 }
 
 TEST(ExtensionTest, TheModelHasExtensionsOnlyWhenSomeRan) {

@@ -109,6 +109,12 @@ test('the live page waits for the collector, then fills in as the service runs',
   assert.match(await page.locator('#cluster-panel').innerText(), /P99/i);
   await saveScreenshot(page, 'live-running');
 
+  // The summary view follows the run (the summaries extension runs live); comparisons need the
+  // recording's exact calls, which the page says.
+  assert.ok(Number(await page.locator('#summary-panel').getAttribute('data-phases')) > 0);
+  assert.match(await page.locator('#summary-scope').innerText(), /thread worker-0/);
+  assert.match(await page.locator('#compare-placeholder').innerText(), /need the exact calls of a recording/);
+
   // The recent windows: the last minute holds every cluster (the whole trace is seconds old), and
   // every shape is new since the page was opened (it was opened before anything was published).
   await page.locator('#tabs button', { hasText: 'Last 1 min' }).click();

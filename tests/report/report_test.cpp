@@ -6,6 +6,7 @@
 #include "report/instance_reader.h"
 #include "report/page.h"
 #include "report/report_data.h"
+#include "summaries/sequences.h"
 #include "service_trace.h"
 #include "support/files.h"
 
@@ -13,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <sstream>
 #include <sys/wait.h>
@@ -161,6 +163,77 @@ TEST_F(ReportTest, OutlierInstancesAreTheCallsTheAnalyzerJudged) {
     EXPECT_EQ(r.instance.calls, truth(o.process, o.thread, o.start_ns, o.function));
   }
   EXPECT_EQ(outliers, analysis.outliers.size());
+}
+
+TEST_F(ReportTest, OutliersAreComparedWithATypicalCallOfTheirFunction) {
+  load(ServiceTrace().items());
+  DetailSummary summary;
+  auto embedded = collectInstances(*instances, analysis, DetailLimits{}, summary);
+  const size_t before = embedded.size();
+  const auto comparisons = collectComparisons(*instances, *reader, analysis, embedded, DetailLimits{});
+  ASSERT_FALSE(comparisons.empty());
+  EXPECT_LE(comparisons.size(), DetailLimits{}.comparisons);
+  // The calls of a call, in entry order: the alignment's input.
+  auto functionsOf = [](const Instance& in) {
+    std::vector<uint32_t> out;
+    for (const InstanceCall& c : in.calls)
+      out.push_back(c.function);
+    return out;
+  };
+  auto needlemanWunsch = [](const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
+    std::vector<std::vector<int64_t>> t(a.size() + 1, std::vector<int64_t>(b.size() + 1));
+    for (size_t i = 0; i <= a.size(); ++i) t[i][0] = -static_cast<int64_t>(i);
+    for (size_t j = 0; j <= b.size(); ++j) t[0][j] = -static_cast<int64_t>(j);
+    for (size_t i = 1; i <= a.size(); ++i)
+      for (size_t j = 1; j <= b.size(); ++j)
+        t[i][j] = std::max({t[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 1 : -1), t[i - 1][j] - 1,
+                            t[i][j - 1] - 1});
+    return t[a.size()][b.size()];
+  };
+  for (const ReportComparison& c : comparisons) {
+    ASSERT_LT(c.outlier, before);
+    ASSERT_GE(c.typical, before);
+    const Instance& o = embedded[c.outlier].instance;
+    const Instance& t = embedded[c.typical].instance;
+    EXPECT_EQ(embedded[c.outlier].reason, InstanceReason::kOutlier);
+    EXPECT_EQ(embedded[c.typical].reason, InstanceReason::kTypical);
+    // A call of the same function with its usual shape, exactly as recorded.
+    EXPECT_EQ(t.function, o.function);
+    EXPECT_EQ(t.shape, summaries::typicalShape(analysis, o.function));
+    EXPECT_EQ(t.calls, truth(t.process, t.thread, t.start_ns, t.function));
+    EXPECT_EQ(c.alignment["score"], needlemanWunsch(functionsOf(o), functionsOf(t)));
+    EXPECT_EQ(c.alignment["a"]["calls"], o.calls.size());
+    EXPECT_EQ(c.alignment["b"]["calls"], t.calls.size());
+  }
+  // Outliers of one function on one thread share their typical call.
+  std::set<size_t> typical;
+  for (const ReportComparison& c : comparisons)
+    typical.insert(c.typical);
+  EXPECT_EQ(typical.size(), embedded.size() - before);
+}
+
+TEST_F(ReportTest, EveryEmbeddedCallHasItsPhases) {
+  load(ServiceTrace().items());
+  DetailSummary summary;
+  const auto embedded = collectInstances(*instances, analysis, DetailLimits{}, summary);
+  size_t summarised = 0;
+  for (const ReportInstance& r : embedded) {
+    const Json s = instanceSummary(r.instance, 1000);
+    if (r.instance.calls.size() < 2) {
+      EXPECT_TRUE(s.is_null());
+      continue;
+    }
+    ++summarised;
+    // Every call's entry and exit is in some phase, once.
+    uint64_t events = 0;
+    for (const Json& phase : s["phases"])
+      events += phase["events"].get<uint64_t>();
+    EXPECT_EQ(events, 2 * r.instance.calls.size());
+    EXPECT_EQ(s["events"], 2 * r.instance.calls.size());
+    // The first phase starts with the call's entry.
+    EXPECT_EQ(s["phases"][0]["label"][0], r.instance.function);
+  }
+  EXPECT_GT(summarised, 0u);
 }
 
 TEST_F(ReportTest, TheIndexKeepsInstanceLookUpsShort) {

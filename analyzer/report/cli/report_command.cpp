@@ -51,9 +51,10 @@ int runReport(const ReportArgs& args) {
 
   InstanceReader instances(reader, analysis);
   DetailSummary detail;
-  const auto embedded = collectInstances(instances, analysis, args.limits, detail);
-  auto data =
-      reportData(analysis, {"recording", args.dir, utcNow()}, embedded, args.limits, detail);
+  auto embedded = collectInstances(instances, analysis, args.limits, detail);
+  const auto comparisons = collectComparisons(instances, reader, analysis, embedded, args.limits);
+  auto data = reportData(analysis, {"recording", args.dir, utcNow()}, embedded, args.limits,
+                         detail, comparisons);
   if (!args.baseline.empty()) {
     // The baseline is analysed as this run is, with the flame graph for the differential one.
     const auto base = loadRunModel(
@@ -82,10 +83,11 @@ int runReport(const ReportArgs& args) {
                 data["baseline"]["flame"].is_null() ? ", no differential flame graph" : "");
   if (const std::string lost = callsNotAnalysed(analysis.diagnostics); !lost.empty())
     std::printf("%s: see the page's diagnostics\n", lost.c_str());
-  std::printf("embedded %zu exact instances (%zu exemplars of %zu clusters, %zu outliers)%s; "
-              "%.1f MB\n",
+  std::printf("embedded %zu exact instances (%zu exemplars of %zu clusters, %zu outliers, %zu "
+              "typical calls compared with them)%s; %.1f MB\n",
               embedded.size(), detail.exemplar_instances, detail.clusters_with_instances,
-              detail.outlier_instances, detail.capped ? ", capped by the detail limits" : "",
+              detail.outlier_instances, comparisons.size(),
+              detail.capped ? ", capped by the detail limits" : "",
               static_cast<double>(page.size()) / 1e6);
   return 0;
 }
@@ -114,6 +116,10 @@ cli::Runner setupReport(CLI::App& command) {
   command.add_option("--max-instance-calls", options->limits.max_instance_calls,
                      "Most calls listed per embedded instance")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command.add_option("--comparisons", options->limits.comparisons,
+                     "Most extreme outliers aligned with a typical call of their function (why "
+                     "was this call slow)")
       ->capture_default_str();
   command.add_option("--max-total-calls", options->limits.max_total_calls,
                      "Most calls listed over all embedded instances (bounds the page's size)")

@@ -208,6 +208,9 @@ ST.App = class {
     this.timeline.selected = found.instance;
     this.timeline.draw();
     this.instanceView.show(found.instance, found.exact ? '' : 'the nearest embedded instance of this cluster');
+    // The same call in the summary view, and an outlier beside its typical call.
+    this.summaryView?.showInstance(found.instance);
+    if (found.instance.reason === 'outlier') this.compareView?.showOutlier(found.instance);
   }
 
   showMissing(text) {

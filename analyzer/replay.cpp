@@ -1,0 +1,121 @@
+// Reading one thread's events back from a recording.
+#include "replay.h"
+
+#include "call_stack.h"
+#include "wire/codec.h"
+#include "wire/format_error.h"
+
+#include <algorithm>
+
+namespace shapetrace::analyzer {
+
+RecordingNames namesOf(recording::RecordingReader& reader, const AnalysisSettings& settings) {
+  RecordingNames out;
+  out.analysis.settings = settings;
+  std::map<std::pair<uint64_t, uint32_t>, wire::FunctionInfo> functions;
+  std::map<ThreadKey, std::string> threads;
+  reader.rewind();
+  while (auto frame = reader.next()) {
+    wire::ItemHeader header;
+    try {
+      header = wire::peekItem(frame->message);
+    } catch (const wire::FormatError&) {
+      continue;
+    }
+    if (header.kind == wire::ItemKind::EventBatch) {
+      threads.try_emplace({header.process, header.thread});
+      if (header.event_count != 0) out.first_ns = std::min(out.first_ns, header.first_ns);
+      continue;
+    }
+    if (header.kind != wire::ItemKind::ModuleTable && header.kind != wire::ItemKind::ThreadStart &&
+        header.kind != wire::ItemKind::ThreadName && header.kind != wire::ItemKind::ProcessStart)
+      continue;
+    wire::StreamItem item;
+    try {
+      item = wire::decodeItem(frame->message);
+    } catch (const wire::FormatError&) {
+      continue;
+    }
+    if (const auto* table = std::get_if<wire::ModuleTable>(&item.body)) {
+      for (const wire::FunctionInfo& f : table->functions)
+        functions.try_emplace({item.process, f.id}, f);
+    } else if (const auto* start = std::get_if<wire::ThreadStart>(&item.body)) {
+      if (!start->name.empty()) threads[{item.process, start->thread}] = start->name;
+    } else if (const auto* name = std::get_if<wire::ThreadName>(&item.body)) {
+      threads[{item.process, name->thread}] = name->name;
+    } else if (const auto* process = std::get_if<wire::ProcessStart>(&item.body)) {
+      out.pids[item.process] = process->pid;
+    }
+  }
+  reader.rewind();
+  FunctionIndex index(out.analysis, [&](uint64_t process, uint32_t id) -> const wire::FunctionInfo* {
+    const auto it = functions.find({process, id});
+    return it == functions.end() ? nullptr : &it->second;
+  });
+  for (const auto& [key, info] : functions)
+    index.indexOf(key.first, key.second);
+  for (const auto& [key, name] : threads) {
+    ThreadSummary t;
+    t.key = key;
+    t.name = name;
+    out.analysis.threads.push_back(std::move(t));
+  }
+  return out;
+}
+
+ThreadEvents::ThreadEvents(recording::RecordingReader& reader, const Analysis& analysis)
+    : reader_(reader), analysis_(analysis) {}
+
+bool ThreadEvents::start(const ThreadKey& thread, uint64_t time_ns) {
+  thread_ = thread;
+  return reader_.seek(thread.process, thread.thread, time_ns);
+}
+
+ThreadEvents::Kind ThreadEvents::next() {
+  while (auto frame = reader_.next()) {
+    ++frames_read_;
+    wire::ItemHeader header;
+    try {
+      header = wire::peekItem(frame->message);
+    } catch (const wire::FormatError&) {
+      continue; // whose it is cannot be told; the analysis pass counted it
+    }
+    if (header.process != thread_.process || header.thread != thread_.thread) continue;
+    if (header.kind == wire::ItemKind::ThreadEnd) return Kind::kEnd;
+    if (header.kind != wire::ItemKind::EventBatch && header.kind != wire::ItemKind::Gap) continue;
+    wire::StreamItem item;
+    try {
+      item = wire::decodeItem(frame->message);
+    } catch (const wire::FormatError&) {
+      return Kind::kUndecodable;
+    }
+    if (auto* gap = std::get_if<wire::Gap>(&item.body)) {
+      dropped_ = gap->dropped;
+      return Kind::kGap;
+    }
+    auto& batch = std::get<wire::EventBatch>(item.body);
+    sequence_ = header.sequence;
+    events_ = std::move(batch.events);
+    mapFunctions(thread_.process, events_);
+    return Kind::kBatch;
+  }
+  return Kind::kEnd;
+}
+
+void ThreadEvents::mapFunctions(uint64_t process, std::vector<Event>& events) {
+  // Per process, a dense map from the process's ids (below kMaxFunctionId) to indices.
+  std::vector<uint32_t>& map = index_of_[process];
+  const auto unknown_base = static_cast<uint32_t>(analysis_.functions.size());
+  for (Event& e : events) {
+    const uint32_t id = std::min(e.function_id, kMaxFunctionId - 1);
+    if (id >= map.size()) map.resize(id + 1, UINT32_MAX);
+    uint32_t& index = map[id];
+    if (index == UINT32_MAX) {
+      index = analysis_.functionIndex(process, id);
+      if (index == UINT32_MAX) index = std::min(unknown_base + id, kMaxFunctionId - 1);
+    }
+    e.function_id = index;
+  }
+}
+
+} // namespace shapetrace::analyzer

@@ -1,0 +1,266 @@
+// Replaying a scope's threads into sequences.
+#include "summaries/sequences.h"
+
+#include "call_stack.h"
+#include "replay.h"
+
+#include <algorithm>
+
+namespace shapetrace::analyzer::summaries {
+namespace {
+
+// First pass of a scope of shapes: the entry ordinals of its outermost root calls (the calls
+// entered before each, on this thread).
+class RootFinder {
+public:
+  explicit RootFinder(const Scope& scope) : scope_(scope) {}
+
+  void onEnter(uint32_t, uint32_t, uint64_t) { open_.push_back(entered_++); }
+  void onCall(const FinishedCall& call) {
+    const uint64_t ordinal = open_.back();
+    open_.pop_back();
+    if (call.shape != kNullShape && call.shape < scope_.shapes.size() && scope_.shapes[call.shape] &&
+        scope_.inWindow(call.enter_ns))
+      found_.push_back({ordinal, entered_});
+  }
+  void onReset() { open_.clear(); }
+
+  // Roots not nested in another root, in entry order.
+  std::vector<uint64_t> outermost() {
+    std::sort(found_.begin(), found_.end());
+    std::vector<uint64_t> out;
+    uint64_t covered = 0; // entries below the last kept root end before this ordinal
+    for (const auto& [ordinal, end] : found_)
+      if (out.empty() || ordinal >= covered) {
+        out.push_back(ordinal);
+        covered = end;
+      }
+    return out;
+  }
+
+private:
+  const Scope& scope_;
+  std::vector<uint64_t> open_;
+  std::vector<std::pair<uint64_t, uint64_t>> found_; // (ordinal, ordinal past its last callee)
+  uint64_t entered_ = 0;
+};
+
+// Second pass: the calls of the scope's sequences, to the sink.
+class ScopeSink {
+public:
+  ScopeSink(const Scope& scope, const ThreadKey& thread, SequenceSink& sink,
+            const std::vector<uint64_t>* roots, ReplayStats& stats)
+      : scope_(scope), thread_(thread), sink_(sink), roots_(roots), stats_(stats) {}
+
+  void onEnter(uint32_t function, uint32_t depth, uint64_t time_ns) {
+    const uint64_t ordinal = entered_++;
+    last_ns_ = time_ns;
+    if (!open_) maybeBegin(function, depth, time_ns, ordinal);
+    bool emitted = false;
+    if (open_ && depth >= root_depth_) {
+      const uint32_t below = depth - root_depth_;
+      const bool in_window = scope_.roots != Scope::Roots::kThread || scope_.inWindow(time_ns);
+      if (below <= scope_.depth && in_window) {
+        sink_.enter(function, below, time_ns);
+        ++stats_.calls;
+        emitted = true;
+        ++emitted_open_;
+      }
+    }
+    frames_.push_back(emitted);
+  }
+
+  void onCall(const FinishedCall& call) {
+    const bool emitted = frames_.back();
+    frames_.pop_back();
+    last_ns_ = call.exit_ns;
+    if (emitted) {
+      sink_.exit(call.function, call.depth - root_depth_, call.enter_ns, call.exit_ns,
+                 call.measured);
+      --emitted_open_;
+    }
+    if (open_ && scope_.roots != Scope::Roots::kThread && call.depth == root_depth_) {
+      sink_.end(call.exit_ns);
+      open_ = false;
+      done_ = scope_.roots == Scope::Roots::kInstance;
+    }
+  }
+
+  void onReset() {
+    frames_.clear();
+    emitted_open_ = 0;
+    if (!open_) return;
+    if (scope_.roots == Scope::Roots::kThread) {
+      sink_.gap(last_ns_);
+    } else {
+      // The root's events are incomplete: its sequence ends here.
+      sink_.end(last_ns_);
+      open_ = false;
+      ++stats_.truncated;
+      done_ = scope_.roots == Scope::Roots::kInstance;
+    }
+  }
+
+  // The thread is over: a thread's sequence ends with it.
+  void finish() {
+    if (open_ && scope_.roots == Scope::Roots::kThread) {
+      sink_.end(last_ns_);
+      open_ = false;
+    }
+  }
+
+  // Whether the rest of the thread can still add to the scope, after events up to `time_ns`.
+  bool wantsMore(uint64_t time_ns) const {
+    if (done_) return false;
+    if (scope_.roots == Scope::Roots::kShapes && next_root_ >= roots_->size() && !open_)
+      return false;
+    if (time_ns < scope_.to_ns) return true;
+    return scope_.roots == Scope::Roots::kThread ? emitted_open_ > 0 : open_;
+  }
+
+private:
+  void maybeBegin(uint32_t function, uint32_t depth, uint64_t time_ns, uint64_t ordinal) {
+    bool begin = false;
+    switch (scope_.roots) {
+    case Scope::Roots::kThread: begin = scope_.inWindow(time_ns); break;
+    case Scope::Roots::kFunctions:
+      begin = function < scope_.functions.size() && scope_.functions[function] &&
+              scope_.inWindow(time_ns);
+      break;
+    case Scope::Roots::kShapes:
+      begin = next_root_ < roots_->size() && (*roots_)[next_root_] == ordinal;
+      if (begin) ++next_root_;
+      break;
+    case Scope::Roots::kInstance:
+      begin = time_ns == scope_.instance_ns &&
+              (scope_.instance_function == UINT32_MAX || scope_.instance_function == function);
+      break;
+    }
+    if (!begin) return;
+    open_ = true;
+    root_depth_ = scope_.roots == Scope::Roots::kThread ? 0 : depth;
+    ++stats_.sequences;
+    sink_.begin({thread_, time_ns,
+                 scope_.roots == Scope::Roots::kThread ? UINT32_MAX : function});
+  }
+
+  const Scope& scope_;
+  ThreadKey thread_;
+  SequenceSink& sink_;
+  const std::vector<uint64_t>* roots_;
+  ReplayStats& stats_;
+  std::vector<bool> frames_; // per open call: whether it was given to the sink
+  uint64_t emitted_open_ = 0;
+  bool open_ = false;
+  bool done_ = false;
+  uint32_t root_depth_ = 0;
+  uint64_t entered_ = 0;
+  size_t next_root_ = 0;
+  uint64_t last_ns_ = 0;
+};
+
+// Feeds one thread's events to `stack` until `more(last time)` says stop.
+template <typename Sink, typename More>
+void feedThread(ThreadEvents& events, const ThreadKey& thread, uint64_t from_ns,
+                CallStack<Sink>& stack, More more) {
+  if (!events.start(thread, from_ns)) return;
+  for (;;) {
+    switch (events.next()) {
+    case ThreadEvents::Kind::kEnd: stack.onEnd(); return;
+    case ThreadEvents::Kind::kGap: stack.onGapMarker(events.dropped()); break;
+    case ThreadEvents::Kind::kUndecodable: stack.onGap(0); break;
+    case ThreadEvents::Kind::kBatch: {
+      const auto& batch = events.events();
+      stack.onBatch(events.sequence(), batch);
+      if (!batch.empty() && !more(batch.back().timestamp)) return;
+      break;
+    }
+    }
+  }
+}
+
+// Stops at the first finished call of `function` with `shape` and a duration at most `limit`.
+class TypicalFinder {
+public:
+  TypicalFinder(uint32_t function, ShapeId shape, uint64_t limit)
+      : function_(function), shape_(shape), limit_(limit) {}
+  void onEnter(uint32_t, uint32_t, uint64_t) {}
+  void onCall(const FinishedCall& call) {
+    if (found_ || call.function != function_ || call.shape != shape_ || !call.measured) return;
+    if (call.exit_ns - call.enter_ns > limit_) return;
+    found_ = call;
+  }
+  void onReset() {}
+  const std::optional<FinishedCall>& found() const { return found_; }
+
+private:
+  uint32_t function_;
+  ShapeId shape_;
+  uint64_t limit_;
+  std::optional<FinishedCall> found_;
+};
+
+} // namespace
+
+ShapeId typicalShape(const Analysis& analysis, uint32_t function) {
+  ShapeId best = kNullShape;
+  uint64_t most = 0;
+  for (ShapeId s = 1; s < analysis.shapes.size(); ++s)
+    if (analysis.shapes.function(s) == function && analysis.shape_states[s].calls > most) {
+      most = analysis.shape_states[s].calls;
+      best = s;
+    }
+  return best;
+}
+
+std::optional<CallRef> findTypicalCall(recording::RecordingReader& reader,
+                                       const Analysis& analysis, uint32_t function,
+                                       const ThreadKey& prefer) {
+  const ShapeId shape = typicalShape(analysis, function);
+  if (shape == kNullShape) return std::nullopt;
+  const uint64_t median = analysis.shape_states[shape].stats.quantile(0.5);
+  std::vector<ThreadKey> order{prefer};
+  for (const ThreadSummary& t : analysis.threads)
+    if (t.key != prefer) order.push_back(t.key);
+  ThreadEvents events(reader, analysis);
+  // The median is a histogram's (within 3%): when no call is that fast, any call of the shape.
+  for (const uint64_t limit : {median, UINT64_MAX})
+    for (const ThreadKey& thread : order) {
+      TypicalFinder finder(function, shape, limit);
+      CallStack<TypicalFinder> stack(finder, ShapeLookup::find(analysis.shapes),
+                                     analysis.settings.thread.max_depth);
+      feedThread(events, thread, 0, stack, [&](uint64_t) { return !finder.found(); });
+      if (const auto& call = finder.found())
+        return CallRef{thread, call->enter_ns, call->exit_ns - call->enter_ns, function, shape};
+    }
+  return std::nullopt;
+}
+
+ReplayStats replayScope(recording::RecordingReader& reader, const Analysis& analysis,
+                        const Scope& scope, SequenceSink& sink) {
+  ReplayStats stats;
+  ThreadEvents events(reader, analysis);
+  const uint32_t max_depth = analysis.settings.thread.max_depth;
+  for (const ThreadKey& thread : scope.threads) {
+    std::vector<uint64_t> roots;
+    if (scope.roots == Scope::Roots::kShapes) {
+      RootFinder finder(scope);
+      CallStack<RootFinder> stack(finder, ShapeLookup::find(analysis.shapes), max_depth);
+      // To the thread's end: a root that starts in the window may end after it.
+      feedThread(events, thread, 0, stack, [](uint64_t) { return true; });
+      roots = finder.outermost();
+      if (roots.empty()) continue;
+    }
+    ScopeSink scoped(scope, thread, sink, &roots, stats);
+    CallStack<ScopeSink> stack(scoped, ShapeLookup::none(), max_depth);
+    // One instance is found through the index; everything else is read from the thread's start,
+    // so that every call's callers (and a root's nesting) are known.
+    const uint64_t from = scope.roots == Scope::Roots::kInstance ? scope.instance_ns : 0;
+    feedThread(events, thread, from, stack, [&](uint64_t t) { return scoped.wantsMore(t); });
+    scoped.finish();
+  }
+  stats.frames_read = events.framesRead();
+  return stats;
+}
+
+} // namespace shapetrace::analyzer::summaries

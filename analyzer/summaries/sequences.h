@@ -1,0 +1,70 @@
+// The sequences of a scope (scope.h) read back from a recording after its analysis: what the
+// structure summaries and the comparison encode (docs/summaries.md, "Sequences").
+//
+// A thread scope gives one sequence per thread: the calls that start in the window. A scope of
+// roots (a function, shapes, a cluster, one instance) gives one sequence per outermost root call
+// that starts in the window: the call and every call under it. Calls deeper than the scope's depth
+// below their sequence's root are left out. Each thread is replayed through the call stream
+// (call_stack.h) with the analyzer's rules, function ids mapped onto the analysis' functions.
+// Shapes are known only when a call ends, so a scope of shapes reads each thread twice: first to
+// find its root calls (by the order they were entered), then to give their calls.
+#pragma once
+
+#include "analysis.h"
+#include "recording/recording.h"
+#include "scope.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace shapetrace::analyzer::summaries {
+
+struct SequenceInfo {
+  ThreadKey thread;
+  uint64_t start_ns = 0;
+  uint32_t function = UINT32_MAX; // the root's (UINT32_MAX: a thread's sequence)
+};
+
+// Receives one sequence at a time. Functions are analysis function indices; depth is below the
+// sequence's root (a thread's outermost calls are at 0).
+class SequenceSink {
+public:
+  virtual ~SequenceSink() = default;
+  virtual void begin(const SequenceInfo& info) = 0;
+  virtual void enter(uint32_t function, uint32_t depth, uint64_t time_ns) = 0;
+  // `measured`: false when an outer call's exit closed it (its duration an upper bound).
+  virtual void exit(uint32_t function, uint32_t depth, uint64_t enter_ns, uint64_t exit_ns,
+                    bool measured) = 0;
+  // Events were lost (a gap): the open calls will not return.
+  virtual void gap(uint64_t /*time_ns*/) {}
+  virtual void end(uint64_t time_ns) = 0;
+};
+
+struct ReplayStats {
+  uint64_t sequences = 0;
+  uint64_t calls = 0;
+  uint64_t truncated = 0; // sequences cut by a gap or the end of their thread
+  uint64_t frames_read = 0;
+};
+
+ReplayStats replayScope(recording::RecordingReader& reader, const Analysis& analysis,
+                        const Scope& scope, SequenceSink& sink);
+
+// "Why was this call slow": the call to compare an outlier with (docs/summaries.md).
+struct CallRef {
+  ThreadKey thread;
+  uint64_t start_ns = 0;
+  uint64_t duration_ns = 0;
+  uint32_t function = 0;
+  ShapeId shape = kNullShape;
+};
+// The shape most of the function's calls have (kNullShape when it has none): its usual work.
+ShapeId typicalShape(const Analysis& analysis, uint32_t function);
+// A typical call of `function`: the first call with the function's usual shape that took at most
+// that shape's median time (with its own exit), on `prefer` first, then on the other threads in
+// order; nullopt when there is none.
+std::optional<CallRef> findTypicalCall(recording::RecordingReader& reader,
+                                       const Analysis& analysis, uint32_t function,
+                                       const ThreadKey& prefer);
+
+} // namespace shapetrace::analyzer::summaries
