@@ -82,13 +82,9 @@ void appendColumns(nlohmann::ordered_json& json, const std::vector<FlameNode>& v
 
 } // namespace
 
-nlohmann::ordered_json FlameExtension::result(const Analysis&, FunctionIndex& functions) const {
-  const MergedFlame m = merged(functions, false);
-  nlohmann::ordered_json json;
-  json["max_nodes_per_thread"] = max_nodes_;
-  json["truncated_calls"] = m.truncated_calls;
+nlohmann::ordered_json treeColumns(const FlameTree& tree) {
   // The root's values: the sum of its children's (nothing runs outside a call).
-  std::vector<FlameNode> values = m.tree.nodes();
+  std::vector<FlameNode> values = tree.nodes();
   for (size_t i = 1; i < values.size(); ++i)
     if (values[i].parent == FlameTree::kRoot) {
       values[0].total_ns += values[i].total_ns;
@@ -104,7 +100,15 @@ nlohmann::ordered_json FlameExtension::result(const Analysis&, FunctionIndex& fu
   nodes["parent"] = std::move(parent);
   nodes["function"] = std::move(function);
   appendColumns(nodes, values, 0);
-  json["nodes"] = std::move(nodes);
+  return nodes;
+}
+
+nlohmann::ordered_json FlameExtension::result(const Analysis&, FunctionIndex& functions) const {
+  const MergedFlame m = merged(functions, false);
+  nlohmann::ordered_json json;
+  json["max_nodes_per_thread"] = max_nodes_;
+  json["truncated_calls"] = m.truncated_calls;
+  json["nodes"] = treeColumns(m.tree);
   nlohmann::ordered_json threads = nlohmann::ordered_json::array();
   for (const MergedFlame::Thread& t : m.threads) {
     nlohmann::ordered_json thread;

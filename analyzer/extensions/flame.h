@@ -62,6 +62,11 @@ struct MergedFlame {
   uint64_t truncated_calls = 0;
 };
 
+// A tree as the model writes it: {"parent": [], "function": [], "calls": [], "measured": [],
+// "total_ns": [], "self_ns": []} (columns; node 0 the root (-1, -1), whose calls and total are its
+// children's).
+nlohmann::ordered_json treeColumns(const FlameTree& tree);
+
 class FlameExtension final : public Extension {
 public:
   static constexpr std::string_view kName = "flame";

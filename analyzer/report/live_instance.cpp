@@ -1,9 +1,12 @@
 // Reading one instance from a recording being written, for the live page.
 #include "report/live_instance.h"
 
+#include "extensions/flame.h"
 #include "recording/recording.h"
 #include "report/instance_reader.h"
 #include "report/report_data.h"
+#include "scope.h"
+#include "summaries/scoped_calls.h"
 
 #include <charconv>
 #include <stdexcept>
@@ -79,6 +82,28 @@ std::optional<nlohmann::ordered_json> readLiveInstance(const std::string& record
   auto json = instanceJson(0, instance, analysis);
   json["reason"] = query.cluster ? "live" : "outlier";
   return json;
+}
+
+nlohmann::ordered_json readLiveFlame(const std::string& recording, const Analysis& analysis,
+                                     uint64_t run_start_ns,
+                                     const std::multimap<std::string, std::string>& params) {
+  ScopeRequest request;
+  if (parameter(params, "thread")) {
+    const double process = required<double>(params, "process");
+    const uint32_t thread = required<uint32_t>(params, "thread");
+    for (const ThreadSummary& t : analysis.threads)
+      if (t.key.thread == thread && static_cast<double>(t.key.process) == process)
+        request.thread = std::to_string(t.key.process) + ":" + std::to_string(thread);
+    if (request.thread.empty()) throw ScopeError("no such thread in the analysis");
+  }
+  if (parameter(params, "from_ns")) request.from = std::to_string(required<uint64_t>(params, "from_ns"));
+  if (parameter(params, "to_ns")) request.to = std::to_string(required<uint64_t>(params, "to_ns"));
+  if (parameter(params, "cluster")) request.cluster = std::to_string(required<ClusterId>(params, "cluster"));
+  const Scope scope = resolveScope(analysis, run_start_ns, request);
+  recording::RecordingReader reader(recording);
+  summaries::ScopedCalls calls(false);
+  const summaries::ReplayStats stats = summaries::replayScope(reader, analysis, scope, calls);
+  return {{"scope", scope.description}, {"calls", stats.calls}, {"nodes", treeColumns(calls.tree())}};
 }
 
 } // namespace shapetrace::analyzer::report

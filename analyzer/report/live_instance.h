@@ -1,5 +1,6 @@
-// The live page's click-through: one exact call instance read from the recording the collector is
-// writing (`shapetrace live --recording DIR`, the collector's --out), as the report embeds them.
+// The live page's reads of the recording the collector is writing (`shapetrace live --recording
+// DIR`, the collector's --out): one exact call instance, as the report embeds them, and the flame
+// graph of a scope (a time window, a thread, a cluster), as the flame extension writes its tree.
 //
 // The page names what it wants the way it knows it: a thread (its process as the page's JSON
 // number, which cannot hold every 64-bit key exactly, so it is matched against the threads' keys
@@ -41,5 +42,14 @@ std::optional<nlohmann::ordered_json> readLiveInstance(const std::string& record
                                                        const Analysis& analysis,
                                                        const InstanceQuery& query,
                                                        size_t max_calls);
+
+// The calling-context tree of the calls a scope holds (scope.h), read from the recording:
+// {"scope": its description, "calls", "nodes": flame.h's treeColumns}. The parameters, all
+// optional: from_ns and to_ns (absolute), process and thread (as for an instance), cluster.
+// Throws std::invalid_argument for a malformed parameter, ScopeError for a name the analysis does
+// not have, std::runtime_error when the recording cannot be read.
+nlohmann::ordered_json readLiveFlame(const std::string& recording, const Analysis& analysis,
+                                     uint64_t run_start_ns,
+                                     const std::multimap<std::string, std::string>& params);
 
 } // namespace shapetrace::analyzer::report

@@ -198,6 +198,21 @@ test('with --recording, a click opens the exact call from the collector\'s recor
     assert.equal(clicked.cluster, handle);
     assert.ok(clicked.calls.length >= 3, 'the call with its callees');
     await saveScreenshot(page, 'live-click-through');
+
+    // The flame graph of the timeline's visible range and of one cluster, read from the recording.
+    await page.locator('#flame-scope').selectOption('window');
+    await page.waitForFunction(() => /every thread, .* from the run's start/.test(document.getElementById('flame-panel').dataset.scopeLabel ?? ''), null, { timeout: 30_000 });
+    const windowFrames = await page.evaluate(() => Number(document.getElementById('flame-canvas').dataset.frames));
+    assert.ok(windowFrames > 3, `frames of the window's flame graph: ${windowFrames}`);
+    await page.evaluate((id) => window.shapetrace.app.clusterPanel.show(id, true), handle);
+    await page.locator('#cluster-panel .cluster-flame').click();
+    await page.waitForFunction(() => /cluster/.test(document.getElementById('flame-panel').dataset.scopeLabel ?? ''), null, { timeout: 30_000 });
+    const clusterRoot = await page.evaluate(() => {
+      const v = window.shapetrace.app.flameView;
+      return v.tree.children[0].map((c) => v.name(v.tree.fn[c]));
+    });
+    assert.deepEqual(clusterRoot, ['kv::Server::handle(kv::Request const&)'], 'the cluster\'s calls are the roots');
+    await saveScreenshot(page, 'live-cluster-flame');
     assert.deepEqual(page.problems, []);
     await page.close();
   } finally {

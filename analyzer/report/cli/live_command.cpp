@@ -18,6 +18,7 @@
 #include "report/cli/live_access.h"
 #include "report/live_instance.h"
 #include "report/live_session.h"
+#include "scope.h"
 #include "report/page.h"
 
 #include <httplib.h>
@@ -129,11 +130,39 @@ std::string livePage(const LiveSnapshot& snapshot, int interval_ms, bool instanc
   nlohmann::ordered_json data = nlohmann::ordered_json::parse(snapshot.data_json);
   data["live"] = {{"snapshot", "/api/snapshot"},
                   {"interval_ms", interval_ms},
-                  {"instances", instances ? "/api/instance" : ""}};
+                  {"instances", instances ? "/api/instance" : ""},
+                  {"flame", instances ? "/api/flame" : ""}};
   return renderPage(data);
 }
 
 constexpr size_t kMaxInstanceCalls = 5000; // as the report's default --max-instance-calls
+
+// GET /api/flame: the flame graph of a window, thread or cluster from the recording
+// (live_instance.h).
+void answerFlame(const LiveSession& session, const std::string& recording,
+                 const httplib::Request& req, httplib::Response& res) {
+  res.set_header("Cache-Control", "no-store");
+  auto fail = [&](int status, const std::string& why) {
+    res.status = status;
+    res.set_content(why + "\n", "text/plain");
+  };
+  if (recording.empty())
+    return fail(404, "no recording: start shapetrace live with --recording DIR (the collector's "
+                     "--out)");
+  const auto snapshot = session.latest();
+  try {
+    res.set_content(readLiveFlame(recording, *snapshot->analysis, snapshot->run.firstNs(),
+                                  req.params)
+                        .dump(),
+                    "application/json");
+  } catch (const ScopeError& e) {
+    fail(404, e.what());
+  } catch (const std::invalid_argument& e) {
+    fail(400, e.what());
+  } catch (const std::exception& e) { // the recording cannot be read
+    fail(500, "cannot read the recording " + recording + ": " + e.what());
+  }
+}
 
 // GET /api/instance: one exact call from the recording (live_instance.h), 404 when there is none.
 void answerInstance(const LiveSession& session, const std::string& recording,
@@ -339,6 +368,10 @@ int runLive(const LiveArgs& options) {
     server.Get("/api/instance", [&session, &options](const httplib::Request& req,
                                                      httplib::Response& res) {
       answerInstance(session, options.recording, req, res);
+    });
+    server.Get("/api/flame", [&session, &options](const httplib::Request& req,
+                                                  httplib::Response& res) {
+      answerFlame(session, options.recording, req, res);
     });
     server.Get("/api/snapshot", [&session](const httplib::Request&, httplib::Response& res) {
       res.set_header("Cache-Control", "no-store");

@@ -241,6 +241,7 @@ ST.FlameView = class {
         <label><input type="checkbox" id="flame-inverted"> icicle</label>
         <input type="search" id="flame-search" placeholder="search (regular expression)">
         <span id="flame-matched"></span>
+        <span id="flame-scope-label" class="flame-hint"></span>
         <span id="flame-crumbs" class="flame-crumbs"></span>
       </div>
       <div class="flame-body">
@@ -256,7 +257,9 @@ ST.FlameView = class {
     // The callers half starts below the function's frame, which the callees half draws.
     this.callers = new ST.FlameCanvas($('funky-callers'), this, { up: false, skipRoot: true, rowHeight: 18, hue: (s) => ST.flame.lab(80, -10 - 40 * s) });
     this.state = { hoverFn: null, match: null, weights: new Map(), rootWeight: 1 };
-    $('flame-scope').addEventListener('change', () => this.rebuild());
+    // A scope read from the recording is taken as it is when chosen (the visible range, the
+    // cluster shown): live updates do not read it again.
+    $('flame-scope').addEventListener('change', () => { this.recordedParams = null; this.rebuild(); });
     $('flame-fold').addEventListener('change', () => this.rebuild());
     $('flame-inverted').addEventListener('change', () => { this.flame.opts.up = !$('flame-inverted').checked; this.draw(); });
     $('flame-search').addEventListener('input', () => this.search($('flame-search').value));
@@ -273,15 +276,64 @@ ST.FlameView = class {
     if (!this.ext) return;
     const scope = this.$('flame-scope');
     const selected = scope.value;
+    // Live with the collector's recording: scopes the server reads from it (GET /api/flame).
+    const fromRecording = model.data.live?.flame
+      ? '<option value="window">the timeline\'s visible range (recording)</option>' +
+        '<option value="cluster">the cluster in the side panel (recording)</option>' : '';
     scope.innerHTML = '<option value="all">all threads</option>' + this.ext.threads.map((t, i) =>
-      `<option value="${i}">${ST.fmt.html(model.threadByKey?.get(model.key(t.process, t.thread))?.label ?? `thread ${t.thread}`)}</option>`).join('');
+      `<option value="${i}">${ST.fmt.html(model.threadByKey?.get(model.key(t.process, t.thread))?.label ?? `thread ${t.thread}`)}</option>`).join('') + fromRecording;
     if (selected) scope.value = selected;
     this.rebuild();
   }
 
+  // The flame graph of one cluster's calls (and everything under them), from the recording.
+  showCluster(id) {
+    this.$('flame-scope').value = 'cluster';
+    this.recordedParams = { cluster: id };
+    this.rebuild();
+    this.section.scrollIntoView({ block: 'nearest' });
+  }
+
+  // The tree of a scope read from the recording by the live server; null until it has arrived
+  // (the request starts here, and rebuild() runs again when it answers).
+  recorded(scope) {
+    const m = this.model, view = this.app.timeline?.view;
+    if (!this.recordedParams)
+      this.recordedParams = scope === 'window'
+        ? { from_ns: Math.floor(view.start), to_ns: Math.ceil(view.end) }
+        : { cluster: this.app.clusterPanel?.shown ?? 0 };
+    const params = this.recordedParams;
+    const key = `${scope}:${JSON.stringify(params)}`;
+    if (this.fetched?.key === key) return this.fetched.ext;
+    if (this.fetching !== key) {
+      this.fetching = key;
+      fetch(`${m.data.live.flame}?${new URLSearchParams(params)}`, { cache: 'no-store' })
+        .then(async (r) => {
+          if (!r.ok) throw new Error((await r.text()).trim());
+          const data = await r.json();
+          this.fetched = { key, ext: { nodes: data.nodes }, label: data.scope, calls: data.calls };
+        })
+        .catch((error) => { this.fetched = { key, ext: null, label: error.message }; })
+        .finally(() => { this.fetching = null; this.rebuild(); });
+    }
+    return null;
+  }
+
   rebuild() {
     const scope = this.$('flame-scope').value;
-    const base = ST.flame.fromExtension(this.ext, scope === 'all' || scope === '' ? undefined : this.ext.threads[Number(scope)]);
+    let base;
+    if (scope === 'window' || scope === 'cluster') {
+      const ext = this.recorded(scope);
+      const label = this.fetching || !this.fetched ? 'reading the recording…' : this.fetched.label;
+      this.section.dataset.scopeLabel = label;
+      this.$('flame-scope-label').textContent = label;
+      if (!ext) return;
+      base = ST.flame.fromExtension(ext, undefined);
+    } else {
+      delete this.section.dataset.scopeLabel;
+      this.$('flame-scope-label').textContent = '';
+      base = ST.flame.fromExtension(this.ext, scope === 'all' || scope === '' ? undefined : this.ext.threads[Number(scope)]);
+    }
     // The zoom root's stack of functions, to find it again in the new tree (a live update).
     const path = [];
     if (this.tree) for (let a = this.root; a > 0; a = this.tree.parent[a]) path.unshift(this.tree.fn[a]);
@@ -293,6 +345,9 @@ ST.FlameView = class {
       if (next === undefined) { this.root = 0; break; }
       this.root = next;
     }
+    // A new scope may not hold the function the funky graph was centred on.
+    if (this.funkyFn !== undefined && this.funkyFn !== null && !this.tree.fn.includes(this.funkyFn))
+      this.funkyFn = null;
     if (this.funkyFn === undefined || this.funkyFn === null) {
       const top = this.tree.children[0][0];
       this.funkyFn = top === undefined ? null : this.tree.fn[top];

@@ -102,7 +102,10 @@ ST.ClusterPanel = class {
       stat('min', f.ns(s.min_ns)) + stat('max', f.ns(s.max_ns)) + stat('outliers', f.count(c.outliers), c.outliers > 0) +
       stat('max distance', c.max_distance.toFixed(2)) +
       stat('instances', this.model.clusterInstances(clusterId).length) +
-      `</div><div class="section-title">Shapes</div>${shapes}${more}`;
+      `</div>${this.model.data.live?.flame ? '<button type="button" class="cluster-flame">flame graph of its calls</button>' : ''}` +
+      `<div class="section-title">Shapes</div>${shapes}${more}`;
+    // Live with the collector's recording: this cluster's flame graph, read from it.
+    this.element.querySelector('.cluster-flame')?.addEventListener('click', () => ST.app?.flameView?.showCluster(clusterId));
   }
 };
 
