@@ -558,16 +558,31 @@ private:
 
   static constexpr size_t kMaxExplanations = 8;
 
-  // A function's name as people read it: without its parameter list and ABI tags.
+  // A function's name as people read it: without its parameter list, ABI tags, template
+  // arguments and return type ("void std::vector<kv::Entry, ...>::_M_insert_aux<kv::Entry>(...)"
+  // is "std::vector::_M_insert_aux"). Operators keep their angle brackets.
   static std::string shortName(std::string name) {
     for (size_t at; (at = name.find("[abi:")) != std::string::npos;)
       name.erase(at, name.find(']', at) + 1 - at);
     int depth = 0;
     for (size_t i = name.size(); i-- > 0;) {
       if (name[i] == ')') ++depth;
-      else if (name[i] == '(' && --depth == 0 && i > 0) return name.substr(0, i);
+      else if (name[i] == '(' && --depth == 0 && i > 0) {
+        name.resize(i);
+        break;
+      }
     }
-    return name;
+    if (name.find("operator") != std::string::npos) return name;
+    std::string out;
+    int angle = 0;
+    for (char c : name) {
+      if (c == '<') ++angle;
+      else if (c == '>' && angle > 0) --angle;
+      else if (angle == 0) out += c;
+    }
+    if (angle != 0) return name; // unbalanced: not template arguments after all
+    const size_t space = out.rfind(' ');
+    return space == std::string::npos ? out : out.substr(space + 1);
   }
 
   static std::string describe(const ShapeChange& c) {
