@@ -96,6 +96,12 @@ wire::ProcessStart describeProcess(uint64_t start_ns) {
   gethostname(host, sizeof host - 1);
   start.hostname = host;
   start.start_ns = start_ns;
+  if (runtime().previous_image) {
+    start.origin = wire::ProcessOrigin::Exec;
+    start.previous_image = runtime().previous_image;
+  } else if (start.parent_process) {
+    start.origin = wire::ProcessOrigin::Forked;
+  }
   timespec real;
   clock_gettime(CLOCK_REALTIME, &real);
   start.start_realtime_ns = int64_t(real.tv_sec) * 1000000000 + real.tv_nsec;
@@ -104,8 +110,11 @@ wire::ProcessStart describeProcess(uint64_t start_ns) {
   return start;
 }
 
-// A forked child writes its own recording next to its parent's: DIR-<pid>.
+// A forked child writes its own recording next to its parent's (DIR-<pid>), an exec'd image next
+// to the one it replaced (DIR-exec-<that image's key>).
 std::string g_output_for_child;
+// exit()'s status, learnt by an on_exit handler (which runs before the library destructor).
+std::atomic<int32_t> g_exit_status{0};
 
 // Why the default socket's directory may not be used (empty: it may). An explicit
 // SHAPETRACE_ENDPOINT is the user's choice and used as given; the default one is checked as the
@@ -127,6 +136,7 @@ std::unique_ptr<Sink> makeSink() {
   pthread_sigmask(SIG_SETMASK, &all, &previous);
   if (!config.output.empty()) {
     const std::string directory = g_output_for_child.empty() ? config.output : g_output_for_child;
+    TransportScope runtime_threads; // the recording writer's thread is the runtime's
     sink = makeRecordingSink(directory, error);
   } else if (const std::string problem = defaultSocketProblem(config); !problem.empty()) {
     // Another user may have made the directory to receive our stream: send nothing. Said only
@@ -208,11 +218,13 @@ void onForkChild() {
     mine->ring.pending_drops.store(0);
     mine->nested_drops.store(0);
     mine->drain = DrainCursor{};
+    mine->frames_tracked = false;
     mine->tid = uint32_t(gettid());
     mine->start_ticks = readTicks();
   }
   // Calls open in the parent are not this process's: their exits are not recorded here.
   local.resetCalls();
+  forgetJumpPointsAfterFork();
   g_hot.late_events.store(0);
   if (Drain* drain = g_drain.load())
     drain->abandonAfterFork();
@@ -222,6 +234,7 @@ void onForkChild() {
   if (!flags().output.empty())
     g_output_for_child = flags().output + "-" + std::to_string(getpid());
   rt.parent_process_key = rt.process_key;
+  rt.previous_image = 0;
   rt.process_key = randomKey();
   rt.control_queue.clear();
   for (const wire::ModuleTable& module : rt.modules)
@@ -233,9 +246,37 @@ void onForkChild() {
   }
 }
 
+// SHAPETRACE_EXEC_FROM, set by the image that exec'd this one (execLinkEntry): this image continues
+// that process. Ignored when its pid is not ours (it leaked into another process's environment),
+// and removed, so that the program sees the environment it was given.
+void linkToPreviousImage() {
+  const char* link = getenv(kExecFromVariable);
+  if (!link)
+    return;
+  unsigned long pid = 0;
+  unsigned long long previous = 0, parent = 0;
+  if (std::sscanf(link, "%lu:%llx:%llx", &pid, &previous, &parent) == 3 &&
+      pid == unsigned(getpid())) {
+    runtime().previous_image = previous;
+    runtime().parent_process_key = parent;
+    if (!flags().output.empty()) {
+      char key[17];
+      std::snprintf(key, sizeof key, "%016llx", previous);
+      g_output_for_child = flags().output + "-exec-" + key;
+    }
+  }
+  unsetenv(kExecFromVariable);
+}
+
+void onProgramExit(int status, void*) { g_exit_status.store(status); }
+
 void startOnce() {
   Runtime& rt = runtime();
   const Flags& config = flags();
+  linkToPreviousImage();
+  // Before the library destructor, exit() tells its status to on_exit handlers only.
+  on_exit(onProgramExit, nullptr);
+  resolveJumpFunctions();
   const char* why = "";
   rt.tick_source = selectTickSource(config.clock.c_str(), &why);
   if (config.clock == "tsc" && rt.tick_source != TickSource::Tsc)
@@ -269,7 +310,14 @@ void ensureStarted() {
 
 ThreadState* attachThread(ThreadLocal& local) {
   Runtime& rt = runtime();
-  if (local.exited || local.runtime_thread || rt.phase.load(std::memory_order_acquire) != Phase::Running) {
+  // The runtime's own threads and the transport's record nothing: instrumented code reaches them
+  // only through the program's symbols (an executable's copy of a std::string member interposes
+  // libstdc++'s, and ZeroMQ's I/O thread calls it), and those calls are not the program's.
+  if (local.runtime_thread || isRuntimeThread()) {
+    local.runtime_thread = true;
+    return nullptr;
+  }
+  if (local.exited || rt.phase.load(std::memory_order_acquire) != Phase::Running) {
     g_hot.late_events.fetch_add(1, std::memory_order_relaxed);
     return nullptr;
   }
@@ -287,15 +335,54 @@ ThreadState* attachThread(ThreadLocal& local) {
   return state;
 }
 
-void prepareForExec() {
-  // A vfork child runs in its parent's memory without fork handlers: not a process of ours.
-  if (getpid() != g_pid.load() || runtime().phase.load() != Phase::Running ||
-      t_local.runtime_thread)
-    return;
+namespace {
+
+// Whether the image's end at a process boundary is ours to announce: not in a vfork child (it runs
+// in its parent's memory), not on a runtime thread, only while recording runs.
+Drain* drainForBoundary() {
+  if (getpid() != g_pid.load() || t_local.runtime_thread ||
+      runtime().phase.load() != Phase::Running)
+    return nullptr;
+  return g_drain.load();
+}
+
+} // namespace
+
+bool endImageForExec(const char* path) {
+  Drain* drain = drainForBoundary();
+  if (!drain)
+    return false;
   const int saved_errno = errno;
-  if (Drain* drain = g_drain.load())
-    drain->prepareForExec(uint32_t(flags().exit_timeout_ms)); // at most 3600000
+  const bool ended = drain->endImage(wire::EndReason::Exec, 0, path,
+                                     uint32_t(flags().exit_timeout_ms)); // at most 3600000
   errno = saved_errno;
+  return ended;
+}
+
+void execFailed(int error) {
+  if (Drain* drain = drainForBoundary())
+    drain->resumeAfterFailedExec(error);
+}
+
+void endImageForExit(int status) {
+  Drain* drain = drainForBoundary();
+  if (!drain)
+    return;
+  drain->endImage(wire::EndReason::ExitImmediately, status, nullptr,
+                  uint32_t(flags().exit_timeout_ms));
+  // Nothing of ours runs after this: the hooks of whatever code still runs record nothing.
+  runtime().phase.store(Phase::ShutDown);
+  setRecordingEnabled(false);
+}
+
+bool execLinkEntry(char* buffer, size_t size) {
+  if (getpid() != g_pid.load() || runtime().phase.load() != Phase::Running)
+    return false;
+  const Runtime& rt = runtime();
+  const int n = std::snprintf(buffer, size, "%s=%u:%llx:%llx", kExecFromVariable,
+                              unsigned(getpid()), (unsigned long long)rt.process_key,
+                              (unsigned long long)rt.parent_process_key);
+  return n > 0 && size_t(n) < size;
 }
 
 bool flushFor(uint32_t timeout_ms) {
@@ -320,7 +407,7 @@ __attribute__((destructor)) void onProcessExit() {
   rt.phase.store(Phase::ShutDown);
   std::lock_guard lock(g_lifecycle_mutex);
   if (Drain* drain = g_drain.load())
-    drain->stop();
+    drain->stop(g_exit_status.load());
   setRecordingEnabled(false);
   local.busy = false;
 }

@@ -145,7 +145,7 @@ public:
       end_ns = std::max(end_ns, events.now());
       out.push_back({process, wire::ThreadEnd{tid, events.now(), events.events().size(), 0, 0}});
     }
-    out.push_back({process, wire::ProcessEnd{end_ns, 0, 0, 0}});
+    out.push_back({process, wire::ProcessEnd{end_ns, 0, 0, 0, wire::EndReason::Exit, ""}});
     return out;
   }
 
