@@ -15,6 +15,10 @@
 namespace shapetrace::rt {
 namespace {
 
+// The first rate is measured over 100 us, so that the ProcessStart, the module tables and the first
+// events leave a process that lives a millisecond; it is then measured again over baselines that
+// double from 1 ms (each new segment continuous with the last and steered to CLOCK_MONOTONIC).
+constexpr uint64_t kFirstBaselineNs = 100000;         // 100 us
 constexpr uint64_t kFirstCalibrationNs = 1000000;     // 1 ms
 constexpr uint64_t kLongestCalibrationNs = 1000000000; // 1 s
 
@@ -105,6 +109,8 @@ void Drain::run() {
   cpu_ns_ = uint64_t(cpu.tv_sec) * 1000000000u + uint64_t(cpu.tv_nsec);
 }
 
+void Drain::wake() { sem_post(&wake_); }
+
 void Drain::sleepFor(std::chrono::microseconds interval) {
   timespec until;
   clock_gettime(CLOCK_MONOTONIC, &until);
@@ -172,13 +178,13 @@ bool Drain::sendControlQueue() {
 bool Drain::cycle() {
   if (!process_start_sent_) {
     // The first calibration needs a baseline; the ProcessStart carries its result.
-    const uint64_t first = process_start_.start_ns + kFirstCalibrationNs;
+    const uint64_t first = process_start_.start_ns + kFirstBaselineNs;
     if (const uint64_t now = nowNs(); now < first) {
       const timespec pause{0, long(first - now)};
       nanosleep(&pause, nullptr);
     }
     calibration_.restart(readClockPair(runtime_.tick_source));
-    next_calibration_ns_ = nowNs() + calibration_step_ns_;
+    next_calibration_ns_ = process_start_.start_ns + kFirstCalibrationNs;
     process_start_.clock = calibration_.describe(runtime_.tick_source == TickSource::Tsc
                                                      ? wire::ClockSource::Tsc
                                                      : wire::ClockSource::Monotonic);

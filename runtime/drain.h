@@ -45,6 +45,9 @@ public:
   bool flush(uint32_t timeout_ms);
   // Fork child: the thread does not exist here and the sink belongs to the parent.
   void abandonAfterFork();
+  // Makes the drain thread look now rather than at its next interval (a new thread's first
+  // event: its ThreadStart, and the process's ProcessStart, leave at once). Async-signal-safe.
+  void wake();
 
   // The image ends without the library destructor (exec, _exit): the drain thread sends what was
   // recorded (cycles within timeout_ms), ThreadEnd for every thread (not for exec, which may fail

@@ -9,6 +9,13 @@
 // thread only waits, so this is safe in a signal handler, where _exit is often called), then call
 // the real function. Calls still open are left open, as uftrace shows them.
 //
+// exit()'s status: the library destructor that sends the ProcessEnd of an ordinary exit cannot
+// learn it, and an on_exit handler registered by the runtime's constructor runs too late (shared
+// libraries' constructors run before __libc_start_main registers the dynamic linker's
+// finalisation, so handlers registered then run after the library destructors). So
+// __libc_start_main is interposed to register the handler just before main runs: it then runs
+// before the destructors, for an exit() as for a return from main.
+//
 // glibc's daemon() forks and calls _exit in the parent internally (not through the PLT), so daemon
 // is reimplemented here as glibc implements it (fork, the parent _exits with 0, the child calls
 // setsid, changes to / unless nochdir, and points 0, 1 and 2 at /dev/null unless noclose), with
@@ -16,6 +23,8 @@
 #include "runtime.h"
 
 #include <cerrno>
+#include <cstdlib>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
@@ -36,7 +45,23 @@ namespace {
   }
 }
 
+using MainFn = int (*)(int, char**, char**);
+MainFn g_main = nullptr;
+
+int mainAfterOnExit(int argc, char** argv, char** envp) {
+  on_exit([](int status, void*) { shapetrace::rt::noteExitStatus(status); }, nullptr);
+  return g_main(argc, argv, envp);
+}
+
 } // namespace
+
+SHAPETRACE_INTERPOSE int __libc_start_main(MainFn main, int argc, char** argv, void (*init)(),
+                                           void (*fini)(), void (*rtld_fini)(), void* stack_end) {
+  using StartFn = int (*)(MainFn, int, char**, void (*)(), void (*)(), void (*)(), void*);
+  g_main = main;
+  const auto real = reinterpret_cast<StartFn>(dlsym(RTLD_NEXT, "__libc_start_main"));
+  return real(mainAfterOnExit, argc, argv, init, fini, rtld_fini, stack_end);
+}
 
 SHAPETRACE_INTERPOSE void _exit(int status) { exitNow(status); }
 

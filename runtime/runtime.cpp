@@ -113,7 +113,7 @@ wire::ProcessStart describeProcess(uint64_t start_ns) {
 // A forked child writes its own recording next to its parent's (DIR-<pid>), an exec'd image next
 // to the one it replaced (DIR-exec-<that image's key>).
 std::string g_output_for_child;
-// exit()'s status, learnt by an on_exit handler (which runs before the library destructor).
+// exit()'s status, learnt by an on_exit handler (exit_hooks.cpp) before the library destructor.
 std::atomic<int32_t> g_exit_status{0};
 
 // Why the default socket's directory may not be used (empty: it may). An explicit
@@ -268,14 +268,10 @@ void linkToPreviousImage() {
   unsetenv(kExecFromVariable);
 }
 
-void onProgramExit(int status, void*) { g_exit_status.store(status); }
-
 void startOnce() {
   Runtime& rt = runtime();
   const Flags& config = flags();
   linkToPreviousImage();
-  // Before the library destructor, exit() tells its status to on_exit handlers only.
-  on_exit(onProgramExit, nullptr);
   resolveJumpFunctions();
   const char* why = "";
   rt.tick_source = selectTickSource(config.clock.c_str(), &why);
@@ -332,6 +328,10 @@ ThreadState* attachThread(ThreadLocal& local) {
   pthread_setspecific(g_thread_key, state);
   local.state = state;
   rt.registry.push(state);
+  // The process's (or this thread's) first event: announced now, not at the next interval, so
+  // that a process that lives a millisecond is in the stream.
+  if (Drain* drain = g_drain.load())
+    drain->wake();
   return state;
 }
 
@@ -374,6 +374,8 @@ void endImageForExit(int status) {
   runtime().phase.store(Phase::ShutDown);
   setRecordingEnabled(false);
 }
+
+void noteExitStatus(int status) { g_exit_status.store(status); }
 
 bool execLinkEntry(char* buffer, size_t size) {
   if (getpid() != g_pid.load() || runtime().phase.load() != Phase::Running)

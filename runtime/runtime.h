@@ -106,6 +106,8 @@ void endImageForExit(int status);
 // environment of the image exec is about to start, so that it links itself to this one; false
 // (nothing written) when this process has no image of its own to link to. Allocates nothing.
 bool execLinkEntry(char* buffer, size_t size);
+// exit()'s status (an on_exit handler, exit_hooks.cpp), for the ProcessEnd of an ordinary exit.
+void noteExitStatus(int status);
 inline constexpr char kExecFromVariable[] = "SHAPETRACE_EXEC_FROM";
 // setjmp/longjmp (jumps.cpp; implemented in hooks.cpp beside the bookkeeping they change). The
 // caller holds the thread's guard (t_local.busy).
