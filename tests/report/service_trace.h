@@ -68,6 +68,7 @@ struct ServiceTraceOptions {
   uint32_t seed = 7;
   size_t events_per_batch = 256;
   bool gap_on_last_worker = false; // the runtime dropped events of one worker once
+  bool killed = false; // SIGKILL'd: no ThreadEnd, no ProcessEnd; `record` saw the signal
 };
 
 // One thread's events under construction: enter/exit with an advancing clock.
@@ -143,9 +144,13 @@ public:
     uint64_t end_ns = 0;
     for (auto& [tid, events] : threads) {
       end_ns = std::max(end_ns, events.now());
-      out.push_back({process, wire::ThreadEnd{tid, events.now(), events.events().size(), 0, 0}});
+      if (!options_.killed)
+        out.push_back({process, wire::ThreadEnd{tid, events.now(), events.events().size(), 0, 0}});
     }
-    out.push_back({process, wire::ProcessEnd{end_ns, 0, 0, 0, wire::EndReason::Exit, ""}});
+    if (options_.killed)
+      out.push_back({process, wire::ExitStatus{1, end_ns + 1000, -1, 9, false}});
+    else
+      out.push_back({process, wire::ProcessEnd{end_ns, 0, 0, 0, wire::EndReason::Exit, ""}});
     return out;
   }
 
