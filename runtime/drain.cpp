@@ -464,12 +464,14 @@ void Drain::stop(int32_t exit_status) {
   cycle_done_.notify_all();
   pthread_join(thread_, nullptr);
   thread_started_ = false;
-  if (image_ended_.load())
-    return; // an exec or _exit already sent the ProcessEnd
 
   // This thread now plays the drain's part. Its own hooks must not touch rings meanwhile; the
   // transport it may still create or close is the runtime's.
   TransportScope transport;
+  // A request the drain thread stopped before handling (an exec failed just before this exit).
+  handleEndRequest();
+  if (image_ended_.load())
+    return; // an exec or _exit already sent the ProcessEnd
   EndInfo end;
   end.reason = wire::EndReason::Exit;
   end.exit_status = exit_status;

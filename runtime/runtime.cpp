@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <link.h>
 #include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
@@ -51,6 +52,109 @@ std::string StringTable::lookup(uint32_t id) {
 }
 
 namespace {
+
+// Registers one module's table (abi.h): its ids are the next free range. A module already
+// registered (its base id set) is left alone; one of an ABI version this runtime does not know, or
+// past the id space, is refused once, with a message: its events keep ids at or above
+// SHAPETRACE_UNREGISTERED_BASE, which the drain never sends (they are counted as lost).
+void registerModule(__shapetrace_module* module) {
+  Runtime& rt = runtime();
+  std::lock_guard lock(rt.modules_mutex);
+  if (*module->base_id != SHAPETRACE_UNREGISTERED_BASE || rt.refused_modules.count(module))
+    return;
+  const char* name = module->module_id ? module->module_id : "?";
+  // Version 1 modules call the hooks unconditionally, which this runtime still handles.
+  if (module->abi_version == 0 || module->abi_version > SHAPETRACE_ABI_VERSION) {
+    rt.refused_modules.insert(module);
+    std::fprintf(stderr,
+                 "shapetrace: module '%s' was instrumented for ABI version %u, this runtime "
+                 "implements %u; its events are not recorded (counted as lost)\n",
+                 name, module->abi_version, SHAPETRACE_ABI_VERSION);
+    return;
+  }
+  if (uint64_t(rt.next_function_id) + module->function_count > SHAPETRACE_UNREGISTERED_BASE) {
+    rt.refused_modules.insert(module);
+    std::fprintf(stderr, "shapetrace: too many instrumented functions; module '%s' not registered\n",
+                 name);
+    return;
+  }
+  wire::ModuleTable table;
+  table.module_id = module->module_id ? module->module_id : "";
+  table.base_id = rt.next_function_id;
+  table.functions.reserve(module->function_count);
+  for (uint32_t i = 0; i < module->function_count; ++i) {
+    const __shapetrace_function& function = module->functions[i];
+    auto text = [](const char* s) { return s ? std::string(s) : std::string(); };
+    table.functions.push_back({table.base_id + i, text(function.mangled_name),
+                               text(function.demangled_name), text(function.source_file),
+                               function.line});
+  }
+  rt.next_function_id += module->function_count;
+  *module->base_id = table.base_id;
+  rt.control_queue.push_back({0, table});
+  rt.modules.push_back(std::move(table));
+}
+
+size_t noteAligned(size_t n, size_t alignment) { return (n + alignment - 1) & ~(alignment - 1); }
+
+// Whether [address, address + size) lies in one of the object's loaded segments.
+bool inObject(const dl_phdr_info& object, const void* address, size_t size) {
+  const auto at = reinterpret_cast<uintptr_t>(address);
+  for (int i = 0; i < object.dlpi_phnum; ++i) {
+    const ElfW(Phdr)& segment = object.dlpi_phdr[i];
+    const uintptr_t start = object.dlpi_addr + segment.p_vaddr;
+    if (segment.p_type == PT_LOAD && at >= start && at + size <= start + segment.p_memsz)
+      return true;
+  }
+  return false;
+}
+
+// The modules the pass's notes (abi.h) name in every loaded object, in load order. No other
+// dlopen can be under way meanwhile: the runtime's constructor and the modules' run inside the
+// dynamic loader's lock, so every object seen here is relocated.
+std::vector<__shapetrace_module*> notedModules() {
+  std::vector<__shapetrace_module*> found;
+  dl_iterate_phdr(
+      [](dl_phdr_info* object, size_t, void* data) -> int {
+        auto& modules = *static_cast<std::vector<__shapetrace_module*>*>(data);
+        for (int i = 0; i < object->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& segment = object->dlpi_phdr[i];
+          if (segment.p_type != PT_NOTE)
+            continue;
+          const size_t alignment = segment.p_align == 8 ? 8 : 4;
+          const char* at = reinterpret_cast<const char*>(object->dlpi_addr + segment.p_vaddr);
+          const char* const end = at + segment.p_memsz;
+          while (size_t(end - at) >= sizeof(ElfW(Nhdr))) {
+            ElfW(Nhdr) header;
+            std::memcpy(&header, at, sizeof header);
+            const char* name = at + sizeof header;
+            const char* desc = name + noteAligned(header.n_namesz, alignment);
+            const char* next = desc + noteAligned(header.n_descsz, alignment);
+            if (next > end || next <= at)
+              break;
+            if (header.n_type == SHAPETRACE_MODULE_NOTE_TYPE && header.n_descsz == 4 &&
+                header.n_namesz == sizeof SHAPETRACE_MODULE_NOTE_NAME &&
+                std::memcmp(name, SHAPETRACE_MODULE_NOTE_NAME, header.n_namesz) == 0) {
+              int32_t offset;
+              std::memcpy(&offset, desc, sizeof offset);
+              auto* module = reinterpret_cast<__shapetrace_module*>(const_cast<char*>(desc) + offset);
+              if (inObject(*object, module, sizeof *module))
+                modules.push_back(module);
+            }
+            at = next;
+          }
+        }
+        return 0;
+      },
+      &found);
+  return found;
+}
+
+void registerNotedModules() {
+  for (__shapetrace_module* module : notedModules())
+    if (module->base_id)
+      registerModule(module);
+}
 
 pthread_once_t g_start_once = PTHREAD_ONCE_INIT;
 pthread_key_t g_thread_key;
@@ -273,6 +377,9 @@ void startOnce() {
   const Flags& config = flags();
   linkToPreviousImage();
   resolveJumpFunctions();
+  // Every module of the objects loaded so far, before any of their constructors (which run after
+  // ours: they depend on the runtime) or another library's can call into one.
+  registerNotedModules();
   const char* why = "";
   rt.tick_source = selectTickSource(config.clock.c_str(), &why);
   if (config.clock == "tsc" && rt.tick_source != TickSource::Tsc)
@@ -446,37 +553,11 @@ SHAPETRACE_EXPORT void __shapetrace_register_module(struct __shapetrace_module* 
   if (!module || !module->base_id)
     return;
   ensureStarted();
-  Runtime& rt = runtime();
-  // Version 1 modules call the hooks unconditionally, which this runtime still handles.
-  if (module->abi_version == 0 || module->abi_version > SHAPETRACE_ABI_VERSION) {
-    std::fprintf(stderr,
-                 "shapetrace: module '%s' was instrumented for ABI version %u, this runtime "
-                 "implements %u; its functions are recorded with unregistered ids\n",
-                 module->module_id ? module->module_id : "?", module->abi_version,
-                 SHAPETRACE_ABI_VERSION);
-    return;
-  }
-  std::lock_guard lock(rt.modules_mutex);
-  if (uint64_t(rt.next_function_id) + module->function_count > SHAPETRACE_UNREGISTERED_BASE) {
-    std::fprintf(stderr, "shapetrace: too many instrumented functions; module '%s' not registered\n",
-                 module->module_id ? module->module_id : "?");
-    return;
-  }
-  wire::ModuleTable table;
-  table.module_id = module->module_id ? module->module_id : "";
-  table.base_id = rt.next_function_id;
-  table.functions.reserve(module->function_count);
-  for (uint32_t i = 0; i < module->function_count; ++i) {
-    const __shapetrace_function& function = module->functions[i];
-    auto text = [](const char* s) { return s ? std::string(s) : std::string(); };
-    table.functions.push_back({table.base_id + i, text(function.mangled_name),
-                               text(function.demangled_name), text(function.source_file),
-                               function.line});
-  }
-  rt.next_function_id += module->function_count;
-  *module->base_id = table.base_id;
-  rt.control_queue.push_back({0, table});
-  rt.modules.push_back(std::move(table));
+  // A module loaded with the runtime was registered at start through its note; a dlopen'ed one is
+  // registered here, with every other module of its object.
+  if (*module->base_id == SHAPETRACE_UNREGISTERED_BASE)
+    registerNotedModules();
+  registerModule(module);
 }
 
 SHAPETRACE_EXPORT shapetrace_status shapetrace_annotate(const char* key, int64_t value) {

@@ -14,6 +14,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -77,6 +78,8 @@ struct Runtime {
   std::mutex modules_mutex;
   uint32_t next_function_id = 0;
   std::vector<wire::ModuleTable> modules;
+  // Modules refused (unknown ABI version, no ids left), so that each is refused once.
+  std::set<const void*> refused_modules;
   // Items waiting for the drain, in order (module tables).
   std::deque<wire::StreamItem> control_queue;
 
