@@ -191,7 +191,6 @@ void Analyzer::consume(wire::StreamItem item) {
   if (process != 0 || item.kind() != wire::ItemKind::ExitStatus) {
     bool& ended = process_ended_[process];
     if (item.kind() == wire::ItemKind::ProcessEnd) ended = true;
-    if (item.kind() == wire::ItemKind::ExecFailed) ended = false;
   }
   if (auto* batch = std::get_if<wire::EventBatch>(&item.body)) {
     Task task;

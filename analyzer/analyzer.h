@@ -68,7 +68,7 @@ private:
   std::vector<NamedExtension> extensions_;
   std::vector<std::unique_ptr<Worker>> workers_;
   Diagnostics input_diagnostics_;
-  // Every process seen, and whether its ProcessEnd came (and no ExecFailed voided it since).
+  // Every process seen, and whether its ProcessEnd came.
   std::map<uint64_t, bool> process_ended_;
   bool finished_ = false;
   uint64_t items_ = 0;

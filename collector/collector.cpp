@@ -306,10 +306,6 @@ bool Collector::noteLifecycle(std::span<const std::byte> bytes, SenderState& sen
     c.pid = start->pid;
     c.executable = start->executable.substr(0, kMaxNameBytes);
     latest_image_[start->pid] = item.process;
-    // The image it replaced ended by exec, which therefore did not fail: its threads are gone.
-    if (start->previous_image != 0)
-      if (auto previous = senders_.find(start->previous_image); previous != senders_.end())
-        forgetThreads(previous->second);
   } else if (const auto* end = std::get_if<wire::ProcessEnd>(&item.body)) {
     if (!c.ended) {
       c.ended = true;
@@ -319,20 +315,13 @@ bool Collector::noteLifecycle(std::span<const std::byte> bytes, SenderState& sen
                 ? "exec " + end->exec_path.substr(0, kMaxNameBytes)
                 : std::string(wire::endReasonName(end->reason)) + " status " +
                       std::to_string(end->exit_status);
-    // An exec may fail and the process go on (ExecFailed): its sequences must then continue.
-    if (end->reason != wire::EndReason::Exec)
-      forgetThreads(sender);
-  } else if (std::holds_alternative<wire::ExecFailed>(item.body)) {
-    if (c.ended) {
-      c.ended = false;
-      c.end.clear();
-      --ended_senders_;
-    }
+    forgetThreads(sender);
   }
   return true;
 }
 
-// An ended process's per-thread state is no longer needed; its counters stay for the reports.
+// An ended process's per-thread state is no longer needed (a failed exec goes on under a new key);
+// its counters stay for the reports.
 void Collector::forgetThreads(SenderState& sender) {
   threads_ -= sender.threads.size();
   sender.threads.clear();

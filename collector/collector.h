@@ -75,7 +75,7 @@ struct SenderCounters {
   uint64_t refused = 0;      // dropped because a limit of CollectorLimits was reached
   uint32_t pid = 0;          // from the sender's ProcessStart, 0 until seen
   std::string executable;    // likewise
-  bool ended = false;        // its ProcessEnd was received (and no ExecFailed voided it)
+  bool ended = false;        // its ProcessEnd was received
   std::string end;           // how: "exit status 0", "_exit status 1", "exec /bin/ls"
   std::string exit_status;   // as `shapetrace record` reaped it: "killed by signal 9 (SIGKILL)"
 };
@@ -160,7 +160,8 @@ private:
   };
 
   void handle(zmq::message_t& message);
-  // ProcessStart, ProcessEnd and ExecFailed: decoded for the reports and the senders' state.
+  // ProcessStart and ProcessEnd (and the rarer ExecFailed, ExitStatus): decoded for the reports
+  // and the senders' state.
   // False when the item does not decode.
   bool noteLifecycle(std::span<const std::byte> bytes, SenderState& sender);
   void forgetThreads(SenderState& sender);

@@ -27,16 +27,29 @@ bool isEvent(const Event& event) { return uint32_t(event.kind) < kEventKindCount
 // not know), so nothing could resolve it. Never sent.
 bool isUnnamed(const Event& event) { return event.function_id >= SHAPETRACE_UNREGISTERED_BASE; }
 
-// Keeps the ids of the open recorded calls (DrainCursor::open_frames). An exit of a call entered
-// before tracking began finds nothing to pop.
-inline void trackFrame(DrainCursor& cursor, const Event& event, uint64_t index) {
-  if (index < cursor.tracked_up_to)
+// The first look at an event slot (DrainCursor::applied_up_to): keeps the ids of the open recorded
+// calls (open_frames) and, in a process that went on after a failed exec, turns the exits of calls
+// entered before into kSkippedExitMarker.
+void firstSight(DrainCursor& cursor, Event& slot, uint64_t index) {
+  if (index < cursor.applied_up_to)
     return;
-  cursor.tracked_up_to = index + 1;
-  if (event.kind == EventKind::Enter)
-    cursor.open_frames.push_back(event.function_id);
-  else if (!cursor.open_frames.empty())
-    cursor.open_frames.pop_back();
+  cursor.applied_up_to = index + 1;
+  const bool enter = slot.kind == EventKind::Enter;
+  if (cursor.tracking) {
+    // An exit of a call entered before tracking began finds nothing to pop.
+    if (enter)
+      cursor.open_frames.push_back(slot.function_id);
+    else if (!cursor.open_frames.empty())
+      cursor.open_frames.pop_back();
+  }
+  if (cursor.continuing) {
+    if (enter)
+      ++cursor.continued_depth;
+    else if (cursor.continued_depth > 0)
+      --cursor.continued_depth;
+    else
+      slot.kind = EventKind(kSkippedExitMarker);
+  }
 }
 
 int64_t monotonicNow() { return int64_t(monotonicNs()); }
@@ -136,15 +149,45 @@ bool Drain::handleEndRequest() {
     return end.reason == wire::EndReason::Exec;
   }
   if (state == kResumeRequested) {
-    {
-      // Before anything else that is sent from now on (the control queue goes first).
-      std::lock_guard lock(runtime_.modules_mutex);
-      runtime_.control_queue.push_front({0, wire::ExecFailed{nowNs(), end_path_, exec_error_}});
-    }
-    image_ended_.store(false);
+    continueAfterFailedExec();
     end_state_.store(kRunning, std::memory_order_release);
   }
   return true;
+}
+
+// The image ended (its ProcessEnd says exec) but goes on: it becomes a process of its own under a
+// new key, whose ProcessStart says so (origin execFailed, previousImage), followed by ExecFailed
+// and the module tables. A new key rather than the old one going on: the transport was closed
+// for the exec and reopens on a new connection, and a collector may interleave what the two
+// connections carried, which one key's stream must never be. Every thread starts again in it
+// (ThreadStart, sequences from 0); the exits of calls entered before are not sent (continuing).
+void Drain::continueAfterFailedExec() {
+  const uint64_t previous = runtime_.process_key.load();
+  runtime_.process_key.store(newProcessKey());
+  runtime_.previous_image = previous;
+  process_start_.origin = wire::ProcessOrigin::ExecFailed;
+  process_start_.previous_image = previous;
+  process_start_.start_ns = nowNs();
+  process_start_sent_ = false;
+  events_sent_ = 0;
+  drops_reported_ = 0;
+  {
+    std::lock_guard lock(runtime_.modules_mutex);
+    runtime_.control_queue.clear();
+    runtime_.control_queue.push_back({0, wire::ExecFailed{nowNs(), end_path_, exec_error_}});
+    for (const wire::ModuleTable& module : runtime_.modules)
+      runtime_.control_queue.push_back({0, module});
+  }
+  for (ThreadState* state = runtime_.registry.head(); state; state = state->next) {
+    DrainCursor& cursor = state->drain;
+    cursor.start_sent = false;
+    cursor.next_sequence = 0;
+    cursor.events_sent = 0;
+    cursor.drops_reported = 0;
+    cursor.continuing = true;
+    cursor.continued_depth = 0;
+  }
+  image_ended_.store(false);
 }
 
 void Drain::calibrateIfDue() {
@@ -177,14 +220,17 @@ bool Drain::sendControlQueue() {
 
 bool Drain::cycle() {
   if (!process_start_sent_) {
-    // The first calibration needs a baseline; the ProcessStart carries its result.
-    const uint64_t first = process_start_.start_ns + kFirstBaselineNs;
-    if (const uint64_t now = nowNs(); now < first) {
-      const timespec pause{0, long(first - now)};
-      nanosleep(&pause, nullptr);
+    if (!calibrated_) {
+      // The first calibration needs a baseline; the ProcessStart carries its result.
+      const uint64_t first = process_start_.start_ns + kFirstBaselineNs;
+      if (const uint64_t now = nowNs(); now < first) {
+        const timespec pause{0, long(first - now)};
+        nanosleep(&pause, nullptr);
+      }
+      calibration_.restart(readClockPair(runtime_.tick_source));
+      next_calibration_ns_ = process_start_.start_ns + kFirstCalibrationNs;
+      calibrated_ = true;
     }
-    calibration_.restart(readClockPair(runtime_.tick_source));
-    next_calibration_ns_ = process_start_.start_ns + kFirstCalibrationNs;
     process_start_.clock = calibration_.describe(runtime_.tick_source == TickSource::Tsc
                                                      ? wire::ClockSource::Tsc
                                                      : wire::ClockSource::Monotonic);
@@ -285,10 +331,10 @@ bool Drain::drainThread(ThreadState& state) {
   cursor.abandoned_in_batch = 0;
   uint64_t index = ring.released();
   while (index < head) {
-    const Event& slot = ring.at(index);
+    Event& slot = ring.slot(index);
+    if ((cursor.tracking || cursor.continuing) && isEvent(slot)) [[unlikely]]
+      firstSight(cursor, slot, index);
     if (isEvent(slot)) {
-      if (cursor.tracking) [[unlikely]]
-        trackFrame(cursor, slot, index);
       if (isUnnamed(slot)) [[unlikely]] {
         index = dropUnnamedEvents(state, index, head);
         if (index == DrainCursor::kNoIndex)
@@ -302,11 +348,15 @@ bool Drain::drainThread(ThreadState& state) {
       continue;
     }
     // Markers that only change what the drain knows, or become events of the batch.
+    if (uint32_t(slot.kind) == kSkippedExitMarker) {
+      ++index;
+      continue;
+    }
     if (uint32_t(slot.kind) == kTrackFramesMarker) {
-      if (index >= cursor.tracked_up_to) {
+      if (index >= cursor.applied_up_to) {
         cursor.tracking = true;
         cursor.open_frames.clear();
-        cursor.tracked_up_to = index + 1;
+        cursor.applied_up_to = index + 1;
       }
       ++index;
       continue;
@@ -332,10 +382,10 @@ bool Drain::drainThread(ThreadState& state) {
       sent = sendPendingGap(state, at_ns, resumed);
       if (!sent) {
         cursor.unreported_drops -= slot.function_id; // retried with the marker next cycle
-      } else if (cursor.tracking && index >= cursor.tracked_up_to) {
+      } else if (cursor.tracking && index >= cursor.applied_up_to) {
         // The dropped events may have opened or closed calls: what was kept is not the truth.
         cursor.open_frames.clear();
-        cursor.tracked_up_to = index + 1;
+        cursor.applied_up_to = index + 1;
       }
       break;
     }
@@ -368,8 +418,8 @@ uint64_t Drain::dropUnnamedEvents(ThreadState& state, uint64_t index, uint64_t h
     return DrainCursor::kNoIndex;
   uint64_t end = index;
   while (end < head && isEvent(state.ring.at(end)) && isUnnamed(state.ring.at(end))) {
-    if (cursor.tracking)
-      trackFrame(cursor, state.ring.at(end), end);
+    if (cursor.tracking || cursor.continuing)
+      firstSight(cursor, state.ring.slot(end), end);
     ++end;
   }
   cursor.unreported_drops += end - index;
@@ -393,14 +443,21 @@ bool Drain::expandAbandonMarker(ThreadState& state, uint64_t index) {
     cursor.abandoned.clear();
     cursor.abandoned_sent = 0;
     cursor.abandoned_in_batch = 0;
-    if (cursor.tracking && index >= cursor.tracked_up_to) {
-      cursor.tracked_up_to = index + 1;
+    if (cursor.tracking && index >= cursor.applied_up_to) {
+      cursor.applied_up_to = index + 1;
       // Frames entered before tracking began (or before a gap) are not known: their exits are
-      // not sent (a gap already ended them for every consumer, or none of them exists).
+      // not sent (a gap already ended them for every consumer, or none of them exists). Nor are
+      // those of frames entered before the process's current key (continuing).
       for (uint32_t n = state.ring.at(index).function_id; n > 0 && !cursor.open_frames.empty();
            --n) {
-        cursor.abandoned.push_back(cursor.open_frames.back());
+        const uint32_t id = cursor.open_frames.back();
         cursor.open_frames.pop_back();
+        if (cursor.continuing) {
+          if (cursor.continued_depth == 0)
+            continue; // the previous key's frame
+          --cursor.continued_depth;
+        }
+        cursor.abandoned.push_back(id);
       }
     }
   }

@@ -58,8 +58,8 @@ public:
   // was sent. After an exec end the drain sends nothing until resumeAfterFailedExec().
   bool endImage(wire::EndReason reason, int32_t exit_status, const char* exec_path,
                 uint32_t timeout_ms);
-  // The exec announced by endImage failed with `error`: the drain sends ExecFailed, then records
-  // and sends as before.
+  // The exec announced by endImage failed with `error`: the image goes on as a process of its own
+  // (continueAfterFailedExec), recording as before.
   void resumeAfterFailedExec(int32_t error);
 
 private:
@@ -77,6 +77,7 @@ private:
   void sleepFor(std::chrono::microseconds interval);
   // Handles an end or resume request; false when the drain thread must stop (the process ends).
   bool handleEndRequest();
+  void continueAfterFailedExec();
   // Everything left, then ProcessEnd, then the sink. On the drain thread, or at exit on the
   // exiting thread once the drain thread stopped.
   void finishImage(const EndInfo& end);
@@ -102,6 +103,7 @@ private:
   Calibration calibration_;
   wire::ProcessStart process_start_;
   bool process_start_sent_ = false;
+  bool calibrated_ = false;
   uint64_t next_calibration_ns_ = 0;
   uint64_t calibration_step_ns_ = 0;
   wire::EventEncoder batch_; // the batch being made, encoded event by event

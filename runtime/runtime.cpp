@@ -337,7 +337,7 @@ void onForkChild() {
   forgetRuntimeDescriptors();
   if (!flags().output.empty())
     g_output_for_child = flags().output + "-" + std::to_string(getpid());
-  rt.parent_process_key = rt.process_key;
+  rt.parent_process_key = rt.process_key.load();
   rt.previous_image = 0;
   rt.process_key = randomKey();
   rt.control_queue.clear();
@@ -484,12 +484,14 @@ void endImageForExit(int status) {
 
 void noteExitStatus(int status) { g_exit_status.store(status); }
 
+uint64_t newProcessKey() { return randomKey(); }
+
 bool execLinkEntry(char* buffer, size_t size) {
   if (getpid() != g_pid.load() || runtime().phase.load() != Phase::Running)
     return false;
   const Runtime& rt = runtime();
   const int n = std::snprintf(buffer, size, "%s=%u:%llx:%llx", kExecFromVariable,
-                              unsigned(getpid()), (unsigned long long)rt.process_key,
+                              unsigned(getpid()), (unsigned long long)rt.process_key.load(),
                               (unsigned long long)rt.parent_process_key);
   return n > 0 && size_t(n) < size;
 }

@@ -68,7 +68,8 @@ struct Runtime {
   std::atomic<Phase> phase{Phase::NotStarted};
   bool enabled_at_start = true;
   uint64_t ring_bytes = 0;
-  uint64_t process_key = 0;
+  // Written by start, fork and a failed exec (the drain); read by the drain and by exec's link.
+  std::atomic<uint64_t> process_key{0};
   uint64_t parent_process_key = 0;
   uint64_t previous_image = 0; // the image this one replaced by exec (SHAPETRACE_EXEC_FROM)
   TickSource tick_source = TickSource::Monotonic;
@@ -127,6 +128,8 @@ void abandonCalls(uint32_t target_calls, bool interrupted_a_hook);
 // and dlsym is not async-signal-safe); forgets the forking thread's setjmps in a fork child.
 void resolveJumpFunctions();
 void forgetJumpPointsAfterFork();
+// A fresh random process key (never 0).
+uint64_t newProcessKey();
 // First event of a thread: maps its state and registers it. nullptr when tracing is impossible
 // now (shut down, thread exiting, no memory).
 ThreadState* attachThread(ThreadLocal& local);

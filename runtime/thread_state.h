@@ -33,6 +33,10 @@ enum MarkerKind : uint32_t {
   // A longjmp jumped over function_id recorded frames at timestamp (ticks): the drain sends one
   // AbandonedExit per frame, innermost first, with the ids it kept.
   kAbandonMarker = 0x105,
+  // Written by the drain over an exit it does not send: the exit of a call entered before the
+  // process's current key began (the image went on after a failed exec; its earlier calls are
+  // the previous key's).
+  kSkippedExitMarker = 0x106,
 };
 
 // What only the drain thread reads and writes.
@@ -44,13 +48,19 @@ struct DrainCursor {
   uint64_t drops_reported = 0;  // events announced in Gap items
   uint64_t unreported_drops = 0;
 
+  // Every ring slot is looked at once, the first time the drain reads it (slots before
+  // applied_up_to were), so that a batch sent again after a failed send does not count its events
+  // twice in what follows.
+  uint64_t applied_up_to = 0;
   // Frames, after kTrackFramesMarker: the ids of the thread's open recorded calls entered since
-  // (after a gap: since the gap), innermost last. Every ring slot is applied once, the first time
-  // the drain reads it (slots before tracked_up_to were), so a batch sent again after a failed
-  // send does not apply its events twice.
+  // (after a gap: since the gap), innermost last.
   bool tracking = false;
-  uint64_t tracked_up_to = 0;
   std::vector<uint32_t> open_frames;
+  // After a failed exec the process goes on under a new key (Drain::continueAfterFailedExec): the
+  // calls open until then are the previous key's, so an exit that would close more calls than
+  // were entered since is not sent (kSkippedExitMarker). `continued_depth`: calls open since.
+  bool continuing = false;
+  uint64_t continued_depth = 0;
   // The kAbandonMarker being turned into events: its ring index, the ids it abandons (innermost
   // first), how many of them were sent, and how many wait in the batch being made. The marker is
   // released (and forgotten) only with the batch that carries its last exit.

@@ -37,7 +37,7 @@ void RunInfo::observe(const wire::StreamItem& item) {
         } else if constexpr (std::is_same_v<T, wire::ProcessEnd>) {
           process.end = body;
         } else if constexpr (std::is_same_v<T, wire::ExecFailed>) {
-          process.end.reset();
+          process.failed_exec = body.path;
         } else if constexpr (std::is_same_v<T, wire::ExitStatus>) {
           process.reaped = body;
           if (process.pid == 0) process.pid = body.pid;
@@ -69,6 +69,7 @@ nlohmann::ordered_json RunInfo::toJson() const {
                          {"ended", p.end.has_value()},
                          {"exit_status", p.end ? p.end->exit_status : 0},
                          {"end", std::move(end)},
+                         {"failed_exec", p.failed_exec},
                          {"reaped", p.reaped ? wire::describeExitStatus(*p.reaped) : ""}});
   }
   return {{"processes", std::move(processes)},

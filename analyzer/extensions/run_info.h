@@ -36,7 +36,8 @@ private:
     std::string hostname;
     wire::ProcessOrigin origin = wire::ProcessOrigin::Started;
     uint64_t parent_process = 0, previous_image = 0;
-    std::optional<wire::ProcessEnd> end;    // the last one no ExecFailed voided
+    std::optional<wire::ProcessEnd> end;
+    std::string failed_exec; // origin execFailed: the program its exec could not run
     std::optional<wire::ExitStatus> reaped; // how `shapetrace record` saw it end
   };
   void noteTime(uint64_t ns);

@@ -133,6 +133,8 @@ public:
               std::printf(" (forked from %016" PRIx64 ")", body.parent_process);
             else if (body.origin == wire::ProcessOrigin::Exec)
               std::printf(" (exec from %016" PRIx64 ")", body.previous_image);
+            else if (body.origin == wire::ProcessOrigin::ExecFailed)
+              std::printf(" (continues %016" PRIx64 ")", body.previous_image);
           }
           else if constexpr (std::is_same_v<T, wire::ModuleTable>)
             std::printf(" %s: %zu functions", body.module_id.c_str(), body.functions.size());

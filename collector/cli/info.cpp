@@ -9,6 +9,7 @@
 #include "wire/framing.h"
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -33,8 +34,8 @@ struct ProcessInfo {
   wire::ProcessOrigin origin = wire::ProcessOrigin::Started;
   uint64_t parent_process = 0, previous_image = 0;
   uint64_t functions = 0, modules = 0, annotations = 0;
-  std::optional<wire::ProcessEnd> end; // the last one no ExecFailed voided
-  uint64_t failed_execs = 0;
+  std::optional<wire::ProcessEnd> end;
+  std::optional<wire::ExecFailed> failed_exec; // why a process of origin execFailed exists
   std::optional<wire::ExitStatus> reaped; // as `shapetrace record` saw it end
   std::map<uint32_t, ThreadInfo> threads;
 };
@@ -157,8 +158,7 @@ void account(ProcessInfo& p, const wire::StreamItem& item) {
         } else if constexpr (std::is_same_v<T, wire::ProcessEnd>) {
           p.end = body;
         } else if constexpr (std::is_same_v<T, wire::ExecFailed>) {
-          p.end.reset();
-          ++p.failed_execs;
+          p.failed_exec = body;
         } else if constexpr (std::is_same_v<T, wire::ExitStatus>) {
           p.reaped = body;
           if (p.pid == 0) p.pid = body.pid;
@@ -264,7 +264,9 @@ nlohmann::json toJson(const RecordingInfo& info) {
                          {"annotations", p.annotations},
                          {"ended", p.end.has_value()},
                          {"end", end},
-                         {"failed_execs", p.failed_execs},
+                         {"failed_exec", p.failed_exec ? nlohmann::json({{"path", p.failed_exec->path},
+                                                                         {"errno", p.failed_exec->error}})
+                                                       : nlohmann::json(nullptr)},
                          {"reaped", reaped},
                          {"threads", threads}});
   }
@@ -331,10 +333,14 @@ void printText(const std::string& dir, const RecordingInfo& info) {
     } else if (p.origin == wire::ProcessOrigin::Exec) {
       std::snprintf(link, sizeof link, " (exec by %016llx)", (unsigned long long)p.previous_image);
       origin = link;
+    } else if (p.origin == wire::ProcessOrigin::ExecFailed) {
+      std::snprintf(link, sizeof link, " (continues %016llx", (unsigned long long)p.previous_image);
+      origin = std::string(link) + (p.failed_exec ? " after its exec of " + p.failed_exec->path +
+                                                        " failed: " + std::strerror(p.failed_exec->error)
+                                                  : std::string()) +
+               ")";
     }
     std::string end = p.end ? describeEnd(p) : "NO PROCESS END";
-    if (p.failed_execs)
-      end += ", " + std::to_string(p.failed_execs) + " failed exec(s)";
     if (p.reaped && p.end && p.end->reason != wire::EndReason::Exec)
       end += " (reaped: " + wire::describeExitStatus(*p.reaped) + ")";
     std::printf("  process %016llx pid %u %s%s: %llu function(s) in %llu module(s), %s\n",

@@ -57,6 +57,9 @@ enum ProcessOrigin {
   started @0;  # a program started (or exec'd by a process that was not traced)
   forked @1;   # a fork() of the traced process `parentProcess`
   exec @2;     # an exec() by the traced image `previousImage` (same pid): it replaced that image
+  execFailed @3; # the image `previousImage` ended for an exec that failed, and goes on under this
+                 # key (an ExecFailed follows): its calls open until then are that key's, their
+                 # exits are not sent here
 }
 
 struct ProcessStart {
@@ -149,7 +152,8 @@ struct Annotation {
 # stream stopped: what it had not sent is lost, in an unknown amount.
 enum EndReason {
   exit @0;            # exit() or a return from main: exitStatus is exit's argument
-  exec @1;            # the image is being replaced by execPath (an ExecFailed may follow)
+  exec @1;            # the image is being replaced by execPath (if that fails, the image goes on
+                      # under a new key: a ProcessStart with origin execFailed)
   exitImmediately @2; # _exit() or _Exit() (the parent of daemon() too): exitStatus is its argument
 }
 
@@ -162,8 +166,8 @@ struct ProcessEnd {
   execPath @5 :Text;           # reason exec: the program being executed
 }
 
-# The exec announced by the process's last ProcessEnd failed: the image was not replaced and the
-# process goes on under the same key, as if that ProcessEnd had not been sent.
+# Why a process whose ProcessStart says origin execFailed exists: the exec of `path` by the image
+# it continues failed with `error`. Sent right after that ProcessStart.
 struct ExecFailed {
   timestampNs @0 :UInt64;
   path @1 :Text;

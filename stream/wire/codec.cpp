@@ -184,8 +184,8 @@ ProcessStart read(s::ProcessStart::Reader r) {
     v.config.push_back({str(c.getName()), str(c.getValue())});
   // An origin this reader does not know (a newer writer's) is read as a plain start.
   const auto origin = static_cast<uint16_t>(r.getOrigin());
-  v.origin = origin <= static_cast<uint16_t>(ProcessOrigin::Exec) ? ProcessOrigin(origin)
-                                                                   : ProcessOrigin::Started;
+  v.origin = origin <= static_cast<uint16_t>(ProcessOrigin::ExecFailed) ? ProcessOrigin(origin)
+                                                                         : ProcessOrigin::Started;
   v.previous_image = r.getPreviousImage();
   return v;
 }
@@ -470,6 +470,7 @@ const char* processOriginName(ProcessOrigin origin) {
   case ProcessOrigin::Started: return "started";
   case ProcessOrigin::Forked: return "forked";
   case ProcessOrigin::Exec: return "exec";
+  case ProcessOrigin::ExecFailed: return "exec_failed";
   }
   return "?";
 }
