@@ -46,6 +46,12 @@ void RunInfo::observe(const wire::StreamItem& item) {
       item.body);
 }
 
+uint64_t RunInfo::processesWithoutEnd() const {
+  uint64_t count = 0;
+  for (const auto& [id, p] : processes_) count += !p.end;
+  return count;
+}
+
 nlohmann::ordered_json RunInfo::toJson() const {
   nlohmann::ordered_json processes = nlohmann::ordered_json::array();
   uint64_t without_end = 0;

@@ -21,6 +21,8 @@ public:
   void observe(const wire::StreamItem& item);
 
   uint64_t droppedEvents() const { return dropped_events_; }
+  // Processes seen whose ProcessEnd never came (so far).
+  uint64_t processesWithoutEnd() const;
   uint64_t firstNs() const { return first_ns_; }
   uint64_t lastNs() const { return last_ns_; }
 

@@ -52,12 +52,18 @@ int runReport(const ReportArgs& args) {
       reportData(analysis, {"recording", args.dir, utcNow()}, embedded, args.limits, detail));
   cli::writeFileAtomically(args.output, page);
 
+  // A process that never said how it ended lost what it had not sent: never a plain 0.
+  const uint64_t without_end = run.processesWithoutEnd();
+  const std::string unknown =
+      without_end ? " + an unknown number (" + std::to_string(without_end) +
+                        " process(es) ended without a process end)"
+                  : "";
   std::printf("%s: %zu threads, %llu events, %zu shapes, %zu clusters, %zu outliers, %llu dropped "
-              "events\n",
+              "events%s\n",
               args.output.c_str(), analysis.threads.size(),
               static_cast<unsigned long long>(analysis.events), analysis.shapes.size() - 1,
               analysis.clustering.clusters.size(), analysis.outliers.size(),
-              static_cast<unsigned long long>(run.droppedEvents()));
+              static_cast<unsigned long long>(run.droppedEvents()), unknown.c_str());
   if (const std::string lost = callsNotAnalysed(analysis.diagnostics); !lost.empty())
     std::printf("%s: see the page's diagnostics\n", lost.c_str());
   std::printf("embedded %zu exact instances (%zu exemplars of %zu clusters, %zu outliers)%s; "
