@@ -76,7 +76,12 @@ void noteJumpPoint(JumpTable& table, const JumpPoint& point) {
   // Entries deeper than this setjmp (lower addresses) belong to frames that have returned.
   while (table.count > 0 && table.points[table.count - 1].stack < point.stack)
     --table.count;
-  // The same jmp_buf set again: only the latest counts.
+  // The common case: the same setjmp again (a loop, an interpreter's protected call).
+  if (table.count > 0 && table.points[table.count - 1].env == point.env) {
+    table.points[table.count - 1] = point;
+    return;
+  }
+  // The same jmp_buf set again elsewhere: only the latest counts.
   for (uint32_t i = 0; i < table.count; ++i)
     if (table.points[i].env == point.env) {
       for (uint32_t j = i + 1; j < table.count; ++j)
@@ -173,10 +178,10 @@ using namespace shapetrace::rt;
 // setjmp returns, and which function was called; returns the real function to jump to.
 extern "C" __attribute__((visibility("hidden"))) void*
 __shapetrace_rt_note_setjmp(const void* env, uintptr_t stack, int which) {
+  // errno is untouched: nothing here sets it (a thread's first ring is attached with it saved).
   ThreadLocal& local = t_local;
   JumpTable& table = t_jumps;
   if (!local.runtime_thread && !table.busy) {
-    const int saved_errno = errno;
     table.busy = true;
     std::atomic_signal_fence(std::memory_order_seq_cst);
     JumpPoint point{env, stack, 0, local.busy};
@@ -190,7 +195,6 @@ __shapetrace_rt_note_setjmp(const void* env, uintptr_t stack, int which) {
     noteJumpPoint(table, point);
     std::atomic_signal_fence(std::memory_order_seq_cst);
     table.busy = false;
-    errno = saved_errno;
   }
   return realSetjmp(which);
 }
