@@ -536,10 +536,28 @@ void Drain::stop(int32_t exit_status) {
   finishImage(end);
 }
 
+// Everything recorded when the image began to end has left: threads that keep recording meanwhile
+// (other threads at exec, detached ones at exit) must not hold the end until its deadline.
+bool Drain::endTargetsReached() {
+  if (!process_start_sent_)
+    return false;
+  {
+    std::lock_guard lock(runtime_.modules_mutex);
+    if (!runtime_.control_queue.empty())
+      return false;
+  }
+  for (ThreadState* state = runtime_.registry.head(); state; state = state->next)
+    if (state->ring.released() < state->drain.end_target)
+      return false;
+  return true;
+}
+
 void Drain::finishImage(const EndInfo& end) {
   // Waiting only helps when the destination exists: no collector, no delay at exit.
   const bool may_wait = ever_sent_ || sink_->mayAccept();
-  while (!cycle() && may_wait && Clock::now() < end.deadline)
+  for (ThreadState* state = runtime_.registry.head(); state; state = state->next)
+    state->drain.end_target = state->ring.readable();
+  while (!cycle() && !endTargetsReached() && may_wait && Clock::now() < end.deadline)
     pause(1000000);
   const bool exec = end.reason == wire::EndReason::Exec;
   // Threads still alive end with the image (not for exec: it may fail, and they go on). Whatever

@@ -81,6 +81,7 @@ private:
   // Everything left, then ProcessEnd, then the sink. On the drain thread, or at exit on the
   // exiting thread once the drain thread stopped.
   void finishImage(const EndInfo& end);
+  bool endTargetsReached();
   // One pass over the control queue and every ring. True when nothing is left to send.
   bool cycle();
   void calibrateIfDue();

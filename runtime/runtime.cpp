@@ -377,6 +377,10 @@ void startOnce() {
   const Flags& config = flags();
   linkToPreviousImage();
   resolveJumpFunctions();
+  // exit()'s status: for a runtime dlopen'ed after main started (its __libc_start_main never runs
+  // again), a handler registered now runs before the library destructors. At program start this one
+  // runs too late and exit_hooks.cpp's, registered just before main, tells the status in time.
+  on_exit([](int status, void*) { noteExitStatus(status); }, nullptr);
   // Every module of the objects loaded so far, before any of their constructors (which run after
   // ours: they depend on the runtime) or another library's can call into one.
   registerNotedModules();

@@ -47,6 +47,7 @@ struct DrainCursor {
   uint64_t events_sent = 0;
   uint64_t drops_reported = 0;  // events announced in Gap items
   uint64_t unreported_drops = 0;
+  uint64_t end_target = 0;      // the ring's head when the image began to end (Drain::finishImage)
 
   // Every ring slot is looked at once, the first time the drain reads it (slots before
   // applied_up_to were), so that a batch sent again after a failed send does not count its events
