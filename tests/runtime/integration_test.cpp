@@ -592,6 +592,16 @@ std::vector<Image> imagesOf(const std::vector<StreamItem>& items) {
   return images;
 }
 
+// The one image of `origin`. Images of different connections may arrive in any order, so tests
+// find them by how they began, never by arrival.
+const Image& imageOf(const std::vector<Image>& images, wire::ProcessOrigin origin) {
+  for (const Image& image : images)
+    if (image.start.origin == origin)
+      return image;
+  ADD_FAILURE() << "no image of origin " << wire::processOriginName(origin);
+  return images.front();
+}
+
 std::vector<std::pair<uint32_t, EventKind>> eventsOf(const Image& image) {
   auto threads = threadsOf(image.items);
   std::vector<std::pair<uint32_t, EventKind>> out;
@@ -633,7 +643,8 @@ TEST(ProcessBoundaries, ExecEndsTheImageAndTheNewImageLinksToIt) {
     EXPECT_EQ(traced.run.out, "done calls 5\n");
     const auto images = imagesOf(traced.items);
     ASSERT_EQ(images.size(), 2u);
-    const Image &before = images[0], &after = images[1];
+    const Image& before = imageOf(images, wire::ProcessOrigin::Started);
+    const Image& after = imageOf(images, wire::ProcessOrigin::Exec);
     EXPECT_EQ(before.start.pid, after.start.pid);
     EXPECT_NE(before.key, after.key);
     EXPECT_EQ(after.start.origin, wire::ProcessOrigin::Exec);
@@ -661,17 +672,19 @@ TEST(ProcessBoundaries, ExecFromAThreadSendsEveryThreadsCalls) {
   EXPECT_EQ(traced.run.out, "done calls 3\n");
   const auto images = imagesOf(traced.items);
   ASSERT_EQ(images.size(), 2u);
-  auto threads = threadsOf(images[0].items);
+  const Image& before = imageOf(images, wire::ProcessOrigin::Started);
+  const Image& after = imageOf(images, wire::ProcessOrigin::Exec);
+  auto threads = threadsOf(before.items);
   ASSERT_EQ(threads.size(), 2u);
   using K = EventKind;
-  EXPECT_THAT(shape(threads[images[0].start.pid].events), ElementsAre(std::pair{kMain, K::Enter}));
-  threads.erase(images[0].start.pid);
+  EXPECT_THAT(shape(threads[before.start.pid].events), ElementsAre(std::pair{kMain, K::Enter}));
+  threads.erase(before.start.pid);
   EXPECT_THAT(shape(threads.begin()->second.events), ElementsAre(std::pair{kThreadBody, K::Enter}));
-  ASSERT_NE(images[0].end(), nullptr);
-  EXPECT_EQ(images[0].end()->reason, wire::EndReason::Exec);
-  EXPECT_EQ(images[0].end()->events_dropped, 0u);
-  EXPECT_EQ(images[1].start.previous_image, images[0].key);
-  EXPECT_EQ(eventsOf(images[1]), callsPattern(3));
+  ASSERT_NE(before.end(), nullptr);
+  EXPECT_EQ(before.end()->reason, wire::EndReason::Exec);
+  EXPECT_EQ(before.end()->events_dropped, 0u);
+  EXPECT_EQ(after.start.previous_image, before.key);
+  EXPECT_EQ(eventsOf(after), callsPattern(3));
 }
 
 // An exec that fails leaves the process recording as before: the image's ProcessEnd said exec, so
@@ -683,7 +696,8 @@ TEST(ProcessBoundaries, AFailedExecLeavesTheProcessRecording) {
   EXPECT_EQ(traced.run.out, "exec failed: No such file or directory\ndone exec-missing 10\n");
   const auto images = imagesOf(traced.items);
   ASSERT_EQ(images.size(), 2u);
-  const Image &before = images[0], &after = images[1];
+  const Image& before = imageOf(images, wire::ProcessOrigin::Started);
+  const Image& after = imageOf(images, wire::ProcessOrigin::ExecFailed);
   ASSERT_NE(before.end(), nullptr);
   EXPECT_EQ(before.end()->reason, wire::EndReason::Exec);
   EXPECT_EQ(before.end()->exec_path, "/nonexistent/program");
@@ -714,7 +728,8 @@ TEST(ProcessBoundaries, DaemonsParentEndsAndTheDaemonIsItsChild) {
   EXPECT_EQ(traced.run.exit_code, 0); // the parent's _exit(0)
   const auto images = imagesOf(traced.items);
   ASSERT_EQ(images.size(), 2u);
-  const Image &parent = images[0], &daemon = images[1];
+  const Image& parent = imageOf(images, wire::ProcessOrigin::Started);
+  const Image& daemon = imageOf(images, wire::ProcessOrigin::Forked);
   ASSERT_NE(parent.end(), nullptr);
   EXPECT_EQ(parent.end()->reason, wire::EndReason::ExitImmediately);
   EXPECT_EQ(parent.end()->exit_status, 0);

@@ -12,8 +12,9 @@ check with FileCheck: reads `shapetrace dump --format json DIR` on stdin.
     ...
     reaped process 2: exit status 3
 
-Processes are numbered in the order they first appear, executables shown by their base name, the
-main thread (tid == pid) first, then the others by name. Indentation follows the call depth."""
+Processes are numbered in the order they started (their ProcessStart's time: items of different
+processes may arrive in any order), executables shown by their base name, the main thread
+(tid == pid) first, then the others by name. Indentation follows the call depth."""
 import json
 import os
 import sys
@@ -25,8 +26,7 @@ reaped = []
 
 def process(key):
     if key not in processes:
-        processes[key] = {"number": len(order) + 1, "start": None, "end": None, "threads": {},
-                          "failed": None}
+        processes[key] = {"number": 0, "start": None, "end": None, "threads": {}, "failed": None}
         order.append(key)
     return processes[key]
 
@@ -52,6 +52,13 @@ for line in sys.stdin:
     elif kind == "gap":
         thread = p["threads"].setdefault(item["thread"], {"name": "", "events": []})
         thread["events"].append({"kind": "gap", "dropped": item["dropped"]})
+
+
+# In the order they started; processes whose start was not recorded last, as they appeared.
+order.sort(key=lambda k: (processes[k]["start"] is None,
+                          processes[k]["start"]["start_ns"] if processes[k]["start"] else 0))
+for n, key in enumerate(order):
+    processes[key]["number"] = n + 1
 
 
 def number(key):
