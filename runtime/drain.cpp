@@ -457,7 +457,10 @@ bool Drain::expandAbandonMarker(ThreadState& state, uint64_t index) {
             continue; // the previous key's frame
           --cursor.continued_depth;
         }
-        cursor.abandoned.push_back(id);
+        if (id >= SHAPETRACE_UNREGISTERED_BASE)
+          ++cursor.unreported_drops; // unnamed, as its enter was: the next Gap counts it
+        else
+          cursor.abandoned.push_back(id);
       }
     }
   }
@@ -465,10 +468,6 @@ bool Drain::expandAbandonMarker(ThreadState& state, uint64_t index) {
   while (cursor.abandoned_sent + cursor.abandoned_in_batch < cursor.abandoned.size()) {
     const uint32_t id = cursor.abandoned[cursor.abandoned_sent + cursor.abandoned_in_batch];
     ++cursor.abandoned_in_batch;
-    if (id >= SHAPETRACE_UNREGISTERED_BASE) {
-      ++cursor.unreported_drops; // its enter was not sent either; the next Gap counts it
-      continue;
-    }
     batch_.append(at_ns, id, EventKind::AbandonedExit);
     // The marker stays in the ring until the batch with its last exit has left.
     if (batch_.full() && !sendBatch(state, index))

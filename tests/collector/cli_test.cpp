@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -197,9 +198,13 @@ TEST(RecordCommand, RecordsAProgramAndTheProcessesItStartsAndReturnsItsExitCode)
   EXPECT_NE(output.find("2 process(es)"), std::string::npos) << output;
   const auto j = info(tmp.sub("rec"));
   ASSERT_EQ(j["processes"].size(), 2u);
-  EXPECT_EQ(j["processes"][0]["threads"][0]["events"], 3000); // process 1: 30 batches of 100
-  EXPECT_EQ(j["processes"][1]["threads"].size(), 2u);
-  EXPECT_TRUE(j["processes"][0]["ended"]);
+  // info lists processes in the order they appear; the two senders run at the same time.
+  std::map<uint64_t, nlohmann::json> by_key;
+  for (const auto& p : j["processes"])
+    by_key[p["process"].get<uint64_t>()] = p;
+  EXPECT_EQ(by_key[1]["threads"][0]["events"], 3000); // process 1: 30 batches of 100
+  EXPECT_EQ(by_key[2]["threads"].size(), 2u);
+  EXPECT_TRUE(by_key[1]["ended"]);
 }
 
 // A recording is complete by default: the program runs in the runtime's blocking mode, unless
