@@ -15,7 +15,7 @@
 //   traced_program _exit N            inside work: N calls, then _exit(4) with main and work open
 //   traced_program exec N ARGS...     N calls, then execv(itself, ARGS) (ARGS: another command)
 //   traced_program exec-thread ARGS.. a thread calls execv(itself, ARGS) while main waits for it
-//   traced_program exec-clean-env ARGS... execve(itself, ARGS) with an empty environment
+//   traced_program exec-clean-env ARGS... execve(itself, ARGS) with an environment without ours
 //   traced_program fexec ARGS...      fexecve of its own executable, opened
 //   traced_program exec-missing N     execl of a program that does not exist, then N calls
 //   traced_program daemon N           inside work: daemon(); the child makes N calls and exits
@@ -186,11 +186,18 @@ int run(int argc, char** argv) {
     calls(arg(2));
     std::fflush(stdout);
     std::vector<char*> args = selfArguments(argc, argv, 3);
-    char* no_environment[] = {nullptr};
+    // A minimal environment: nothing of shapetrace's, only a sanitizer's options if it runs under
+    // one (without them the sanitized build's new image would report what they suppress).
+    std::vector<char*> minimal;
+    for (char** entry = environ; *entry; ++entry)
+      if (std::strncmp(*entry, "TSAN_OPTIONS=", 13) == 0 ||
+          std::strncmp(*entry, "ASAN_OPTIONS=", 13) == 0)
+        minimal.push_back(*entry);
+    minimal.push_back(nullptr);
     if (command == "exec")
       execv(argv[0], args.data());
     else if (command == "exec-clean-env")
-      execve(argv[0], args.data(), no_environment);
+      execve(argv[0], args.data(), minimal.data());
     else
       fexecve(open(argv[0], O_RDONLY | O_CLOEXEC), args.data(), environ);
     std::printf("exec failed\n");
