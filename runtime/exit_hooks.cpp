@@ -26,8 +26,8 @@
 #include <cstdlib>
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -65,9 +65,13 @@ SHAPETRACE_INTERPOSE int __libc_start_main(MainFn main, int argc, char** argv, v
   return real(mainAfterOnExit, argc, argv, init, fini, rtld_fini, stack_end);
 }
 
-SHAPETRACE_INTERPOSE void _exit(int status) { exitNow(status); }
+SHAPETRACE_INTERPOSE void _exit(int status) {
+  exitNow(status);
+}
 
-SHAPETRACE_INTERPOSE void _Exit(int status) { exitNow(status); }
+SHAPETRACE_INTERPOSE void _Exit(int status) {
+  exitNow(status);
+}
 
 SHAPETRACE_INTERPOSE int daemon(int nochdir, int noclose) noexcept {
   switch (fork()) {

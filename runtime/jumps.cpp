@@ -30,8 +30,8 @@
 
 #if defined(__x86_64__)
 
-#include <cerrno>
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <dlfcn.h>
 #include <iterator>
@@ -168,7 +168,9 @@ void resolveJumpFunctions() {
     realLongjmp(Longjmp(which));
 }
 
-void forgetJumpPointsAfterFork() { t_jumps.count = 0; }
+void forgetJumpPointsAfterFork() {
+  t_jumps.count = 0;
+}
 
 } // namespace shapetrace::rt
 
