@@ -5,6 +5,9 @@
 // RUN: %shapetrace_cc -O1 -shared -fPIC %S/Inputs/early_lib.c -o %t.lib.so
 // RUN: %shapetrace_cc -O1 %s %t.lib.so -o %t
 // RUN: readelf -n %t | FileCheck %s --check-prefix=NOTE
+// Linkers keep the note when they collect unused sections (nothing refers to it).
+// RUN: %shapetrace_cc -O1 -ffunction-sections -fdata-sections -Wl,--gc-sections %s %t.lib.so -o %t.gc
+// RUN: readelf -n %t.gc | FileCheck %s --check-prefix=NOTE
 // RUN: %shapetrace_dump -o %t.events -- %t
 // RUN: FileCheck %s --input-file %t.events --match-full-lines --strict-whitespace
 
