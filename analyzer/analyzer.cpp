@@ -187,6 +187,11 @@ void Analyzer::consume(wire::StreamItem item) {
   for (const NamedExtension& named : extensions_)
     named.extension->observe(item);
   const uint64_t process = item.process;
+  // An ExitStatus of a process that never connected (key 0) names no process of the stream.
+  if (process != 0 || item.kind() != wire::ItemKind::ExitStatus) {
+    bool& ended = process_ended_[process];
+    if (item.kind() == wire::ItemKind::ProcessEnd) ended = true;
+  }
   if (auto* batch = std::get_if<wire::EventBatch>(&item.body)) {
     Task task;
     task.sequence = batch->sequence;
@@ -212,7 +217,8 @@ void Analyzer::consume(wire::StreamItem item) {
     task.kind = Task::Kind::End;
     dispatch(slot, std::move(task));
   }
-  // ProcessStart, ProcessEnd and Annotation carry nothing the shape analysis uses yet.
+  // ProcessStart, ProcessEnd, ExecFailed, ExitStatus and Annotation carry nothing the shape
+  // analysis uses yet.
 }
 
 void Analyzer::drain() {
@@ -222,6 +228,11 @@ void Analyzer::drain() {
 }
 
 void Analyzer::finish() {
+  if (!finished_) {
+    finished_ = true;
+    for (const auto& [process, ended] : process_ended_)
+      if (!ended) input_diagnostics_.add(Stat::processes_without_end);
+  }
   for (auto& [key, slot] : threads_) {
     if (slot->ended) continue;
     Task task;

@@ -35,7 +35,8 @@ public:
   Analyzer& operator=(const Analyzer&) = delete;
 
   void consume(wire::StreamItem item);
-  // The input is over: calls still open on threads that did not end are closed as unfinished.
+  // The input is over: calls still open on threads that did not end are closed as unfinished, and
+  // the processes whose end never came are counted (processes_without_end).
   void finish();
   // The merged analysis of everything consumed so far. Waits for the workers to catch up.
   Analysis snapshot();
@@ -67,6 +68,9 @@ private:
   std::vector<NamedExtension> extensions_;
   std::vector<std::unique_ptr<Worker>> workers_;
   Diagnostics input_diagnostics_;
+  // Every process seen, and whether its ProcessEnd came.
+  std::map<uint64_t, bool> process_ended_;
+  bool finished_ = false;
   uint64_t items_ = 0;
   std::vector<ThreadSlot*> holding_; // slots with held tasks, in order of their first one
   size_t held_tasks_ = 0;

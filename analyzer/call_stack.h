@@ -7,7 +7,8 @@
 // (extensions, the report's instance reader) uses this one.
 //
 // Rules (each case is counted in diagnostics(), under the names of stats.inc):
-// - the exit of the call on top of the stack finishes it (an unwind exit too, counted apart);
+// - the exit of the call on top of the stack finishes it (an unwind exit or an abandoned exit too,
+//   each counted apart);
 // - the exit of a function deeper in the stack (a longjmp-like escape, lost exits): the calls above
 //   it finish at that time too, unmeasured (their duration is only an upper bound), then it does;
 // - the exit of a function not on the stack is ignored; after a gap, up to as many such exits as
@@ -166,6 +167,10 @@ private:
     case EventKind::Enter: enter(event.function_id, time); break;
     case EventKind::UnwindExit:
       diagnostics_.add(Stat::unwind_exits);
+      leave(event.function_id, time);
+      break;
+    case EventKind::AbandonedExit:
+      diagnostics_.add(Stat::abandoned_exits);
       leave(event.function_id, time);
       break;
     case EventKind::Exit: leave(event.function_id, time); break;

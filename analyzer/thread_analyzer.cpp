@@ -62,6 +62,10 @@ void ThreadAnalyzer::onEvents(std::span<const Event> events) {
       result_.diagnostics.add(Stat::unwind_exits);
       leave(event.function_id, time);
       break;
+    case EventKind::AbandonedExit:
+      result_.diagnostics.add(Stat::abandoned_exits);
+      leave(event.function_id, time);
+      break;
     case EventKind::Exit: leave(event.function_id, time); break;
     }
   }

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace shapetrace::collector {
@@ -49,6 +50,8 @@ nlohmann::json countersJson(const SenderCounters& c) {
   return {{"pid", c.pid},
           {"executable", c.executable},
           {"ended", c.ended},
+          {"end", c.end},
+          {"exit_status", c.exit_status},
           {"messages", c.messages},
           {"events", c.events},
           {"bytes", c.bytes},
@@ -257,25 +260,10 @@ void Collector::handle(zmq::message_t& message) {
   if (header.kind == wire::ItemKind::EventBatch &&
       !acceptSequence(sender, header.thread, header.sequence))
     return;
-  if (header.kind == wire::ItemKind::ProcessStart || header.kind == wire::ItemKind::ProcessEnd) {
-    // The pid and executable are only for reports: decode the small item fully.
-    try {
-      const wire::StreamItem item = wire::decodeItem(bytes);
-      if (const auto* start = std::get_if<wire::ProcessStart>(&item.body)) {
-        c.pid = start->pid;
-        c.executable = start->executable.substr(0, kMaxNameBytes);
-      } else if (!c.ended) {
-        // Its per-thread state is no longer needed; its counters stay for the reports.
-        c.ended = true;
-        threads_ -= sender.threads.size();
-        sender.threads.clear();
-        ++ended_senders_;
-      }
-    } catch (const wire::FormatError& e) {
-      ++(e.reason() == wire::FormatErrorReason::Oversized ? c.oversized : c.malformed);
-      return;
-    }
-  }
+  if ((header.kind == wire::ItemKind::ProcessStart || header.kind == wire::ItemKind::ProcessEnd ||
+       header.kind == wire::ItemKind::ExecFailed || header.kind == wire::ItemKind::ExitStatus) &&
+      !noteLifecycle(bytes, sender))
+    return;
   ++c.messages;
   c.events += header.event_count;
   c.bytes += bytes.size();
@@ -303,6 +291,73 @@ void Collector::handle(zmq::message_t& message) {
     senders_.erase(known);
     --ended_senders_;
   }
+}
+
+bool Collector::noteLifecycle(std::span<const std::byte> bytes, SenderState& sender) {
+  SenderCounters& c = sender.counters;
+  wire::StreamItem item;
+  try {
+    item = wire::decodeItem(bytes);
+  } catch (const wire::FormatError& e) {
+    ++(e.reason() == wire::FormatErrorReason::Oversized ? c.oversized : c.malformed);
+    return false;
+  }
+  if (const auto* start = std::get_if<wire::ProcessStart>(&item.body)) {
+    c.pid = start->pid;
+    c.executable = start->executable.substr(0, kMaxNameBytes);
+    latest_image_[start->pid] = item.process;
+  } else if (const auto* end = std::get_if<wire::ProcessEnd>(&item.body)) {
+    if (!c.ended) {
+      c.ended = true;
+      ++ended_senders_;
+    }
+    c.end = end->reason == wire::EndReason::Exec
+                ? "exec " + end->exec_path.substr(0, kMaxNameBytes)
+                : std::string(wire::endReasonName(end->reason)) + " status " +
+                      std::to_string(end->exit_status);
+    forgetThreads(sender);
+  }
+  return true;
+}
+
+// An ended process's per-thread state is no longer needed (a failed exec goes on under a new key);
+// its counters stay for the reports.
+void Collector::forgetThreads(SenderState& sender) {
+  threads_ -= sender.threads.size();
+  sender.threads.clear();
+}
+
+void Collector::appendOwnItem(const wire::StreamItem& item) {
+  const wire::Bytes bytes = wire::encodeItem(item);
+  const auto span = std::span<const std::byte>(bytes.data(), bytes.size());
+  if (writer_)
+    writer_->append(span, wire::peekItem(span));
+  if (publisher_) {
+    zmq::message_t message(bytes.data(), bytes.size());
+    publisher_->publish(message);
+  }
+}
+
+uint64_t Collector::latestImage(uint32_t pid) const {
+  const auto image = latest_image_.find(pid);
+  return image == latest_image_.end() ? 0 : image->second;
+}
+
+uint64_t Collector::recordExitStatus(uint32_t pid, int wait_status, uint64_t reaped_ns) {
+  wire::ExitStatus status;
+  status.pid = pid;
+  status.timestamp_ns = reaped_ns;
+  if (WIFSIGNALED(wait_status)) {
+    status.signal = WTERMSIG(wait_status);
+    status.core_dumped = WCOREDUMP(wait_status);
+  } else {
+    status.exit_code = WEXITSTATUS(wait_status);
+  }
+  const uint64_t process = latestImage(pid);
+  appendOwnItem({process, status});
+  if (auto sender = senders_.find(process); sender != senders_.end())
+    sender->second.counters.exit_status = wire::describeExitStatus(status);
+  return process;
 }
 
 size_t Collector::poll(std::chrono::milliseconds timeout) {

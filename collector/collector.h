@@ -76,6 +76,8 @@ struct SenderCounters {
   uint32_t pid = 0;          // from the sender's ProcessStart, 0 until seen
   std::string executable;    // likewise
   bool ended = false;        // its ProcessEnd was received
+  std::string end;           // how: "exit status 0", "_exit status 1", "exec /bin/ls"
+  std::string exit_status;   // as `shapetrace record` reaped it: "killed by signal 9 (SIGKILL)"
 };
 
 struct CollectorStats {
@@ -113,6 +115,12 @@ public:
   size_t poll(std::chrono::milliseconds timeout);
   // Polls until `stop` becomes true.
   void run(const std::atomic<bool>& stop);
+  // Records (and publishes) how process `pid` ended as its parent saw it (an ExitStatus item, for
+  // `shapetrace record`, which reaps its processes): `wait_status` is waitpid's. The item names the
+  // last traced image that pid ran (0 when none did). Returns that process key.
+  uint64_t recordExitStatus(uint32_t pid, int wait_status, uint64_t reaped_ns);
+  // The key of the last traced image process `pid` ran (its latest ProcessStart), 0 if none.
+  uint64_t latestImage(uint32_t pid) const;
   // Writes everything recorded so far to the recording's files (see RecordingWriter::flush).
   // Returns false if the recording failed (or there is none).
   bool flushRecording() { return writer_ && writer_->flush(); }
@@ -152,6 +160,13 @@ private:
   };
 
   void handle(zmq::message_t& message);
+  // ProcessStart and ProcessEnd (and the rarer ExecFailed, ExitStatus): decoded for the reports
+  // and the senders' state.
+  // False when the item does not decode.
+  bool noteLifecycle(std::span<const std::byte> bytes, SenderState& sender);
+  void forgetThreads(SenderState& sender);
+  // Records and publishes an item the collector makes itself.
+  void appendOwnItem(const wire::StreamItem& item);
   SenderCounters& unattributed(zmq::message_t& message);
   // Applies the sequence rules; false when the batch must be dropped.
   bool acceptSequence(SenderState& sender, uint32_t thread, uint64_t sequence);
@@ -165,6 +180,7 @@ private:
   std::string publish_bound_;
   std::string curve_public_;
   std::unordered_map<uint64_t, SenderState> senders_;
+  std::unordered_map<uint32_t, uint64_t> latest_image_; // pid -> key of its latest ProcessStart
   std::map<std::string, SenderCounters> unattributed_;
   size_t threads_ = 0;        // ThreadSequence entries over all senders
   size_t ended_senders_ = 0;  // senders_ whose ProcessEnd arrived (no thread state left)

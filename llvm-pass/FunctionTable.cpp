@@ -23,6 +23,10 @@ static constexpr uint32_t AbiVersion = 2;
 static constexpr uint32_t UnregisteredBase = 0x80000000u;
 static constexpr char RegisterModuleName[] = "__shapetrace_register_module";
 static constexpr char CtorName[] = "shapetrace.module_ctor";
+// The module's ELF note (abi.h, SHAPETRACE_MODULE_NOTE_*).
+static constexpr char NoteSection[] = ".note.shapetrace";
+static constexpr char NoteName[] = "shapetrace"; // with its terminating null: 11 bytes
+static constexpr uint32_t NoteType = 1;
 // Run before ordinary constructors (65535) so that C++ static constructors already record with
 // registered ids; sanitizer runtimes use 1 and SanitizerCoverage 2.
 static constexpr int CtorPriority = 2;
@@ -99,6 +103,8 @@ void FunctionTable::emit() {
                                      stringConstant(M.getSourceFileName()), BaseId}),
       "__shapetrace_module");
 
+  emitNote(Record);
+
   // The constructor is internal and, unlike SanitizerCoverage's and AddressSanitizer's, in no
   // comdat: theirs do the same work in every object, so a comdat keyed on their shared name lets
   // the linker keep one, while each of ours registers a different table and all must run (lld and
@@ -111,6 +117,35 @@ void FunctionTable::emit() {
   IRBuilder<> IRB(Ctor->getEntryBlock().getTerminator());
   IRB.CreateCall(Register, {Record});
   appendToGlobalCtors(M, Ctor, CtorPriority);
+}
+
+void FunctionTable::emitNote(GlobalVariable* Record) {
+  LLVMContext& Ctx = M.getContext();
+  Type* Int32Ty = Type::getInt32Ty(Ctx);
+  Type* Int64Ty = Type::getInt64Ty(Ctx);
+  // Elf_Nhdr { namesz, descsz, type }, the name padded to 4 bytes, then the descriptor: the
+  // record's offset from the descriptor itself, so that the note needs no dynamic relocation and
+  // can sit in a read-only segment.
+  auto* NameTy = ArrayType::get(Type::getInt8Ty(Ctx), 12);
+  auto* NoteTy = StructType::get(Ctx, {Int32Ty, Int32Ty, Int32Ty, NameTy, Int32Ty});
+  auto* Note = new GlobalVariable(M, NoteTy, /*isConstant=*/true, GlobalValue::PrivateLinkage,
+                                  nullptr, "__shapetrace_note");
+  Constant* Desc = ConstantExpr::getInBoundsGetElementPtr(
+      NoteTy, Note, ArrayRef<Constant*>{ConstantInt::get(Int32Ty, 0), ConstantInt::get(Int32Ty, 4)});
+  Constant* Offset = ConstantExpr::getTrunc(
+      ConstantExpr::getSub(ConstantExpr::getPtrToInt(Record, Int64Ty),
+                           ConstantExpr::getPtrToInt(Desc, Int64Ty)),
+      Int32Ty);
+  Note->setInitializer(ConstantStruct::get(
+      NoteTy, {ConstantInt::get(Int32Ty, sizeof NoteName), ConstantInt::get(Int32Ty, 4),
+               ConstantInt::get(Int32Ty, NoteType),
+               ConstantDataArray::getRaw(StringRef(NoteName, sizeof NoteName).str() + '\0', 12,
+                                         Type::getInt8Ty(Ctx)),
+               Offset}));
+  Note->setSection(NoteSection);
+  Note->setAlignment(Align(4));
+  // Nothing refers to the note: keep it (linkers keep note sections under --gc-sections too).
+  appendToUsed(M, {Note});
 }
 
 } // namespace shapetrace

@@ -7,7 +7,10 @@
 // __shapetrace_register_module. Registration writes the module's first global id into the base
 // id, so ids are assigned at load time and dlopen'ed libraries get their own range; the hooks add
 // a function's local index to it. Only names, never function addresses, are stored, so the table
-// keeps nothing alive that the optimiser would otherwise delete.
+// keeps nothing alive that the optimiser would otherwise delete. An ELF note in section
+// .note.shapetrace points at the module record, so that the runtime can register every module of
+// the objects loaded with it before any of their code can run (another library's constructor may
+// call into a module whose own constructor has not run yet).
 //
 //===----------------------------------------------------------------------===//
 #ifndef SHAPETRACE_LLVM_PASS_FUNCTIONTABLE_H
@@ -51,6 +54,9 @@ public:
 
 private:
   llvm::Constant* stringConstant(llvm::StringRef S);
+  /// The ELF note that lets the runtime find the module record without running any of the
+  /// module's code (abi.h): it registers every loaded module at its own start.
+  void emitNote(llvm::GlobalVariable* Record);
 
   llvm::Module& M;
   llvm::GlobalVariable* BaseId;

@@ -2,19 +2,62 @@
 #include "drain.h"
 
 #include "fd_guard.h"
+#include "shapetrace/abi.h"
 #include "wire/codec.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <time.h>
 
 namespace shapetrace::rt {
 namespace {
 
+// The first rate is measured over 100 us, so that the ProcessStart, the module tables and the first
+// events leave a process that lives a millisecond; it is then measured again over baselines that
+// double from 1 ms (each new segment continuous with the last and steered to CLOCK_MONOTONIC).
+constexpr uint64_t kFirstBaselineNs = 100000;         // 100 us
 constexpr uint64_t kFirstCalibrationNs = 1000000;     // 1 ms
 constexpr uint64_t kLongestCalibrationNs = 1000000000; // 1 s
 
 bool isEvent(const Event& event) { return uint32_t(event.kind) < kEventKindCount; }
+// An id no module table names: its module was not registered (an ABI version this runtime does
+// not know), so nothing could resolve it. Never sent.
+bool isUnnamed(const Event& event) { return event.function_id >= SHAPETRACE_UNREGISTERED_BASE; }
+
+// The first look at an event slot (DrainCursor::applied_up_to): keeps the ids of the open recorded
+// calls (open_frames) and, in a process that went on after a failed exec, turns the exits of calls
+// entered before into kSkippedExitMarker.
+void firstSight(DrainCursor& cursor, Event& slot, uint64_t index) {
+  if (index < cursor.applied_up_to)
+    return;
+  cursor.applied_up_to = index + 1;
+  const bool enter = slot.kind == EventKind::Enter;
+  if (cursor.tracking) {
+    // An exit of a call entered before tracking began finds nothing to pop.
+    if (enter)
+      cursor.open_frames.push_back(slot.function_id);
+    else if (!cursor.open_frames.empty())
+      cursor.open_frames.pop_back();
+  }
+  if (cursor.continuing) {
+    if (enter)
+      ++cursor.continued_depth;
+    else if (cursor.continued_depth > 0)
+      --cursor.continued_depth;
+    else
+      slot.kind = EventKind(kSkippedExitMarker);
+  }
+}
+
+int64_t monotonicNow() { return int64_t(monotonicNs()); }
+
+void pause(long ns) {
+  const timespec pause{0, ns};
+  nanosleep(&pause, nullptr);
+}
 
 } // namespace
 
@@ -25,6 +68,7 @@ Drain::Drain(Runtime& runtime, std::unique_ptr<Sink> sink, Calibration calibrati
   batch_.start(flags().batch_events);
   next_calibration_ns_ = process_start_.start_ns + kFirstCalibrationNs;
   calibration_step_ns_ = kFirstCalibrationNs;
+  sem_init(&wake_, 0, 0);
 }
 
 bool Drain::start() {
@@ -48,27 +92,102 @@ void Drain::run() {
   t_local.busy = true; // hooks reached from here (an instrumented malloc) are ignored
   pthread_setname_np(pthread_self(), "shapetrace-drain");
   const auto interval = std::chrono::microseconds(flags().drain_interval_us);
-  std::unique_lock lock(mutex_);
   for (;;) {
     // A producer blocked on a full ring (SHAPETRACE_BLOCKING) makes the drain run back to back.
     const bool hurry = g_hot.waiting_producers.load(std::memory_order_relaxed) > 0;
-    wake_.wait_for(lock, hurry ? std::chrono::microseconds(20) : interval,
-                   [&] { return stopping_ || cycles_requested_ > cycles_completed_; });
-    if (stopping_)
+    sleepFor(hurry ? std::chrono::microseconds(20) : interval);
+    uint64_t target;
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_)
+        break;
+      target = cycles_requested_;
+    }
+    if (!handleEndRequest())
       break;
-    const uint64_t target = cycles_requested_;
-    lock.unlock();
+    if (end_state_.load(std::memory_order_acquire) == kEnded)
+      continue; // the image ended for an exec that has not failed (yet): nothing more is sent
     const bool complete = cycle();
-    lock.lock();
-    last_cycle_complete_ = complete;
-    if (target > cycles_completed_)
-      cycles_completed_ = target;
+    {
+      std::lock_guard lock(mutex_);
+      last_cycle_complete_ = complete;
+      if (target > cycles_completed_)
+        cycles_completed_ = target;
+    }
     cycle_done_.notify_all();
   }
   // What draining cost this process (SHAPETRACE_VERBOSE reports it at exit).
   timespec cpu{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
   cpu_ns_ = uint64_t(cpu.tv_sec) * 1000000000u + uint64_t(cpu.tv_nsec);
+}
+
+void Drain::wake() { sem_post(&wake_); }
+
+void Drain::sleepFor(std::chrono::microseconds interval) {
+  timespec until;
+  clock_gettime(CLOCK_MONOTONIC, &until);
+  const long ns = until.tv_nsec + long(interval.count()) * 1000;
+  until.tv_sec += ns / 1000000000;
+  until.tv_nsec = ns % 1000000000;
+  while (sem_clockwait(&wake_, CLOCK_MONOTONIC, &until) != 0 && errno == EINTR) {
+  }
+}
+
+bool Drain::handleEndRequest() {
+  const int state = end_state_.load(std::memory_order_acquire);
+  if (state == kEndRequested) {
+    EndInfo end;
+    end.reason = end_reason_;
+    end.exit_status = end_status_;
+    end.exec_path = end_path_;
+    end.deadline = Clock::now() + std::chrono::nanoseconds(
+                                      std::max<int64_t>(0, end_deadline_ns_ - monotonicNow()));
+    finishImage(end);
+    end_state_.store(kEnded, std::memory_order_release);
+    // exec may fail and the image go on; any other end is the process's.
+    return end.reason == wire::EndReason::Exec;
+  }
+  if (state == kResumeRequested) {
+    continueAfterFailedExec();
+    end_state_.store(kRunning, std::memory_order_release);
+  }
+  return true;
+}
+
+// The image ended (its ProcessEnd says exec) but goes on: it becomes a process of its own under a
+// new key, whose ProcessStart says so (origin execFailed, previousImage), followed by ExecFailed
+// and the module tables. A new key rather than the old one going on: the transport was closed
+// for the exec and reopens on a new connection, and a collector may interleave what the two
+// connections carried, which one key's stream must never be. Every thread starts again in it
+// (ThreadStart, sequences from 0); the exits of calls entered before are not sent (continuing).
+void Drain::continueAfterFailedExec() {
+  const uint64_t previous = runtime_.process_key.load();
+  runtime_.process_key.store(newProcessKey());
+  runtime_.previous_image = previous;
+  process_start_.origin = wire::ProcessOrigin::ExecFailed;
+  process_start_.previous_image = previous;
+  process_start_.start_ns = nowNs();
+  process_start_sent_ = false;
+  events_sent_ = 0;
+  drops_reported_ = 0;
+  {
+    std::lock_guard lock(runtime_.modules_mutex);
+    runtime_.control_queue.clear();
+    runtime_.control_queue.push_back({0, wire::ExecFailed{nowNs(), end_path_, exec_error_}});
+    for (const wire::ModuleTable& module : runtime_.modules)
+      runtime_.control_queue.push_back({0, module});
+  }
+  for (ThreadState* state = runtime_.registry.head(); state; state = state->next) {
+    DrainCursor& cursor = state->drain;
+    cursor.start_sent = false;
+    cursor.next_sequence = 0;
+    cursor.events_sent = 0;
+    cursor.drops_reported = 0;
+    cursor.continuing = true;
+    cursor.continued_depth = 0;
+  }
+  image_ended_.store(false);
 }
 
 void Drain::calibrateIfDue() {
@@ -101,14 +220,17 @@ bool Drain::sendControlQueue() {
 
 bool Drain::cycle() {
   if (!process_start_sent_) {
-    // The first calibration needs a baseline; the ProcessStart carries its result.
-    const uint64_t first = process_start_.start_ns + kFirstCalibrationNs;
-    if (const uint64_t now = nowNs(); now < first) {
-      const timespec pause{0, long(first - now)};
-      nanosleep(&pause, nullptr);
+    if (!calibrated_) {
+      // The first calibration needs a baseline; the ProcessStart carries its result.
+      const uint64_t first = process_start_.start_ns + kFirstBaselineNs;
+      if (const uint64_t now = nowNs(); now < first) {
+        const timespec pause{0, long(first - now)};
+        nanosleep(&pause, nullptr);
+      }
+      calibration_.restart(readClockPair(runtime_.tick_source));
+      next_calibration_ns_ = process_start_.start_ns + kFirstCalibrationNs;
+      calibrated_ = true;
     }
-    calibration_.restart(readClockPair(runtime_.tick_source));
-    next_calibration_ns_ = nowNs() + calibration_step_ns_;
     process_start_.clock = calibration_.describe(runtime_.tick_source == TickSource::Tsc
                                                      ? wire::ClockSource::Tsc
                                                      : wire::ClockSource::Monotonic);
@@ -147,19 +269,29 @@ bool Drain::cycle() {
 }
 
 bool Drain::sendBatch(ThreadState& state, uint64_t up_to) {
-  if (batch_.count() == 0)
-    return true;
   DrainCursor& cursor = state.drain;
-  const wire::Bytes message = wire::encodeEventBatch(runtime_.process_key, state.tid,
-                                                     cursor.next_sequence, batch_);
-  if (!sink_->send(message))
-    return false;
-  ever_sent_ = true;
-  last_success_ = Clock::now();
-  ++cursor.next_sequence;
-  cursor.events_sent += batch_.count();
-  events_sent_ += batch_.count();
-  batch_.clear();
+  if (batch_.count() != 0) {
+    const wire::Bytes message = wire::encodeEventBatch(runtime_.process_key, state.tid,
+                                                       cursor.next_sequence, batch_);
+    if (!sink_->send(message)) {
+      cursor.abandoned_in_batch = 0;
+      return false;
+    }
+    ever_sent_ = true;
+    last_success_ = Clock::now();
+    ++cursor.next_sequence;
+    cursor.events_sent += batch_.count();
+    events_sent_ += batch_.count();
+    batch_.clear();
+  }
+  // Every slot before up_to is in a sent batch, or a marker that made nothing else to send.
+  cursor.abandoned_sent += cursor.abandoned_in_batch;
+  cursor.abandoned_in_batch = 0;
+  if (cursor.abandon_index != DrainCursor::kNoIndex && up_to > cursor.abandon_index) {
+    cursor.abandon_index = DrainCursor::kNoIndex;
+    cursor.abandoned.clear();
+    cursor.abandoned_sent = 0;
+  }
   state.ring.release(up_to);
   return true;
 }
@@ -196,16 +328,46 @@ bool Drain::drainThread(ThreadState& state) {
   EventRing& ring = state.ring;
   const uint64_t head = ring.readable();
   batch_.clear();
+  cursor.abandoned_in_batch = 0;
   uint64_t index = ring.released();
   while (index < head) {
-    const Event& slot = ring.at(index);
+    Event& slot = ring.slot(index);
+    if ((cursor.tracking || cursor.continuing) && isEvent(slot)) [[unlikely]]
+      firstSight(cursor, slot, index);
     if (isEvent(slot)) {
+      if (isUnnamed(slot)) [[unlikely]] {
+        index = dropUnnamedEvents(state, index, head);
+        if (index == DrainCursor::kNoIndex)
+          return (batch_.clear(), false);
+        continue;
+      }
       batch_.append(calibration_.toNs(slot.timestamp), slot.function_id, slot.kind);
       ++index;
       if (batch_.full() && !sendBatch(state, index))
         return (batch_.clear(), false);
       continue;
     }
+    // Markers that only change what the drain knows, or become events of the batch.
+    if (uint32_t(slot.kind) == kSkippedExitMarker) {
+      ++index;
+      continue;
+    }
+    if (uint32_t(slot.kind) == kTrackFramesMarker) {
+      if (index >= cursor.applied_up_to) {
+        cursor.tracking = true;
+        cursor.open_frames.clear();
+        cursor.applied_up_to = index + 1;
+      }
+      ++index;
+      continue;
+    }
+    if (uint32_t(slot.kind) == kAbandonMarker) {
+      if (!expandAbandonMarker(state, index))
+        return (batch_.clear(), false);
+      ++index;
+      continue;
+    }
+    // Markers that become items of their own, between two batches.
     if (!sendBatch(state, index))
       return (batch_.clear(), false);
     const uint64_t at_ns = calibration_.toNs(slot.timestamp);
@@ -218,8 +380,13 @@ bool Drain::drainThread(ThreadState& state) {
                                                 : nowNs();
       cursor.unreported_drops += slot.function_id;
       sent = sendPendingGap(state, at_ns, resumed);
-      if (!sent)
+      if (!sent) {
         cursor.unreported_drops -= slot.function_id; // retried with the marker next cycle
+      } else if (cursor.tracking && index >= cursor.applied_up_to) {
+        // The dropped events may have opened or closed calls: what was kept is not the truth.
+        cursor.open_frames.clear();
+        cursor.applied_up_to = index + 1;
+      }
       break;
     }
     case kAnnotationMarker: {
@@ -245,6 +412,70 @@ bool Drain::drainThread(ThreadState& state) {
   return ring.released() == ring.readable();
 }
 
+uint64_t Drain::dropUnnamedEvents(ThreadState& state, uint64_t index, uint64_t head) {
+  DrainCursor& cursor = state.drain;
+  if (!sendBatch(state, index))
+    return DrainCursor::kNoIndex;
+  uint64_t end = index;
+  while (end < head && isEvent(state.ring.at(end)) && isUnnamed(state.ring.at(end))) {
+    if (cursor.tracking || cursor.continuing)
+      firstSight(cursor, state.ring.slot(end), end);
+    ++end;
+  }
+  cursor.unreported_drops += end - index;
+  if (!sendPendingGap(state, calibration_.toNs(state.ring.at(index).timestamp),
+                      calibration_.toNs(state.ring.at(end - 1).timestamp))) {
+    cursor.unreported_drops -= end - index;
+    return DrainCursor::kNoIndex;
+  }
+  state.ring.release(end);
+  return end;
+}
+
+bool Drain::expandAbandonMarker(ThreadState& state, uint64_t index) {
+  DrainCursor& cursor = state.drain;
+  if (cursor.abandon_index != index) {
+    // Another marker's exits may still wait in this batch: they leave first, so that only one
+    // marker is ever being expanded.
+    if (cursor.abandon_index != DrainCursor::kNoIndex && !sendBatch(state, index))
+      return false;
+    cursor.abandon_index = index;
+    cursor.abandoned.clear();
+    cursor.abandoned_sent = 0;
+    cursor.abandoned_in_batch = 0;
+    if (cursor.tracking && index >= cursor.applied_up_to) {
+      cursor.applied_up_to = index + 1;
+      // Frames entered before tracking began (or before a gap) are not known: their exits are
+      // not sent (a gap already ended them for every consumer, or none of them exists). Nor are
+      // those of frames entered before the process's current key (continuing).
+      for (uint32_t n = state.ring.at(index).function_id; n > 0 && !cursor.open_frames.empty();
+           --n) {
+        const uint32_t id = cursor.open_frames.back();
+        cursor.open_frames.pop_back();
+        if (cursor.continuing) {
+          if (cursor.continued_depth == 0)
+            continue; // the previous key's frame
+          --cursor.continued_depth;
+        }
+        if (id >= SHAPETRACE_UNREGISTERED_BASE)
+          ++cursor.unreported_drops; // unnamed, as its enter was: the next Gap counts it
+        else
+          cursor.abandoned.push_back(id);
+      }
+    }
+  }
+  const uint64_t at_ns = calibration_.toNs(state.ring.at(index).timestamp);
+  while (cursor.abandoned_sent + cursor.abandoned_in_batch < cursor.abandoned.size()) {
+    const uint32_t id = cursor.abandoned[cursor.abandoned_sent + cursor.abandoned_in_batch];
+    ++cursor.abandoned_in_batch;
+    batch_.append(at_ns, id, EventKind::AbandonedExit);
+    // The marker stays in the ring until the batch with its last exit has left.
+    if (batch_.full() && !sendBatch(state, index))
+      return false;
+  }
+  return true;
+}
+
 bool Drain::endThread(ThreadState& state) {
   DrainCursor& cursor = state.drain;
   if (!cursor.start_sent)
@@ -263,7 +494,7 @@ bool Drain::flush(uint32_t timeout_ms) {
   std::unique_lock lock(mutex_);
   for (;;) {
     const uint64_t target = ++cycles_requested_;
-    wake_.notify_one();
+    sem_post(&wake_);
     if (!cycle_done_.wait_until(lock, deadline,
                                 [&] { return stopping_ || cycles_completed_ >= target; }))
       return false;
@@ -278,14 +509,14 @@ bool Drain::flush(uint32_t timeout_ms) {
   }
 }
 
-void Drain::stop() {
+void Drain::stop(int32_t exit_status) {
   if (!thread_started_)
     return;
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
-  wake_.notify_one();
+  sem_post(&wake_);
   cycle_done_.notify_all();
   pthread_join(thread_, nullptr);
   thread_started_ = false;
@@ -293,19 +524,48 @@ void Drain::stop() {
   // This thread now plays the drain's part. Its own hooks must not touch rings meanwhile; the
   // transport it may still create or close is the runtime's.
   TransportScope transport;
-  const auto deadline = Clock::now() + std::chrono::milliseconds(flags().exit_timeout_ms);
+  // A request the drain thread stopped before handling (an exec failed just before this exit).
+  handleEndRequest();
+  if (image_ended_.load())
+    return; // an exec or _exit already sent the ProcessEnd
+  EndInfo end;
+  end.reason = wire::EndReason::Exit;
+  end.exit_status = exit_status;
+  end.deadline = Clock::now() + std::chrono::milliseconds(flags().exit_timeout_ms);
+  finishImage(end);
+}
+
+// Everything recorded when the image began to end has left: threads that keep recording meanwhile
+// (other threads at exec, detached ones at exit) must not hold the end until its deadline.
+bool Drain::endTargetsReached() {
+  if (!process_start_sent_)
+    return false;
+  {
+    std::lock_guard lock(runtime_.modules_mutex);
+    if (!runtime_.control_queue.empty())
+      return false;
+  }
+  for (ThreadState* state = runtime_.registry.head(); state; state = state->next)
+    if (state->ring.released() < state->drain.end_target)
+      return false;
+  return true;
+}
+
+void Drain::finishImage(const EndInfo& end) {
   // Waiting only helps when the destination exists: no collector, no delay at exit.
   const bool may_wait = ever_sent_ || sink_->mayAccept();
-  while (!cycle() && may_wait && Clock::now() < deadline) {
-    const timespec pause{0, 1000000};
-    nanosleep(&pause, nullptr);
-  }
-  // Threads still alive end with the process. Whatever is still in a ring or never announced is
-  // lost now: count it.
+  for (ThreadState* state = runtime_.registry.head(); state; state = state->next)
+    state->drain.end_target = state->ring.readable();
+  while (!cycle() && !endTargetsReached() && may_wait && Clock::now() < end.deadline)
+    pause(1000000);
+  const bool exec = end.reason == wire::EndReason::Exec;
+  // Threads still alive end with the image (not for exec: it may fail, and they go on). Whatever
+  // is still in a ring or never announced is lost now: count it.
   uint64_t unsent = 0;
   const uint64_t now = nowNs();
   for (ThreadState* state = runtime_.registry.head(); state; state = state->next) {
-    if (state->ring.readable() == state->ring.released() && endThread(*state))
+    const bool empty = state->ring.readable() == state->ring.released();
+    if (empty && (exec || endThread(*state)))
       continue;
     unsent += state->ring.readable() - state->ring.released();
     unsent += state->ring.pending_drops.load(std::memory_order_relaxed);
@@ -313,27 +573,66 @@ void Drain::stop() {
     unsent += state->drain.unreported_drops;
   }
   unsent += g_hot.late_events.load(std::memory_order_relaxed);
-  const wire::ProcessEnd end{now, events_sent_, drops_reported_ + unsent, 0};
-  while (process_start_sent_ && !sendItem(end) && may_wait && Clock::now() < deadline) {
-    const timespec pause{0, 1000000};
-    nanosleep(&pause, nullptr);
-  }
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  sink_->close(left.count() > 0 ? unsigned(left.count()) : 0);
+  const wire::ProcessEnd process_end{now,           events_sent_, drops_reported_ + unsent,
+                                     end.exit_status, end.reason, end.exec_path};
+  bool sent = false;
+  while (process_start_sent_ && !(sent = sendItem(process_end)) && may_wait &&
+         Clock::now() < end.deadline)
+    pause(1000000);
+  image_ended_.store(sent);
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(end.deadline - Clock::now());
+  const unsigned linger = left.count() > 0 ? unsigned(left.count()) : 0;
+  if (exec)
+    sink_->release(linger); // usable again if exec fails
+  else
+    sink_->close(linger);
   if (flags().verbose)
-    std::fprintf(stderr, "shapetrace: %llu events sent, %llu lost, to %s; drain thread %.1f ms CPU\n",
+    std::fprintf(stderr, "shapetrace: %llu events sent, %llu lost, to %s%s%s\n",
                  (unsigned long long)events_sent_, (unsigned long long)(drops_reported_ + unsent),
-                 sink_->describe().c_str(), double(cpu_ns_) / 1e6);
+                 sink_->describe().c_str(), exec ? " before exec of " : "",
+                 exec ? end.exec_path.c_str() : "");
 }
 
-void Drain::prepareForExec(uint32_t timeout_ms) {
-  if (!thread_started_ || !sink_->mayAccept())
-    return;
-  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-  flush(timeout_ms);
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  TransportScope transport;
-  sink_->release(left.count() > 0 ? unsigned(left.count()) : 0);
+bool Drain::endImage(wire::EndReason reason, int32_t exit_status, const char* exec_path,
+                     uint32_t timeout_ms) {
+  if (!thread_started_ || pthread_equal(pthread_self(), thread_))
+    return false;
+  const int64_t deadline = monotonicNow() + int64_t(timeout_ms) * 1000000;
+  // One request at a time: another thread may be ending the image too (then this one waits).
+  int expected = kRunning;
+  if (end_state_.compare_exchange_strong(expected, kEndClaimed)) {
+    end_reason_ = reason;
+    end_status_ = exit_status;
+    std::strncpy(end_path_, exec_path ? exec_path : "", sizeof end_path_ - 1);
+    end_deadline_ns_ = deadline;
+    end_state_.store(kEndRequested, std::memory_order_release);
+    sem_post(&wake_);
+  }
+  // The drain bounds its own work by the deadline; a little more for its last send and close.
+  while (end_state_.load(std::memory_order_acquire) != kEnded &&
+         monotonicNow() < deadline + 100000000)
+    pause(50000);
+  return image_ended_.load();
+}
+
+void Drain::resumeAfterFailedExec(int32_t error) {
+  // The drain may still be finishing the image (its caller stopped waiting): let it end first.
+  const int64_t give_up = monotonicNow() + 5000000000;
+  for (;;) {
+    int expected = kEnded;
+    exec_error_ = error;
+    if (end_state_.compare_exchange_strong(expected, kResumeRequested,
+                                           std::memory_order_acq_rel)) {
+      sem_post(&wake_);
+      return;
+    }
+    if (expected != kEndRequested && expected != kEndClaimed)
+      return; // nothing was ended
+    if (monotonicNow() > give_up)
+      return;
+    pause(100000);
+  }
 }
 
 void Drain::abandonAfterFork() {

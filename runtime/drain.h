@@ -15,11 +15,14 @@
 #include "sink.h"
 #include "wire/codec.h"
 
+#include <atomic>
 #include <chrono>
+#include <climits>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <pthread.h>
+#include <semaphore.h>
 
 namespace shapetrace::rt {
 
@@ -32,22 +35,53 @@ public:
 
   // Spawns the thread (all signals blocked in it). False when the thread cannot be created.
   bool start();
-  // Process exit: the last cycles within SHAPETRACE_EXIT_TIMEOUT_MS, ThreadEnd for the threads
-  // still alive, ProcessEnd, then the sink is closed with what remains of the timeout as linger.
-  void stop();
+  // Process exit, on the exiting thread: stops the drain thread, then the last cycles within
+  // SHAPETRACE_EXIT_TIMEOUT_MS, ThreadEnd for the threads still alive, ProcessEnd (reason exit,
+  // `exit_status`), then the sink is closed with what remains of the timeout as linger. Nothing
+  // when the image already ended (endImage).
+  void stop(int32_t exit_status);
   // Runs full cycles until everything recorded before the call was accepted by the sink, or
   // timeout_ms passed. Any thread but the drain's.
   bool flush(uint32_t timeout_ms);
   // Fork child: the thread does not exist here and the sink belongs to the parent.
   void abandonAfterFork();
-  // Before exec: everything recorded so far leaves the process within timeout_ms (not waited for
-  // when the destination certainly does not exist). Any thread but the drain's.
-  void prepareForExec(uint32_t timeout_ms);
+  // Makes the drain thread look now rather than at its next interval (a new thread's first
+  // event: its ThreadStart, and the process's ProcessStart, leave at once). Async-signal-safe.
+  void wake();
+
+  // The image ends without the library destructor (exec, _exit): the drain thread sends what was
+  // recorded (cycles within timeout_ms), ThreadEnd for every thread (not for exec, which may fail
+  // and go on), ProcessEnd with `reason`, `exit_status` and `exec_path`, and lets the sink's queue
+  // leave within what remains of timeout_ms. The caller waits for that and no longer. Safe on any
+  // thread but the drain's, in a signal handler too: the caller only uses atomics, sem_post and
+  // nanosleep, and allocates nothing (the work is the drain thread's). True when the ProcessEnd
+  // was sent. After an exec end the drain sends nothing until resumeAfterFailedExec().
+  bool endImage(wire::EndReason reason, int32_t exit_status, const char* exec_path,
+                uint32_t timeout_ms);
+  // The exec announced by endImage failed with `error`: the image goes on as a process of its own
+  // (continueAfterFailedExec), recording as before.
+  void resumeAfterFailedExec(int32_t error);
 
 private:
   using Clock = std::chrono::steady_clock;
+  enum EndState : int { kRunning, kEndClaimed, kEndRequested, kEnded, kResumeRequested };
+  struct EndInfo {
+    wire::EndReason reason = wire::EndReason::Exit;
+    int32_t exit_status = 0;
+    std::string exec_path;
+    Clock::time_point deadline;
+  };
 
   void run();
+  // Sleeps until woken (sem_post) or `interval` passed.
+  void sleepFor(std::chrono::microseconds interval);
+  // Handles an end or resume request; false when the drain thread must stop (the process ends).
+  bool handleEndRequest();
+  void continueAfterFailedExec();
+  // Everything left, then ProcessEnd, then the sink. On the drain thread, or at exit on the
+  // exiting thread once the drain thread stopped.
+  void finishImage(const EndInfo& end);
+  bool endTargetsReached();
   // One pass over the control queue and every ring. True when nothing is left to send.
   bool cycle();
   void calibrateIfDue();
@@ -57,6 +91,11 @@ private:
   bool drainThread(ThreadState& state);
   bool sendBatch(ThreadState& state, uint64_t up_to);
   bool sendPendingGap(ThreadState& state, uint64_t from_ns, uint64_t to_ns);
+  // A run of events with ids no module named (>= SHAPETRACE_UNREGISTERED_BASE) from `index`: not
+  // sent, counted as dropped in a Gap. Returns the index after the run, or kNoIndex on failure.
+  uint64_t dropUnnamedEvents(ThreadState& state, uint64_t index, uint64_t head);
+  // Appends the abandoned exits of the kAbandonMarker at `index`; false when a send failed.
+  bool expandAbandonMarker(ThreadState& state, uint64_t index);
   bool endThread(ThreadState& state);
   uint64_t nowNs() const { return monotonicNs(); }
 
@@ -65,6 +104,7 @@ private:
   Calibration calibration_;
   wire::ProcessStart process_start_;
   bool process_start_sent_ = false;
+  bool calibrated_ = false;
   uint64_t next_calibration_ns_ = 0;
   uint64_t calibration_step_ns_ = 0;
   wire::EventEncoder batch_; // the batch being made, encoded event by event
@@ -76,13 +116,23 @@ private:
 
   pthread_t thread_{};
   bool thread_started_ = false;
+  sem_t wake_;              // posted by whoever wants the drain thread to look now
   std::mutex mutex_;
-  std::condition_variable wake_;
   std::condition_variable cycle_done_;
   bool stopping_ = false;
   uint64_t cycles_requested_ = 0;
   uint64_t cycles_completed_ = 0;
   bool last_cycle_complete_ = false;
+
+  // endImage/resumeAfterFailedExec: the request is written before end_state_ is (release), read
+  // after it (acquire).
+  std::atomic<int> end_state_{kRunning};
+  std::atomic<bool> image_ended_{false}; // a ProcessEnd that no ExecFailed voided was sent
+  wire::EndReason end_reason_ = wire::EndReason::Exit;
+  int32_t end_status_ = 0;
+  char end_path_[PATH_MAX] = {};
+  int32_t exec_error_ = 0;
+  int64_t end_deadline_ns_ = 0; // CLOCK_MONOTONIC
 };
 
 } // namespace shapetrace::rt

@@ -51,6 +51,9 @@ constinit std::atomic<DropTransportFn> g_drop{nullptr};
 // Threads started by runtime threads (ZeroMQ's I/O thread and reaper), 0 for a free slot.
 constexpr size_t kMaxRuntimeThreads = 16;
 constinit std::atomic<pthread_t> g_runtime_threads[kMaxRuntimeThreads] = {};
+// Runtime threads between pthread_create and their entry in g_runtime_threads: a new thread can
+// run (and reach a hook) before its creator has noted it.
+constinit std::atomic<int> g_runtime_thread_creations{0};
 
 // Whether the calling thread acts for the runtime (the rare path: a descriptor call that is not
 // obviously the program's).
@@ -162,6 +165,7 @@ void forgetRuntimeDescriptors() {
     g_marked[word].store(0);
   g_marked_end.store(0);
   g_creating.store(0); // a creation under way in the parent's threads never ends here
+  g_runtime_thread_creations.store(0);
   g_drops.store(0);    // the child's own count
   forgetRuntimeThreads();
 }
@@ -172,6 +176,16 @@ void forgetRuntimeThreads() {
 }
 
 uint64_t transportDrops() { return g_drops.load(std::memory_order_relaxed); }
+
+bool isRuntimeThread() {
+  if (actsForRuntime())
+    return true;
+  if (g_runtime_thread_creations.load() == 0)
+    return false;
+  while (g_runtime_thread_creations.load() != 0)
+    sched_yield();
+  return actsForRuntime();
+}
 
 } // namespace shapetrace::rt
 
@@ -256,17 +270,22 @@ SHAPETRACE_INTERPOSE int pipe2(int fds[2], int flags) noexcept {
   return rc;
 }
 
-// Threads started by a runtime thread (ZeroMQ's I/O thread and reaper) act for the runtime. ZeroMQ
-// starts them while it sets up a socket and gives them work only afterwards, so each is in the
-// table before it makes a descriptor.
+// Threads started by a runtime thread (ZeroMQ's I/O thread and reaper, the recording writer) act
+// for the runtime. ZeroMQ starts them while it sets up a socket and gives them work only
+// afterwards, so each is in the table before it makes a descriptor; a hook they reach earlier
+// waits for the entry (isRuntimeThread).
 SHAPETRACE_INTERPOSE int pthread_create(pthread_t* thread, const pthread_attr_t* attributes,
                                         void* (*routine)(void*), void* argument) noexcept {
+  if (!t_transport_owner)
+    return REAL(pthread_create)(thread, attributes, routine, argument);
+  g_runtime_thread_creations.fetch_add(1);
   const int rc = REAL(pthread_create)(thread, attributes, routine, argument);
-  if (rc == 0 && t_transport_owner)
+  if (rc == 0)
     for (auto& slot : g_runtime_threads) {
       pthread_t empty = 0;
       if (slot.compare_exchange_strong(empty, *thread))
         break;
     }
+  g_runtime_thread_creations.fetch_sub(1);
   return rc;
 }

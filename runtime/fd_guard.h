@@ -39,6 +39,13 @@ private:
 using DropTransportFn = void (*)();
 void setDropTransport(DropTransportFn drop);
 
+// Whether the calling thread is one of the runtime's own (the drain, the threads ZeroMQ and the
+// recording writer start from runtime threads): such threads record nothing. A thread whose
+// creation by a runtime thread is still under way is waited for, so the answer is exact from the
+// thread's first instruction on. Not for the hot path: the hooks ask once per thread, when it
+// attaches.
+bool isRuntimeThread();
+
 // Fork child: the parent's descriptors are inherited but are no longer the runtime's here.
 void forgetRuntimeDescriptors();
 // The transport's threads have ended (its context was terminated): their ids may be reused by

@@ -169,7 +169,51 @@ bool waitForSpace(ThreadState& state, uint64_t needed) {
   leaveGuard(local);
 }
 
+// Open calls this thread tracks: its innermost run and the runs saved below it.
+uint32_t trackedCalls(const ThreadLocal& local) {
+  uint32_t calls = local.top_count;
+  for (uint32_t i = 0; i < local.runs; ++i)
+    calls += local.run_counts[i];
+  return calls;
+}
+
 } // namespace
+
+// The rare paths of setjmp and longjmp (jumps.cpp), here because they share the hot path's
+// bookkeeping of open calls. The caller holds the guard (local.busy).
+uint32_t trackedOpenCalls() { return trackedCalls(t_local); }
+
+uint32_t openCallsForSetjmp() {
+  ThreadLocal& local = t_local;
+  const uint32_t calls = trackedCalls(local);
+  // The thread's first setjmp while recording: from here on the drain keeps its open frames' ids.
+  ThreadState* state = local.state;
+  if (!state && recordingEnabled())
+    state = attachSlow(local);
+  if (state && !state->frames_tracked && state->ring.pending_drops.load() == 0 &&
+      state->ring.tryPush(Event{readTicks(), 0, EventKind(kTrackFramesMarker)}))
+    state->frames_tracked = true;
+  return calls;
+}
+
+void abandonCalls(uint32_t target_calls, bool interrupted_a_hook) {
+  ThreadLocal& local = t_local;
+  ThreadState* state = local.state;
+  if (interrupted_a_hook && state) {
+    // The hook the jump leaves may have written its event without counting its call, or the
+    // reverse: one event is uncertain, so the stream gets a gap here (consumers resynchronise).
+    if (state->ring.pending_drops.load(std::memory_order_relaxed) == 0)
+      state->ring.first_drop_ticks.store(readTicks(), std::memory_order_relaxed);
+    state->ring.pending_drops.store(state->ring.pending_drops.load() + 1,
+                                    std::memory_order_relaxed);
+  }
+  uint32_t recorded = 0;
+  for (uint32_t calls = trackedCalls(local); calls > target_calls; --calls)
+    recorded += closeCall(local) ? 1 : 0;
+  if (recorded && state)
+    push(*state, Event{readTicks(), recorded, EventKind(kAbandonMarker)});
+}
+
 } // namespace shapetrace::rt
 
 using shapetrace::EventKind;

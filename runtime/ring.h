@@ -74,6 +74,8 @@ public:
   uint64_t readable() const { return head_.load(std::memory_order_acquire); }
   uint64_t released() const { return tail_.load(std::memory_order_relaxed); }
   const Event& at(uint64_t index) const { return slots_[index & mask_]; }
+  // The consumer may rewrite a slot it has not released (the producer writes only free slots).
+  Event& slot(uint64_t index) { return slots_[index & mask_]; }
   // Gives slots up to `index` (exclusive) back to the producer.
   void release(uint64_t index) { tail_.store(index, std::memory_order_release); }
 

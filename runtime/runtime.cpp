@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <link.h>
 #include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
@@ -51,6 +52,109 @@ std::string StringTable::lookup(uint32_t id) {
 }
 
 namespace {
+
+// Registers one module's table (abi.h): its ids are the next free range. A module already
+// registered (its base id set) is left alone; one of an ABI version this runtime does not know, or
+// past the id space, is refused once, with a message: its events keep ids at or above
+// SHAPETRACE_UNREGISTERED_BASE, which the drain never sends (they are counted as lost).
+void registerModule(__shapetrace_module* module) {
+  Runtime& rt = runtime();
+  std::lock_guard lock(rt.modules_mutex);
+  if (*module->base_id != SHAPETRACE_UNREGISTERED_BASE || rt.refused_modules.count(module))
+    return;
+  const char* name = module->module_id ? module->module_id : "?";
+  // Version 1 modules call the hooks unconditionally, which this runtime still handles.
+  if (module->abi_version == 0 || module->abi_version > SHAPETRACE_ABI_VERSION) {
+    rt.refused_modules.insert(module);
+    std::fprintf(stderr,
+                 "shapetrace: module '%s' was instrumented for ABI version %u, this runtime "
+                 "implements %u; its events are not recorded (counted as lost)\n",
+                 name, module->abi_version, SHAPETRACE_ABI_VERSION);
+    return;
+  }
+  if (uint64_t(rt.next_function_id) + module->function_count > SHAPETRACE_UNREGISTERED_BASE) {
+    rt.refused_modules.insert(module);
+    std::fprintf(stderr, "shapetrace: too many instrumented functions; module '%s' not registered\n",
+                 name);
+    return;
+  }
+  wire::ModuleTable table;
+  table.module_id = module->module_id ? module->module_id : "";
+  table.base_id = rt.next_function_id;
+  table.functions.reserve(module->function_count);
+  for (uint32_t i = 0; i < module->function_count; ++i) {
+    const __shapetrace_function& function = module->functions[i];
+    auto text = [](const char* s) { return s ? std::string(s) : std::string(); };
+    table.functions.push_back({table.base_id + i, text(function.mangled_name),
+                               text(function.demangled_name), text(function.source_file),
+                               function.line});
+  }
+  rt.next_function_id += module->function_count;
+  *module->base_id = table.base_id;
+  rt.control_queue.push_back({0, table});
+  rt.modules.push_back(std::move(table));
+}
+
+size_t noteAligned(size_t n, size_t alignment) { return (n + alignment - 1) & ~(alignment - 1); }
+
+// Whether [address, address + size) lies in one of the object's loaded segments.
+bool inObject(const dl_phdr_info& object, const void* address, size_t size) {
+  const auto at = reinterpret_cast<uintptr_t>(address);
+  for (int i = 0; i < object.dlpi_phnum; ++i) {
+    const ElfW(Phdr)& segment = object.dlpi_phdr[i];
+    const uintptr_t start = object.dlpi_addr + segment.p_vaddr;
+    if (segment.p_type == PT_LOAD && at >= start && at + size <= start + segment.p_memsz)
+      return true;
+  }
+  return false;
+}
+
+// The modules the pass's notes (abi.h) name in every loaded object, in load order. No other
+// dlopen can be under way meanwhile: the runtime's constructor and the modules' run inside the
+// dynamic loader's lock, so every object seen here is relocated.
+std::vector<__shapetrace_module*> notedModules() {
+  std::vector<__shapetrace_module*> found;
+  dl_iterate_phdr(
+      [](dl_phdr_info* object, size_t, void* data) -> int {
+        auto& modules = *static_cast<std::vector<__shapetrace_module*>*>(data);
+        for (int i = 0; i < object->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& segment = object->dlpi_phdr[i];
+          if (segment.p_type != PT_NOTE)
+            continue;
+          const size_t alignment = segment.p_align == 8 ? 8 : 4;
+          const char* at = reinterpret_cast<const char*>(object->dlpi_addr + segment.p_vaddr);
+          const char* const end = at + segment.p_memsz;
+          while (size_t(end - at) >= sizeof(ElfW(Nhdr))) {
+            ElfW(Nhdr) header;
+            std::memcpy(&header, at, sizeof header);
+            const char* name = at + sizeof header;
+            const char* desc = name + noteAligned(header.n_namesz, alignment);
+            const char* next = desc + noteAligned(header.n_descsz, alignment);
+            if (next > end || next <= at)
+              break;
+            if (header.n_type == SHAPETRACE_MODULE_NOTE_TYPE && header.n_descsz == 4 &&
+                header.n_namesz == sizeof SHAPETRACE_MODULE_NOTE_NAME &&
+                std::memcmp(name, SHAPETRACE_MODULE_NOTE_NAME, header.n_namesz) == 0) {
+              int32_t offset;
+              std::memcpy(&offset, desc, sizeof offset);
+              auto* module = reinterpret_cast<__shapetrace_module*>(const_cast<char*>(desc) + offset);
+              if (inObject(*object, module, sizeof *module))
+                modules.push_back(module);
+            }
+            at = next;
+          }
+        }
+        return 0;
+      },
+      &found);
+  return found;
+}
+
+void registerNotedModules() {
+  for (__shapetrace_module* module : notedModules())
+    if (module->base_id)
+      registerModule(module);
+}
 
 pthread_once_t g_start_once = PTHREAD_ONCE_INIT;
 pthread_key_t g_thread_key;
@@ -96,6 +200,12 @@ wire::ProcessStart describeProcess(uint64_t start_ns) {
   gethostname(host, sizeof host - 1);
   start.hostname = host;
   start.start_ns = start_ns;
+  if (runtime().previous_image) {
+    start.origin = wire::ProcessOrigin::Exec;
+    start.previous_image = runtime().previous_image;
+  } else if (start.parent_process) {
+    start.origin = wire::ProcessOrigin::Forked;
+  }
   timespec real;
   clock_gettime(CLOCK_REALTIME, &real);
   start.start_realtime_ns = int64_t(real.tv_sec) * 1000000000 + real.tv_nsec;
@@ -104,8 +214,11 @@ wire::ProcessStart describeProcess(uint64_t start_ns) {
   return start;
 }
 
-// A forked child writes its own recording next to its parent's: DIR-<pid>.
+// A forked child writes its own recording next to its parent's (DIR-<pid>), an exec'd image next
+// to the one it replaced (DIR-exec-<that image's key>).
 std::string g_output_for_child;
+// exit()'s status, learnt by an on_exit handler (exit_hooks.cpp) before the library destructor.
+std::atomic<int32_t> g_exit_status{0};
 
 // Why the default socket's directory may not be used (empty: it may). An explicit
 // SHAPETRACE_ENDPOINT is the user's choice and used as given; the default one is checked as the
@@ -127,6 +240,7 @@ std::unique_ptr<Sink> makeSink() {
   pthread_sigmask(SIG_SETMASK, &all, &previous);
   if (!config.output.empty()) {
     const std::string directory = g_output_for_child.empty() ? config.output : g_output_for_child;
+    TransportScope runtime_threads; // the recording writer's thread is the runtime's
     sink = makeRecordingSink(directory, error);
   } else if (const std::string problem = defaultSocketProblem(config); !problem.empty()) {
     // Another user may have made the directory to receive our stream: send nothing. Said only
@@ -208,11 +322,13 @@ void onForkChild() {
     mine->ring.pending_drops.store(0);
     mine->nested_drops.store(0);
     mine->drain = DrainCursor{};
+    mine->frames_tracked = false;
     mine->tid = uint32_t(gettid());
     mine->start_ticks = readTicks();
   }
   // Calls open in the parent are not this process's: their exits are not recorded here.
   local.resetCalls();
+  forgetJumpPointsAfterFork();
   g_hot.late_events.store(0);
   if (Drain* drain = g_drain.load())
     drain->abandonAfterFork();
@@ -221,7 +337,8 @@ void onForkChild() {
   forgetRuntimeDescriptors();
   if (!flags().output.empty())
     g_output_for_child = flags().output + "-" + std::to_string(getpid());
-  rt.parent_process_key = rt.process_key;
+  rt.parent_process_key = rt.process_key.load();
+  rt.previous_image = 0;
   rt.process_key = randomKey();
   rt.control_queue.clear();
   for (const wire::ModuleTable& module : rt.modules)
@@ -233,9 +350,40 @@ void onForkChild() {
   }
 }
 
+// SHAPETRACE_EXEC_FROM, set by the image that exec'd this one (execLinkEntry): this image continues
+// that process. Ignored when its pid is not ours (it leaked into another process's environment),
+// and removed, so that the program sees the environment it was given.
+void linkToPreviousImage() {
+  const char* link = getenv(kExecFromVariable);
+  if (!link)
+    return;
+  unsigned long pid = 0;
+  unsigned long long previous = 0, parent = 0;
+  if (std::sscanf(link, "%lu:%llx:%llx", &pid, &previous, &parent) == 3 &&
+      pid == unsigned(getpid())) {
+    runtime().previous_image = previous;
+    runtime().parent_process_key = parent;
+    if (!flags().output.empty()) {
+      char key[17];
+      std::snprintf(key, sizeof key, "%016llx", previous);
+      g_output_for_child = flags().output + "-exec-" + key;
+    }
+  }
+  unsetenv(kExecFromVariable);
+}
+
 void startOnce() {
   Runtime& rt = runtime();
   const Flags& config = flags();
+  linkToPreviousImage();
+  resolveJumpFunctions();
+  // exit()'s status: for a runtime dlopen'ed after main started (its __libc_start_main never runs
+  // again), a handler registered now runs before the library destructors. At program start this one
+  // runs too late and exit_hooks.cpp's, registered just before main, tells the status in time.
+  on_exit([](int status, void*) { noteExitStatus(status); }, nullptr);
+  // Every module of the objects loaded so far, before any of their constructors (which run after
+  // ours: they depend on the runtime) or another library's can call into one.
+  registerNotedModules();
   const char* why = "";
   rt.tick_source = selectTickSource(config.clock.c_str(), &why);
   if (config.clock == "tsc" && rt.tick_source != TickSource::Tsc)
@@ -269,7 +417,14 @@ void ensureStarted() {
 
 ThreadState* attachThread(ThreadLocal& local) {
   Runtime& rt = runtime();
-  if (local.exited || local.runtime_thread || rt.phase.load(std::memory_order_acquire) != Phase::Running) {
+  // The runtime's own threads and the transport's record nothing: instrumented code reaches them
+  // only through the program's symbols (an executable's copy of a std::string member interposes
+  // libstdc++'s, and ZeroMQ's I/O thread calls it), and those calls are not the program's.
+  if (local.runtime_thread || isRuntimeThread()) {
+    local.runtime_thread = true;
+    return nullptr;
+  }
+  if (local.exited || rt.phase.load(std::memory_order_acquire) != Phase::Running) {
     g_hot.late_events.fetch_add(1, std::memory_order_relaxed);
     return nullptr;
   }
@@ -284,18 +439,65 @@ ThreadState* attachThread(ThreadLocal& local) {
   pthread_setspecific(g_thread_key, state);
   local.state = state;
   rt.registry.push(state);
+  // The process's (or this thread's) first event: announced now, not at the next interval, so
+  // that a process that lives a millisecond is in the stream.
+  if (Drain* drain = g_drain.load())
+    drain->wake();
   return state;
 }
 
-void prepareForExec() {
-  // A vfork child runs in its parent's memory without fork handlers: not a process of ours.
-  if (getpid() != g_pid.load() || runtime().phase.load() != Phase::Running ||
-      t_local.runtime_thread)
-    return;
+namespace {
+
+// Whether the image's end at a process boundary is ours to announce: not in a vfork child (it runs
+// in its parent's memory), not on a runtime thread, only while recording runs.
+Drain* drainForBoundary() {
+  if (getpid() != g_pid.load() || t_local.runtime_thread ||
+      runtime().phase.load() != Phase::Running)
+    return nullptr;
+  return g_drain.load();
+}
+
+} // namespace
+
+bool endImageForExec(const char* path) {
+  Drain* drain = drainForBoundary();
+  if (!drain)
+    return false;
   const int saved_errno = errno;
-  if (Drain* drain = g_drain.load())
-    drain->prepareForExec(uint32_t(flags().exit_timeout_ms)); // at most 3600000
+  const bool ended = drain->endImage(wire::EndReason::Exec, 0, path,
+                                     uint32_t(flags().exit_timeout_ms)); // at most 3600000
   errno = saved_errno;
+  return ended;
+}
+
+void execFailed(int error) {
+  if (Drain* drain = drainForBoundary())
+    drain->resumeAfterFailedExec(error);
+}
+
+void endImageForExit(int status) {
+  Drain* drain = drainForBoundary();
+  if (!drain)
+    return;
+  drain->endImage(wire::EndReason::ExitImmediately, status, nullptr,
+                  uint32_t(flags().exit_timeout_ms));
+  // Nothing of ours runs after this: the hooks of whatever code still runs record nothing.
+  runtime().phase.store(Phase::ShutDown);
+  setRecordingEnabled(false);
+}
+
+void noteExitStatus(int status) { g_exit_status.store(status); }
+
+uint64_t newProcessKey() { return randomKey(); }
+
+bool execLinkEntry(char* buffer, size_t size) {
+  if (getpid() != g_pid.load() || runtime().phase.load() != Phase::Running)
+    return false;
+  const Runtime& rt = runtime();
+  const int n = std::snprintf(buffer, size, "%s=%u:%llx:%llx", kExecFromVariable,
+                              unsigned(getpid()), (unsigned long long)rt.process_key.load(),
+                              (unsigned long long)rt.parent_process_key);
+  return n > 0 && size_t(n) < size;
 }
 
 bool flushFor(uint32_t timeout_ms) {
@@ -320,7 +522,7 @@ __attribute__((destructor)) void onProcessExit() {
   rt.phase.store(Phase::ShutDown);
   std::lock_guard lock(g_lifecycle_mutex);
   if (Drain* drain = g_drain.load())
-    drain->stop();
+    drain->stop(g_exit_status.load());
   setRecordingEnabled(false);
   local.busy = false;
 }
@@ -357,37 +559,11 @@ SHAPETRACE_EXPORT void __shapetrace_register_module(struct __shapetrace_module* 
   if (!module || !module->base_id)
     return;
   ensureStarted();
-  Runtime& rt = runtime();
-  // Version 1 modules call the hooks unconditionally, which this runtime still handles.
-  if (module->abi_version == 0 || module->abi_version > SHAPETRACE_ABI_VERSION) {
-    std::fprintf(stderr,
-                 "shapetrace: module '%s' was instrumented for ABI version %u, this runtime "
-                 "implements %u; its functions are recorded with unregistered ids\n",
-                 module->module_id ? module->module_id : "?", module->abi_version,
-                 SHAPETRACE_ABI_VERSION);
-    return;
-  }
-  std::lock_guard lock(rt.modules_mutex);
-  if (uint64_t(rt.next_function_id) + module->function_count > SHAPETRACE_UNREGISTERED_BASE) {
-    std::fprintf(stderr, "shapetrace: too many instrumented functions; module '%s' not registered\n",
-                 module->module_id ? module->module_id : "?");
-    return;
-  }
-  wire::ModuleTable table;
-  table.module_id = module->module_id ? module->module_id : "";
-  table.base_id = rt.next_function_id;
-  table.functions.reserve(module->function_count);
-  for (uint32_t i = 0; i < module->function_count; ++i) {
-    const __shapetrace_function& function = module->functions[i];
-    auto text = [](const char* s) { return s ? std::string(s) : std::string(); };
-    table.functions.push_back({table.base_id + i, text(function.mangled_name),
-                               text(function.demangled_name), text(function.source_file),
-                               function.line});
-  }
-  rt.next_function_id += module->function_count;
-  *module->base_id = table.base_id;
-  rt.control_queue.push_back({0, table});
-  rt.modules.push_back(std::move(table));
+  // A module loaded with the runtime was registered at start through its note; a dlopen'ed one is
+  // registered here, with every other module of its object.
+  if (*module->base_id == SHAPETRACE_UNREGISTERED_BASE)
+    registerNotedModules();
+  registerModule(module);
 }
 
 SHAPETRACE_EXPORT shapetrace_status shapetrace_annotate(const char* key, int64_t value) {

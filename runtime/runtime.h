@@ -14,6 +14,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -67,8 +68,10 @@ struct Runtime {
   std::atomic<Phase> phase{Phase::NotStarted};
   bool enabled_at_start = true;
   uint64_t ring_bytes = 0;
-  uint64_t process_key = 0;
+  // Written by start, fork and a failed exec (the drain); read by the drain and by exec's link.
+  std::atomic<uint64_t> process_key{0};
   uint64_t parent_process_key = 0;
+  uint64_t previous_image = 0; // the image this one replaced by exec (SHAPETRACE_EXEC_FROM)
   TickSource tick_source = TickSource::Monotonic;
   Registry registry;
 
@@ -76,6 +79,8 @@ struct Runtime {
   std::mutex modules_mutex;
   uint32_t next_function_id = 0;
   std::vector<wire::ModuleTable> modules;
+  // Modules refused (unknown ABI version, no ids left), so that each is refused once.
+  std::set<const void*> refused_modules;
   // Items waiting for the drain, in order (module tables).
   std::deque<wire::StreamItem> control_queue;
 
@@ -88,9 +93,43 @@ void ensureStarted();
 // Wakes the drain for one full cycle and waits for it; true when everything recorded before the
 // call was accepted by the sink within timeout_ms.
 bool flushFor(uint32_t timeout_ms);
-// Before exec (the exec functions are interposed, exec_hooks.cpp): sends what was recorded, within
-// SHAPETRACE_EXIT_TIMEOUT_MS. Does nothing in a vfork child (it shares the parent's memory).
-void prepareForExec();
+// Process boundaries the library destructor does not see (exec_hooks.cpp, exit_hooks.cpp). Each
+// does nothing in a vfork child (it runs in its parent's memory), on a runtime thread, or when the
+// runtime is not recording; each is safe in a signal handler (Drain::endImage).
+//
+// exec is about to replace the image with `path`: everything recorded is sent, then ProcessEnd
+// (reason exec), within SHAPETRACE_EXIT_TIMEOUT_MS. True when the image ended: if exec returns,
+// the caller must call execFailed().
+bool endImageForExec(const char* path);
+// The exec after endImageForExec() failed with `error`: recording goes on (ExecFailed is sent).
+void execFailed(int error);
+// _exit/_Exit (and daemon's parent): everything recorded is sent, ThreadEnds, ProcessEnd (reason
+// exitImmediately, `status`).
+void endImageForExit(int status);
+// "SHAPETRACE_EXEC_FROM=<pid>:<process key>:<parent process key>" (hexadecimal keys) for the
+// environment of the image exec is about to start, so that it links itself to this one; false
+// (nothing written) when this process has no image of its own to link to. Allocates nothing.
+bool execLinkEntry(char* buffer, size_t size);
+// exit()'s status (an on_exit handler, exit_hooks.cpp), for the ProcessEnd of an ordinary exit.
+void noteExitStatus(int status);
+inline constexpr char kExecFromVariable[] = "SHAPETRACE_EXEC_FROM";
+// setjmp/longjmp (jumps.cpp; implemented in hooks.cpp beside the bookkeeping they change). The
+// caller holds the thread's guard (t_local.busy).
+// The calls the thread tracks as open (recorded or not).
+uint32_t trackedOpenCalls();
+// The number of open calls the thread tracks, for a setjmp; the thread's first setjmp while
+// recording also asks the drain to keep its open frames' ids (kTrackFramesMarker).
+uint32_t openCallsForSetjmp();
+// A longjmp to a setjmp made with `target_calls` open calls: the calls above end, and the
+// recorded ones among them are sent as abandoned exits (kAbandonMarker). `interrupted_a_hook`:
+// the jump leaves a signal handler that interrupted one of this thread's hooks.
+void abandonCalls(uint32_t target_calls, bool interrupted_a_hook);
+// jumps.cpp: looks the real setjmp and longjmp functions up at start (a handler may need them,
+// and dlsym is not async-signal-safe); forgets the forking thread's setjmps in a fork child.
+void resolveJumpFunctions();
+void forgetJumpPointsAfterFork();
+// A fresh random process key (never 0).
+uint64_t newProcessKey();
 // First event of a thread: maps its state and registers it. nullptr when tracing is impossible
 // now (shut down, thread exiting, no memory).
 ThreadState* attachThread(ThreadLocal& local);

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 namespace shapetrace::rt {
 
@@ -26,15 +27,48 @@ enum MarkerKind : uint32_t {
   kAnnotationValue = 0x102,
   // function_id = interned name, timestamp = ticks.
   kThreadNameMarker = 0x103,
+  // The thread's first setjmp (jumps.cpp): from here on the drain keeps the ids of the thread's
+  // open recorded calls, which a longjmp may abandon.
+  kTrackFramesMarker = 0x104,
+  // A longjmp jumped over function_id recorded frames at timestamp (ticks): the drain sends one
+  // AbandonedExit per frame, innermost first, with the ids it kept.
+  kAbandonMarker = 0x105,
+  // Written by the drain over an exit it does not send: the exit of a call entered before the
+  // process's current key began (the image went on after a failed exec; its earlier calls are
+  // the previous key's).
+  kSkippedExitMarker = 0x106,
 };
 
 // What only the drain thread reads and writes.
 struct DrainCursor {
+  static constexpr uint64_t kNoIndex = UINT64_MAX;
   bool start_sent = false;
   uint64_t next_sequence = 0;   // batches sent so far
   uint64_t events_sent = 0;
   uint64_t drops_reported = 0;  // events announced in Gap items
   uint64_t unreported_drops = 0;
+  uint64_t end_target = 0;      // the ring's head when the image began to end (Drain::finishImage)
+
+  // Every ring slot is looked at once, the first time the drain reads it (slots before
+  // applied_up_to were), so that a batch sent again after a failed send does not count its events
+  // twice in what follows.
+  uint64_t applied_up_to = 0;
+  // Frames, after kTrackFramesMarker: the ids of the thread's open recorded calls entered since
+  // (after a gap: since the gap), innermost last.
+  bool tracking = false;
+  std::vector<uint32_t> open_frames;
+  // After a failed exec the process goes on under a new key (Drain::continueAfterFailedExec): the
+  // calls open until then are the previous key's, so an exit that would close more calls than
+  // were entered since is not sent (kSkippedExitMarker). `continued_depth`: calls open since.
+  bool continuing = false;
+  uint64_t continued_depth = 0;
+  // The kAbandonMarker being turned into events: its ring index, the ids it abandons (innermost
+  // first), how many of them were sent, and how many wait in the batch being made. The marker is
+  // released (and forgotten) only with the batch that carries its last exit.
+  uint64_t abandon_index = kNoIndex;
+  std::vector<uint32_t> abandoned;
+  size_t abandoned_sent = 0;
+  size_t abandoned_in_batch = 0;
 };
 
 struct ThreadState {
@@ -46,6 +80,8 @@ struct ThreadState {
   std::atomic<uint64_t> nested_drops{0};
   // Set by the thread-exit destructor after the thread's last event.
   std::atomic<bool> finished{false};
+  // The thread wrote kTrackFramesMarker (producer only).
+  bool frames_tracked = false;
 
   uint32_t tid = 0;
   uint64_t start_ticks = 0;

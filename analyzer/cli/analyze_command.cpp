@@ -52,6 +52,11 @@ void printSummary(const Analysis& a, FILE* out) {
                a.clustering.clusters.size(), a.ribbons.size());
   if (const std::string lost = callsNotAnalysed(a.diagnostics); !lost.empty())
     std::fprintf(out, "%s: see diagnostics\n", lost.c_str());
+  if (const uint64_t n = a.diagnostics.count(Stat::processes_without_end))
+    std::fprintf(out, "LOSS: %llu process(es) ended without a process end (killed, crashed, or still "
+                 "running when the input stopped): the events they had not sent yet are lost, how "
+                 "many is unknown\n",
+                 static_cast<unsigned long long>(n));
   std::fprintf(out, "\n%-24s %8s %8s %8s | %8s %8s %8s\n", "thread", "shapes", "new", "all",
                "clusters", "new", "all");
   for (const ThreadSummary& t : a.threads) {

@@ -12,6 +12,8 @@ void RunInfo::noteTime(uint64_t ns) {
 }
 
 void RunInfo::observe(const wire::StreamItem& item) {
+  // An ExitStatus of a process that never connected (key 0) names no process of the stream.
+  if (item.process == 0 && item.kind() == wire::ItemKind::ExitStatus) return;
   Process& process = processes_[item.process];
   process.id = item.process;
   std::visit(
@@ -22,6 +24,9 @@ void RunInfo::observe(const wire::StreamItem& item) {
           process.executable = body.executable;
           process.arguments = body.arguments;
           process.hostname = body.hostname;
+          process.origin = body.origin;
+          process.parent_process = body.parent_process;
+          process.previous_image = body.previous_image;
         } else if constexpr (std::is_same_v<T, wire::EventBatch>) {
           if (!body.events.empty()) {
             noteTime(body.events.front().timestamp);
@@ -30,25 +35,52 @@ void RunInfo::observe(const wire::StreamItem& item) {
         } else if constexpr (std::is_same_v<T, wire::Gap>) {
           dropped_events_ += body.dropped;
         } else if constexpr (std::is_same_v<T, wire::ProcessEnd>) {
-          process.ended = true;
-          process.exit_status = body.exit_status;
+          process.end = body;
+        } else if constexpr (std::is_same_v<T, wire::ExecFailed>) {
+          process.failed_exec = body.path;
+        } else if constexpr (std::is_same_v<T, wire::ExitStatus>) {
+          process.reaped = body;
+          if (process.pid == 0) process.pid = body.pid;
         }
       },
       item.body);
 }
 
+uint64_t RunInfo::processesWithoutEnd() const {
+  uint64_t count = 0;
+  for (const auto& [id, p] : processes_) count += !p.end;
+  return count;
+}
+
 nlohmann::ordered_json RunInfo::toJson() const {
   nlohmann::ordered_json processes = nlohmann::ordered_json::array();
-  for (const auto& [id, p] : processes_)
+  uint64_t without_end = 0;
+  for (const auto& [id, p] : processes_) {
+    nlohmann::ordered_json end = nullptr;
+    if (p.end) {
+      end = {{"reason", wire::endReasonName(p.end->reason)},
+             {"exit_status", p.end->exit_status},
+             {"events_dropped", p.end->events_dropped}};
+      if (p.end->reason == wire::EndReason::Exec) end["exec_path"] = p.end->exec_path;
+    }
+    without_end += !p.end;
     processes.push_back({{"process", id},
                          {"pid", p.pid},
                          {"executable", p.executable},
                          {"arguments", p.arguments},
                          {"hostname", p.hostname},
-                         {"ended", p.ended},
-                         {"exit_status", p.exit_status}});
+                         {"origin", wire::processOriginName(p.origin)},
+                         {"parent_process", p.parent_process},
+                         {"previous_image", p.previous_image},
+                         {"ended", p.end.has_value()},
+                         {"exit_status", p.end ? p.end->exit_status : 0},
+                         {"end", std::move(end)},
+                         {"failed_exec", p.failed_exec},
+                         {"reaped", p.reaped ? wire::describeExitStatus(*p.reaped) : ""}});
+  }
   return {{"processes", std::move(processes)},
           {"dropped_events", dropped_events_},
+          {"processes_without_end", without_end},
           {"first_ns", first_ns_ == UINT64_MAX ? 0 : first_ns_},
           {"last_ns", last_ns_}};
 }

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,10 +21,12 @@ public:
   void observe(const wire::StreamItem& item);
 
   uint64_t droppedEvents() const { return dropped_events_; }
+  // Processes seen whose ProcessEnd never came (so far).
+  uint64_t processesWithoutEnd() const;
   uint64_t firstNs() const { return first_ns_; }
   uint64_t lastNs() const { return last_ns_; }
 
-  // {"processes": [...], "dropped_events", "first_ns", "last_ns"}.
+  // {"processes": [...], "dropped_events", "processes_without_end", "first_ns", "last_ns"}.
   nlohmann::ordered_json toJson() const;
 
 private:
@@ -33,8 +36,11 @@ private:
     std::string executable;
     std::vector<std::string> arguments;
     std::string hostname;
-    bool ended = false;
-    int32_t exit_status = 0;
+    wire::ProcessOrigin origin = wire::ProcessOrigin::Started;
+    uint64_t parent_process = 0, previous_image = 0;
+    std::optional<wire::ProcessEnd> end;
+    std::string failed_exec; // origin execFailed: the program its exec could not run
+    std::optional<wire::ExitStatus> reaped; // how `shapetrace record` saw it end
   };
   void noteTime(uint64_t ns);
 

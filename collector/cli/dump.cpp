@@ -7,6 +7,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
@@ -29,9 +30,28 @@ const char* kindName(EventKind kind) {
     return "exit";
   case EventKind::UnwindExit:
     return "unwind";
+  case EventKind::AbandonedExit:
+    return "abandoned";
   }
   return "?";
 }
+
+// The text format's arrow per kind: enter, exit, unwind exit (an exception), abandoned exit (a
+// longjmp jumped over the frame).
+const char* arrowOf(EventKind kind) {
+  switch (kind) {
+  case EventKind::Enter:
+    return "->";
+  case EventKind::Exit:
+    return "<-";
+  case EventKind::UnwindExit:
+    return "<~";
+  case EventKind::AbandonedExit:
+    return "<x";
+  }
+  return "??";
+}
+
 
 // Names and pids learnt from ProcessStart and ModuleTable items, per process.
 struct Names {
@@ -97,8 +117,7 @@ public:
           --depth;
         if (inRange(e.timestamp))
           std::printf("%" PRIu64 " %u/%u %*s%s %s\n", e.timestamp, pid, thread, 2 * depth, "",
-                      enter ? "->" : e.kind == EventKind::Exit ? "<-" : "<~",
-                      names.function(item.process, e.function_id).c_str());
+                      arrowOf(e.kind), names.function(item.process, e.function_id).c_str());
         if (enter)
           ++depth;
       }
@@ -108,8 +127,15 @@ public:
     std::visit(
         [&](const auto& body) {
           using T = std::decay_t<decltype(body)>;
-          if constexpr (std::is_same_v<T, wire::ProcessStart>)
+          if constexpr (std::is_same_v<T, wire::ProcessStart>) {
             std::printf(" pid %u %s", body.pid, body.executable.c_str());
+            if (body.origin == wire::ProcessOrigin::Forked)
+              std::printf(" (forked from %016" PRIx64 ")", body.parent_process);
+            else if (body.origin == wire::ProcessOrigin::Exec)
+              std::printf(" (exec from %016" PRIx64 ")", body.previous_image);
+            else if (body.origin == wire::ProcessOrigin::ExecFailed)
+              std::printf(" (continues %016" PRIx64 ")", body.previous_image);
+          }
           else if constexpr (std::is_same_v<T, wire::ModuleTable>)
             std::printf(" %s: %zu functions", body.module_id.c_str(), body.functions.size());
           else if constexpr (std::is_same_v<T, wire::ThreadStart> ||
@@ -122,8 +148,17 @@ public:
           else if constexpr (std::is_same_v<T, wire::ThreadEnd>)
             std::printf(" %" PRIu64 " events, %" PRIu64 " dropped", body.events_recorded,
                         body.events_dropped);
-          else if constexpr (std::is_same_v<T, wire::ProcessEnd>)
-            std::printf(" exit status %d", body.exit_status);
+          else if constexpr (std::is_same_v<T, wire::ProcessEnd>) {
+            if (body.reason == wire::EndReason::Exec)
+              std::printf(" exec %s", body.exec_path.c_str());
+            else
+              std::printf(" %s status %d", wire::endReasonName(body.reason), body.exit_status);
+            std::printf(", %" PRIu64 " events, %" PRIu64 " dropped", body.events_recorded,
+                        body.events_dropped);
+          } else if constexpr (std::is_same_v<T, wire::ExecFailed>)
+            std::printf(" %s: %s", body.path.c_str(), std::strerror(body.error));
+          else if constexpr (std::is_same_v<T, wire::ExitStatus>)
+            std::printf(" pid %u %s", body.pid, wire::describeExitStatus(body).c_str());
         },
         item.body);
     std::printf("\n");
@@ -163,6 +198,9 @@ public:
             j["pid"] = body.pid;
             j["executable"] = body.executable;
             j["start_ns"] = body.start_ns;
+            j["origin"] = wire::processOriginName(body.origin);
+            j["parent_process"] = body.parent_process;
+            j["previous_image"] = body.previous_image;
           } else if constexpr (std::is_same_v<T, wire::ModuleTable>) {
             j["module"] = body.module_id;
             nlohmann::json functions = nlohmann::json::array();
@@ -194,9 +232,22 @@ public:
             j["value"] = body.value;
           } else if constexpr (std::is_same_v<T, wire::ProcessEnd>) {
             j["t"] = body.timestamp_ns;
+            j["reason"] = wire::endReasonName(body.reason);
             j["exit_status"] = body.exit_status;
+            if (body.reason == wire::EndReason::Exec)
+              j["exec_path"] = body.exec_path;
             j["events_recorded"] = body.events_recorded;
             j["events_dropped"] = body.events_dropped;
+          } else if constexpr (std::is_same_v<T, wire::ExecFailed>) {
+            j["t"] = body.timestamp_ns;
+            j["path"] = body.path;
+            j["errno"] = body.error;
+          } else if constexpr (std::is_same_v<T, wire::ExitStatus>) {
+            j["pid"] = body.pid;
+            j["t"] = body.timestamp_ns;
+            j["exit_code"] = body.exit_code;
+            j["signal"] = body.signal;
+            j["core_dumped"] = body.core_dumped;
           }
         },
         item.body);

@@ -200,7 +200,7 @@ void writeRecording(const ParsedTrace& trace, const ImportOptions& o) {
   for (const auto& [tid, ev] : trace.threads)
     append(wire::ThreadEnd{tid, ev.back().timestamp, ev.size(), 0,
                            (ev.size() + kEventsPerBatch - 1) / kEventsPerBatch});
-  append(wire::ProcessEnd{last, events, 0, 0});
+  append(wire::ProcessEnd{last, events, 0, 0, wire::EndReason::Exit, ""});
   if (!writer.close())
     throw std::runtime_error(writer.error());
   std::fprintf(stderr, "shapetrace import: %llu events of %zu thread(s), %zu function(s) -> %s\n",

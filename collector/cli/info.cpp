@@ -9,10 +9,12 @@
 #include "wire/framing.h"
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 namespace shapetrace::cli {
 namespace {
@@ -28,9 +30,13 @@ struct ThreadInfo {
 struct ProcessInfo {
   uint32_t pid = 0;
   std::string executable;
+  bool started = false; // its ProcessStart was recorded
+  wire::ProcessOrigin origin = wire::ProcessOrigin::Started;
+  uint64_t parent_process = 0, previous_image = 0;
   uint64_t functions = 0, modules = 0, annotations = 0;
-  bool ended = false;
-  int32_t exit_status = 0;
+  std::optional<wire::ProcessEnd> end;
+  std::optional<wire::ExecFailed> failed_exec; // why a process of origin execFailed exists
+  std::optional<wire::ExitStatus> reaped; // as `shapetrace record` saw it end
   std::map<uint32_t, ThreadInfo> threads;
 };
 
@@ -38,6 +44,8 @@ struct RecordingInfo {
   uint32_t segments = 0;
   uint64_t bytes = 0, frames = 0;
   std::map<uint64_t, ProcessInfo> processes;
+  std::vector<uint64_t> order; // process keys in the order they first appear
+  std::vector<wire::ExitStatus> untraced; // processes `record` reaped that never connected
   std::vector<recording::Damage> damage;
   uint64_t undecodable = 0;
   // Checks against collector.json and the index files: one sentence per problem, and what the
@@ -118,6 +126,10 @@ void account(ProcessInfo& p, const wire::StreamItem& item) {
         if constexpr (std::is_same_v<T, wire::ProcessStart>) {
           p.pid = body.pid;
           p.executable = body.executable;
+          p.started = true;
+          p.origin = body.origin;
+          p.parent_process = body.parent_process;
+          p.previous_image = body.previous_image;
         } else if constexpr (std::is_same_v<T, wire::ModuleTable>) {
           ++p.modules;
           p.functions += body.functions.size();
@@ -144,8 +156,12 @@ void account(ProcessInfo& p, const wire::StreamItem& item) {
         } else if constexpr (std::is_same_v<T, wire::Annotation>) {
           ++p.annotations;
         } else if constexpr (std::is_same_v<T, wire::ProcessEnd>) {
-          p.ended = true;
-          p.exit_status = body.exit_status;
+          p.end = body;
+        } else if constexpr (std::is_same_v<T, wire::ExecFailed>) {
+          p.failed_exec = body;
+        } else if constexpr (std::is_same_v<T, wire::ExitStatus>) {
+          p.reaped = body;
+          if (p.pid == 0) p.pid = body.pid;
         }
       },
       item.body);
@@ -160,6 +176,12 @@ RecordingInfo readInfo(const std::string& dir) {
       info.bytes += entry.file_size();
   while (auto item = reader.nextItem()) {
     ++info.frames;
+    if (item->process == 0 && item->kind() == wire::ItemKind::ExitStatus) {
+      info.untraced.push_back(std::get<wire::ExitStatus>(item->body));
+      continue;
+    }
+    if (!info.processes.count(item->process))
+      info.order.push_back(item->process);
     account(info.processes[item->process], *item);
   }
   info.damage = reader.damage();
@@ -170,9 +192,42 @@ RecordingInfo readInfo(const std::string& dir) {
 
 uint64_t dropped(const ThreadInfo& t) { return std::max(t.dropped_gaps, t.dropped_reported); }
 
+// "exit status 3", "_exit status 0", "exec /bin/ls", with how `shapetrace record` saw it die.
+std::string describeEnd(const ProcessInfo& p) {
+  std::string text;
+  if (p.end)
+    text = p.end->reason == wire::EndReason::Exec
+               ? "ended by exec of " + p.end->exec_path
+               : std::string(p.end->reason == wire::EndReason::Exit ? "exit" : "_exit") +
+                     " status " + std::to_string(p.end->exit_status);
+  else if (p.reaped)
+    text = wire::describeExitStatus(*p.reaped);
+  return text;
+}
+
+// The processes whose runtime never announced their end: killed, crashed, or still running when
+// the recording stopped. What they had not sent is lost, and nothing says how much.
+size_t processesWithoutEnd(const RecordingInfo& info) {
+  size_t count = 0;
+  for (const auto& [key, p] : info.processes)
+    count += !p.end;
+  return count;
+}
+
+std::string missingEndLine(uint64_t key, const ProcessInfo& p) {
+  char head[64];
+  std::snprintf(head, sizeof head, "process %016llx (pid %u", (unsigned long long)key, p.pid);
+  std::string line = std::string(head) + (p.executable.empty() ? "" : ", " + p.executable) +
+                     ") ended without a process end";
+  if (p.reaped)
+    line += " (" + wire::describeExitStatus(*p.reaped) + ", as shapetrace record saw it)";
+  return line + ": the events it had not sent yet are lost, how many is unknown";
+}
+
 nlohmann::json toJson(const RecordingInfo& info) {
   nlohmann::json processes = nlohmann::json::array();
-  for (const auto& [key, p] : info.processes) {
+  for (const uint64_t key : info.order) {
+    const ProcessInfo& p = info.processes.at(key);
     nlohmann::json threads = nlohmann::json::array();
     for (const auto& [tid, t] : p.threads)
       threads.push_back({{"tid", tid},
@@ -184,16 +239,44 @@ nlohmann::json toJson(const RecordingInfo& info) {
                          {"first_ns", t.events ? t.first_ns : 0},
                          {"last_ns", t.last_ns},
                          {"ended", t.ended}});
+    nlohmann::json end = nullptr;
+    if (p.end) {
+      end = {{"reason", wire::endReasonName(p.end->reason)},
+             {"exit_status", p.end->exit_status},
+             {"events_recorded", p.end->events_recorded},
+             {"events_dropped", p.end->events_dropped}};
+      if (p.end->reason == wire::EndReason::Exec) end["exec_path"] = p.end->exec_path;
+    }
+    nlohmann::json reaped = nullptr;
+    if (p.reaped)
+      reaped = {{"exit_code", p.reaped->exit_code},
+                {"signal", p.reaped->signal},
+                {"core_dumped", p.reaped->core_dumped},
+                {"text", wire::describeExitStatus(*p.reaped)}};
     processes.push_back({{"process", key},
                          {"pid", p.pid},
                          {"executable", p.executable},
+                         {"origin", wire::processOriginName(p.origin)},
+                         {"parent_process", p.parent_process},
+                         {"previous_image", p.previous_image},
                          {"modules", p.modules},
                          {"functions", p.functions},
                          {"annotations", p.annotations},
-                         {"ended", p.ended},
-                         {"exit_status", p.exit_status},
+                         {"ended", p.end.has_value()},
+                         {"end", end},
+                         {"failed_exec", p.failed_exec ? nlohmann::json({{"path", p.failed_exec->path},
+                                                                         {"errno", p.failed_exec->error}})
+                                                       : nlohmann::json(nullptr)},
+                         {"reaped", reaped},
                          {"threads", threads}});
   }
+  nlohmann::json untraced = nlohmann::json::array();
+  for (const wire::ExitStatus& s : info.untraced)
+    untraced.push_back({{"pid", s.pid},
+                        {"exit_code", s.exit_code},
+                        {"signal", s.signal},
+                        {"core_dumped", s.core_dumped},
+                        {"text", wire::describeExitStatus(s)}});
   nlohmann::json damage = nlohmann::json::array();
   for (const auto& d : info.damage)
     damage.push_back({{"kind", recording::damageKindName(d.kind)},
@@ -204,6 +287,8 @@ nlohmann::json toJson(const RecordingInfo& info) {
           {"bytes", info.bytes},
           {"frames", info.frames},
           {"processes", processes},
+          {"processes_without_end", processesWithoutEnd(info)},
+          {"untraced_processes", untraced},
           {"damage", damage},
           {"undecodable", info.undecodable},
           {"missing_items", info.missing_items},
@@ -225,19 +310,43 @@ void printText(const std::string& dir, const RecordingInfo& info) {
     }
   std::printf("recording %s: %u segment(s), %.1f MB, %llu items\n", dir.c_str(), info.segments,
               static_cast<double>(info.bytes) / 1e6, (unsigned long long)info.frames);
-  std::printf("processes %zu, threads %llu, events %llu, dropped %llu, time span %.6f s\n",
+  const size_t without_end = processesWithoutEnd(info);
+  std::printf("processes %zu, threads %llu, events %llu, dropped %llu%s, time span %.6f s\n",
               info.processes.size(), (unsigned long long)threads, (unsigned long long)events,
-              (unsigned long long)drops, events ? static_cast<double>(last - first) / 1e9 : 0.0);
+              (unsigned long long)drops,
+              without_end ? (" + an unknown number (" + std::to_string(without_end) +
+                             " process(es) ended without a process end)")
+                                .c_str()
+                          : "",
+              events ? static_cast<double>(last - first) / 1e9 : 0.0);
   if (info.missing_items || info.missing_events)
     std::printf("LOST AFTER RECORDING: %llu items, %llu events (recorded by the collector, missing "
                 "from the segments)\n",
                 (unsigned long long)info.missing_items, (unsigned long long)info.missing_events);
-  for (const auto& [key, p] : info.processes) {
-    std::printf("  process %016llx pid %u %s: %llu function(s) in %llu module(s)%s\n",
+  for (const uint64_t key : info.order) {
+    const ProcessInfo& p = info.processes.at(key);
+    std::string origin;
+    char link[64];
+    if (p.origin == wire::ProcessOrigin::Forked) {
+      std::snprintf(link, sizeof link, " (forked by %016llx)", (unsigned long long)p.parent_process);
+      origin = link;
+    } else if (p.origin == wire::ProcessOrigin::Exec) {
+      std::snprintf(link, sizeof link, " (exec by %016llx)", (unsigned long long)p.previous_image);
+      origin = link;
+    } else if (p.origin == wire::ProcessOrigin::ExecFailed) {
+      std::snprintf(link, sizeof link, " (continues %016llx", (unsigned long long)p.previous_image);
+      origin = std::string(link) + (p.failed_exec ? " after its exec of " + p.failed_exec->path +
+                                                        " failed: " + std::strerror(p.failed_exec->error)
+                                                  : std::string()) +
+               ")";
+    }
+    std::string end = p.end ? describeEnd(p) : "NO PROCESS END";
+    if (p.reaped && p.end && p.end->reason != wire::EndReason::Exec)
+      end += " (reaped: " + wire::describeExitStatus(*p.reaped) + ")";
+    std::printf("  process %016llx pid %u %s%s: %llu function(s) in %llu module(s), %s\n",
                 (unsigned long long)key, p.pid,
-                p.executable.empty() ? "(no process start recorded)" : p.executable.c_str(),
-                (unsigned long long)p.functions, (unsigned long long)p.modules,
-                p.ended ? "" : ", no process end recorded");
+                p.started ? p.executable.c_str() : "(no process start recorded)", origin.c_str(),
+                (unsigned long long)p.functions, (unsigned long long)p.modules, end.c_str());
     for (const auto& [tid, t] : p.threads) {
       std::printf("    thread %u%s%s%s: %llu events in %llu batches, %llu dropped", tid,
                   t.name.empty() ? "" : " \"", t.name.c_str(), t.name.empty() ? "" : "\"",
@@ -250,6 +359,15 @@ void printText(const std::string& dir, const RecordingInfo& info) {
       std::printf("\n");
     }
   }
+  for (const wire::ExitStatus& s : info.untraced)
+    std::printf("  untraced process pid %u: %s (it never connected: not built with the plugin?)\n",
+                s.pid, wire::describeExitStatus(s).c_str());
+  for (const uint64_t key : info.order)
+    if (const ProcessInfo& p = info.processes.at(key); !p.end) {
+      const std::string line = missingEndLine(key, p);
+      std::printf("PROCESS END MISSING: %s\n", line.c_str());
+      std::fprintf(stderr, "shapetrace info: warning: %s\n", line.c_str());
+    }
   size_t torn = 0, corrupt = 0;
   for (const auto& d : info.damage)
     if (d.kind != recording::Damage::Kind::UnsupportedVersion)

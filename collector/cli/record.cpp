@@ -3,6 +3,12 @@
 // program and every process it started have exited, prints a summary and exits with the
 // program's exit code (128 + N when signal N killed it).
 //
+// It is the parent (or, for grandchildren, the subreaper) of every process it records, so it
+// knows how each one ended: the recording gets an ExitStatus item per traced process (and for
+// the program itself), and a process whose runtime never announced its end (killed, crashed) is
+// reported with how it died. When no traced process connected at all, it says so and fails: the
+// program was most likely not built with shapetrace-cc/c++.
+//
 // A recording made this way is meant to be complete, so the program runs in the runtime's blocking
 // mode (SHAPETRACE_BLOCKING=1): when its rings fill faster than the pipeline drains them (fib at
 // ~28 M events/s on one thread outruns drain + ZeroMQ + collector on the one other core of a 2-core
@@ -16,6 +22,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <ctime>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -76,6 +83,37 @@ bool allSendersEnded(const collector::CollectorStats& stats) {
   return true;
 }
 
+uint64_t monotonicNowNs() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return uint64_t(now.tv_sec) * 1000000000u + uint64_t(now.tv_nsec);
+}
+
+struct Reaped {
+  pid_t pid;
+  int status;
+  uint64_t at_ns;
+};
+
+// The warnings that make a recording's gaps impossible to miss.
+void warnAboutEnds(const collector::CollectorStats& stats, const std::string& program) {
+  if (stats.senders.empty()) {
+    std::fprintf(stderr,
+                 "shapetrace record: warning: no traced process connected, nothing was recorded: "
+                 "was %s built with shapetrace-cc or shapetrace-c++ (or is SHAPETRACE_ENABLED=0 "
+                 "set)?\n",
+                 program.c_str());
+    return;
+  }
+  for (const auto& [process, c] : stats.senders)
+    if (!c.ended)
+      std::fprintf(stderr,
+                   "shapetrace record: warning: process %016llx (pid %u) ended without a process "
+                   "end%s%s: the events it had not sent yet are lost, how many is unknown\n",
+                   (unsigned long long)process, c.pid, c.exit_status.empty() ? "" : ", ",
+                   c.exit_status.c_str());
+}
+
 int runRecord(const RecordOptions& o) {
   if (o.program.empty())
     throw std::runtime_error("no program given: shapetrace record -o DIR -- PROGRAM ARGS...");
@@ -105,6 +143,7 @@ int runRecord(const RecordOptions& o) {
   const pid_t program = startProgram(o.program, options.listen.front(), o.lossy, o.redact_args);
   int program_status = 0;
   bool forwarded = false;
+  std::vector<Reaped> reaped_processes;
   for (;;) {
     collector.poll(std::chrono::milliseconds(20));
     if (const int signal = stop_signal.load(); signal != 0 && !forwarded) {
@@ -116,9 +155,11 @@ int runRecord(const RecordOptions& o) {
     }
     int status = 0;
     pid_t reaped;
-    while ((reaped = ::waitpid(-1, &status, WNOHANG)) > 0)
+    while ((reaped = ::waitpid(-1, &status, WNOHANG)) > 0) {
       if (reaped == program)
         program_status = status;
+      reaped_processes.push_back({reaped, status, monotonicNowNs()});
+    }
     if (reaped < 0 && errno == ECHILD)
       break;
   }
@@ -131,15 +172,23 @@ int runRecord(const RecordOptions& o) {
     if (collector.poll(std::chrono::milliseconds(20)) > 0)
       quiet_since = std::chrono::steady_clock::now();
   }
+  // How each traced process (and the program, traced or not) ended, as waitpid said.
+  for (const Reaped& r : reaped_processes)
+    if (r.pid == program || collector.latestImage(uint32_t(r.pid)) != 0)
+      collector.recordExitStatus(uint32_t(r.pid), r.status, r.at_ns);
   const bool ok = collector.finish();
+  const collector::CollectorStats stats = collector.stats();
   std::fprintf(stderr, "shapetrace record: %s exited with %s %d\n", o.program.front().c_str(),
                WIFSIGNALED(program_status) ? "signal" : "status",
                WIFSIGNALED(program_status) ? WTERMSIG(program_status)
                                            : WEXITSTATUS(program_status));
-  printCollectorSummary(stderr, collector.stats(), o.out);
+  printCollectorSummary(stderr, stats, o.out);
+  warnAboutEnds(stats, o.program.front());
   if (!ok)
     std::fprintf(stderr, "shapetrace record: the recording is incomplete (see above)\n");
-  return exitCodeOf(program_status);
+  const int code = exitCodeOf(program_status);
+  // Nothing recorded is a failure, even when the program succeeded.
+  return stats.senders.empty() && code == 0 ? 1 : code;
 }
 
 Runner setupRecord(CLI::App& command) {

@@ -28,6 +28,8 @@ struct StreamItem {
     gap @8 :Gap;
     annotation @9 :Annotation;
     processEnd @10 :ProcessEnd;
+    execFailed @11 :ExecFailed;
+    exitStatus @12 :ExitStatus;
   }
 }
 
@@ -50,10 +52,20 @@ struct ConfigEntry {
   value @1 :Text;  # the value in force (default or from the environment)
 }
 
+# How the process (one program image run by one pid) began.
+enum ProcessOrigin {
+  started @0;  # a program started (or exec'd by a process that was not traced)
+  forked @1;   # a fork() of the traced process `parentProcess`
+  exec @2;     # an exec() by the traced image `previousImage` (same pid): it replaced that image
+  execFailed @3; # the image `previousImage` ended for an exec that failed, and goes on under this
+                 # key (an ExecFailed follows): its calls open until then are that key's, their
+                 # exits are not sent here
+}
+
 struct ProcessStart {
   pid @0 :UInt32;
   parentPid @1 :UInt32;
-  parentProcess @2 :UInt64;    # the parent's process key after fork, 0 otherwise
+  parentProcess @2 :UInt64;    # the key of the traced process that forked this pid, 0 if none
   executable @3 :Text;
   arguments @4 :List(Text);
   hostname @5 :Text;
@@ -61,6 +73,8 @@ struct ProcessStart {
   startRealtimeNs @7 :Int64;   # CLOCK_REALTIME at the same moment, to show wall-clock times
   clock @8 :ClockCalibration;
   config @9 :List(ConfigEntry);
+  origin @10 :ProcessOrigin;
+  previousImage @11 :UInt64;   # origin exec: the key of the image this one replaced, else 0
 }
 
 struct Function {
@@ -99,7 +113,10 @@ struct ThreadEnd {
 }
 
 enum EventEncoding {
-  # Per event: varint(zigzag(timestamp - previous) << 2 | kind), then varint(functionId).
+  # Per event: varint(zigzag(timestamp - previous) << 2 | kind), then varint(functionId), where
+  # kind is 0 enter, 1 exit, 2 unwind exit (an exception left the function), 3 abandoned exit (a
+  # longjmp jumped over the frame; sent at the time of the jump, innermost frame first). Kind 3
+  # came after format version 1's first release: older readers reject such batches as malformed.
   # The first event's delta is taken from EventBatch.baseNs. Chosen by measurement: see
   # docs/BENCHMARKS.md, "Event encoding".
   deltaVarint @0;
@@ -130,9 +147,40 @@ struct Annotation {
   value @3 :Int64;
 }
 
+# How the runtime saw its process image end. Every thread ends with it (a ThreadEnd is sent for
+# each thread still alive). A process that never sends one was killed, crashed, or ran when the
+# stream stopped: what it had not sent is lost, in an unknown amount.
+enum EndReason {
+  exit @0;            # exit() or a return from main: exitStatus is exit's argument
+  exec @1;            # the image is being replaced by execPath (if that fails, the image goes on
+                      # under a new key: a ProcessStart with origin execFailed)
+  exitImmediately @2; # _exit() or _Exit() (the parent of daemon() too): exitStatus is its argument
+}
+
 struct ProcessEnd {
   timestampNs @0 :UInt64;
   eventsRecorded @1 :UInt64;
-  eventsDropped @2 :UInt64;
-  exitStatus @3 :Int32;        # as passed to exit(), when known
+  eventsDropped @2 :UInt64;    # every event lost, including those still unsent at the end
+  exitStatus @3 :Int32;        # reason exit or exitImmediately: the status passed
+  reason @4 :EndReason;
+  execPath @5 :Text;           # reason exec: the program being executed
+}
+
+# Why a process whose ProcessStart says origin execFailed exists: the exec of `path` by the image
+# it continues failed with `error`. Sent right after that ProcessStart.
+struct ExecFailed {
+  timestampNs @0 :UInt64;
+  path @1 :Text;
+  error @2 :Int32;             # the errno exec returned
+}
+
+# How a process ended, as its parent saw it with waitpid(): written by `shapetrace record` (not by
+# the runtime) for every process it reaped. `process` is the key of the last image that pid ran,
+# 0 when no traced process had that pid (a program not built with the plugin).
+struct ExitStatus {
+  pid @0 :UInt32;
+  timestampNs @1 :UInt64;      # CLOCK_MONOTONIC when it was reaped
+  exitCode @2 :Int32;          # the exit status when it exited, -1 when a signal killed it
+  signal @3 :Int32;            # the signal that killed it, 0 when it exited
+  coreDumped @4 :Bool;
 }

@@ -8,6 +8,7 @@
 #include <capnp/serialize.h>
 #include <cmath>
 #include <cstring>
+#include <string.h> // sigabbrev_np
 #include <kj/exception.h>
 
 namespace shapetrace::wire {
@@ -49,6 +50,8 @@ void fill(s::ProcessStart::Builder b, const ProcessStart& v) {
     config[i].setName(text(v.config[i].name));
     config[i].setValue(text(v.config[i].value));
   }
+  b.setOrigin(static_cast<s::ProcessOrigin>(v.origin));
+  b.setPreviousImage(v.previous_image);
 }
 
 void fill(s::ModuleTable::Builder b, const ModuleTable& v) {
@@ -125,6 +128,22 @@ void fill(s::ProcessEnd::Builder b, const ProcessEnd& v) {
   b.setEventsRecorded(v.events_recorded);
   b.setEventsDropped(v.events_dropped);
   b.setExitStatus(v.exit_status);
+  b.setReason(static_cast<s::EndReason>(v.reason));
+  b.setExecPath(text(v.exec_path));
+}
+
+void fill(s::ExecFailed::Builder b, const ExecFailed& v) {
+  b.setTimestampNs(v.timestamp_ns);
+  b.setPath(text(v.path));
+  b.setError(v.error);
+}
+
+void fill(s::ExitStatus::Builder b, const ExitStatus& v) {
+  b.setPid(v.pid);
+  b.setTimestampNs(v.timestamp_ns);
+  b.setExitCode(v.exit_code);
+  b.setSignal(v.signal);
+  b.setCoreDumped(v.core_dumped);
 }
 
 s::StreamItem::Builder initRoot(capnp::MessageBuilder& message, uint64_t process) {
@@ -163,6 +182,11 @@ ProcessStart read(s::ProcessStart::Reader r) {
   v.clock.ref_ns = clock.getRefNs();
   for (auto c : r.getConfig())
     v.config.push_back({str(c.getName()), str(c.getValue())});
+  // An origin this reader does not know (a newer writer's) is read as a plain start.
+  const auto origin = static_cast<uint16_t>(r.getOrigin());
+  v.origin = origin <= static_cast<uint16_t>(ProcessOrigin::ExecFailed) ? ProcessOrigin(origin)
+                                                                         : ProcessOrigin::Started;
+  v.previous_image = r.getPreviousImage();
   return v;
 }
 
@@ -195,7 +219,23 @@ Annotation read(s::Annotation::Reader r) {
   return {r.getThread(), r.getTimestampNs(), str(r.getKey()), r.getValue()};
 }
 ProcessEnd read(s::ProcessEnd::Reader r) {
-  return {r.getTimestampNs(), r.getEventsRecorded(), r.getEventsDropped(), r.getExitStatus()};
+  ProcessEnd v;
+  v.timestamp_ns = r.getTimestampNs();
+  v.events_recorded = r.getEventsRecorded();
+  v.events_dropped = r.getEventsDropped();
+  v.exit_status = r.getExitStatus();
+  // A reason this reader does not know (a newer writer's) is read as an ordinary exit.
+  const auto reason = static_cast<uint16_t>(r.getReason());
+  v.reason = reason <= static_cast<uint16_t>(EndReason::ExitImmediately) ? EndReason(reason)
+                                                                        : EndReason::Exit;
+  v.exec_path = str(r.getExecPath());
+  return v;
+}
+ExecFailed read(s::ExecFailed::Reader r) {
+  return {r.getTimestampNs(), str(r.getPath()), r.getError()};
+}
+ExitStatus read(s::ExitStatus::Reader r) {
+  return {r.getPid(), r.getTimestampNs(), r.getExitCode(), r.getSignal(), r.getCoreDumped()};
 }
 
 // Checks the batch header and returns its event bytes; shared by decodeItem and peekItem.
@@ -303,8 +343,12 @@ Bytes encodeItem(const StreamItem& item) {
           fill(root.initGap(), body);
         else if constexpr (std::is_same_v<T, Annotation>)
           fill(root.initAnnotation(), body);
-        else
+        else if constexpr (std::is_same_v<T, ProcessEnd>)
           fill(root.initProcessEnd(), body);
+        else if constexpr (std::is_same_v<T, ExecFailed>)
+          fill(root.initExecFailed(), body);
+        else
+          fill(root.initExitStatus(), body);
       },
       item.body);
   return toBytes(message);
@@ -341,6 +385,8 @@ StreamItem decodeItem(std::span<const std::byte> message) {
     case s::StreamItem::GAP: item.body = read(root.getGap()); break;
     case s::StreamItem::ANNOTATION: item.body = read(root.getAnnotation()); break;
     case s::StreamItem::PROCESS_END: item.body = read(root.getProcessEnd()); break;
+    case s::StreamItem::EXEC_FAILED: item.body = read(root.getExecFailed()); break;
+    case s::StreamItem::EXIT_STATUS: item.body = read(root.getExitStatus()); break;
     default: unknownItem(root);
     }
     return item;
@@ -396,6 +442,14 @@ ItemHeader peekItem(std::span<const std::byte> message) {
       h.kind = ItemKind::ProcessEnd;
       h.first_ns = root.getProcessEnd().getTimestampNs();
       break;
+    case s::StreamItem::EXEC_FAILED:
+      h.kind = ItemKind::ExecFailed;
+      h.first_ns = root.getExecFailed().getTimestampNs();
+      break;
+    case s::StreamItem::EXIT_STATUS:
+      h.kind = ItemKind::ExitStatus;
+      h.first_ns = root.getExitStatus().getTimestampNs();
+      break;
     default: unknownItem(root);
     }
     return h;
@@ -405,9 +459,38 @@ ItemHeader peekItem(std::span<const std::byte> message) {
 const char* itemKindName(ItemKind kind) {
   static constexpr const char* kNames[] = {"process_start", "module_table", "thread_start",
                                            "thread_name",   "thread_end",   "event_batch",
-                                           "gap",           "annotation",   "process_end"};
+                                           "gap",           "annotation",   "process_end",
+                                           "exec_failed",   "exit_status"};
   static_assert(std::size(kNames) == kItemKindCount);
   return kNames[static_cast<size_t>(kind)];
+}
+
+const char* processOriginName(ProcessOrigin origin) {
+  switch (origin) {
+  case ProcessOrigin::Started: return "started";
+  case ProcessOrigin::Forked: return "forked";
+  case ProcessOrigin::Exec: return "exec";
+  case ProcessOrigin::ExecFailed: return "exec_failed";
+  }
+  return "?";
+}
+
+std::string describeExitStatus(const ExitStatus& status) {
+  if (status.signal == 0)
+    return "exit status " + std::to_string(status.exit_code);
+  const char* name = sigabbrev_np(status.signal);
+  return "killed by signal " + std::to_string(status.signal) +
+         (name ? std::string(" (SIG") + name + ")" : std::string()) +
+         (status.core_dumped ? ", core dumped" : "");
+}
+
+const char* endReasonName(EndReason reason) {
+  switch (reason) {
+  case EndReason::Exit: return "exit";
+  case EndReason::Exec: return "exec";
+  case EndReason::ExitImmediately: return "_exit";
+  }
+  return "?";
 }
 
 } // namespace shapetrace::wire

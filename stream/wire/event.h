@@ -12,11 +12,15 @@ namespace shapetrace {
 enum class EventKind : uint32_t {
   Enter = 0,
   Exit = 1,
-  // The function was left by an exception unwinding through it (or a longjmp-like escape that the
-  // runtime noticed); the analyzer treats it as an exit.
+  // The function was left by an exception unwinding through it; the analyzer treats it as an exit.
   UnwindExit = 2,
+  // The frame was abandoned by a longjmp (longjmp, _longjmp, siglongjmp, __longjmp_chk) that jumped
+  // over it: sent at the time of the jump, one per frame, innermost first. Treated as an exit.
+  AbandonedExit = 3,
 };
-inline constexpr uint32_t kEventKindCount = 3;
+inline constexpr uint32_t kEventKindCount = 4;
+// Every kind but Enter ends a call.
+inline constexpr bool isExit(EventKind kind) { return kind != EventKind::Enter; }
 
 struct alignas(16) Event {
   // Left uninitialised, as a plain struct's members would be, but also by std::vector's resize:

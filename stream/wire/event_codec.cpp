@@ -63,7 +63,9 @@ void decodeEvents(std::span<const uint8_t> bytes, uint32_t count, uint64_t base,
     } else if ((p = getVarint<true>(p, end, head))) {
       p = getVarint<true>(p, end, function);
     }
-    if (!p || function > UINT32_MAX || (head & 3) >= kEventKindCount) {
+    // The kind takes the head's two low bits, and all four values are kinds.
+    static_assert(kEventKindCount == 4);
+    if (!p || function > UINT32_MAX) {
       out.resize(first);
       throw FormatError(FormatErrorReason::BadEvents,
                         "event " + std::to_string(i) + " of " + std::to_string(count) +

@@ -84,7 +84,8 @@ private:
 size_t encodeEvents(std::span<const Event> events, uint64_t base, std::vector<uint8_t>& out);
 
 // Decodes exactly `count` events from `bytes` into `out` (appending). Throws FormatError
-// (BadEvents) when the bytes end early, hold bytes after the last event, or carry an unknown kind.
+// (BadEvents) when the bytes end early, hold bytes after the last event, or carry an id wider than
+// 32 bits.
 void decodeEvents(std::span<const uint8_t> bytes, uint32_t count, uint64_t base,
                   std::vector<Event>& out);
 

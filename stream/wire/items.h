@@ -30,6 +30,12 @@ struct ConfigEntry {
   friend bool operator==(const ConfigEntry&, const ConfigEntry&) = default;
 };
 
+// ProcessOrigin and EndReason of the schema.
+enum class ProcessOrigin : uint8_t { Started, Forked, Exec, ExecFailed };
+enum class EndReason : uint8_t { Exit, Exec, ExitImmediately };
+const char* processOriginName(ProcessOrigin origin);
+const char* endReasonName(EndReason reason);
+
 struct ProcessStart {
   uint32_t pid = 0;
   uint32_t parent_pid = 0;
@@ -41,6 +47,8 @@ struct ProcessStart {
   int64_t start_realtime_ns = 0;
   ClockCalibration clock;
   std::vector<ConfigEntry> config;
+  ProcessOrigin origin = ProcessOrigin::Started;
+  uint64_t previous_image = 0;
   friend bool operator==(const ProcessStart&, const ProcessStart&) = default;
 };
 
@@ -114,11 +122,32 @@ struct ProcessEnd {
   uint64_t events_recorded = 0;
   uint64_t events_dropped = 0;
   int32_t exit_status = 0;
+  EndReason reason = EndReason::Exit;
+  std::string exec_path;
   friend bool operator==(const ProcessEnd&, const ProcessEnd&) = default;
 };
 
+struct ExecFailed {
+  uint64_t timestamp_ns = 0;
+  std::string path;
+  int32_t error = 0;
+  friend bool operator==(const ExecFailed&, const ExecFailed&) = default;
+};
+
+struct ExitStatus {
+  uint32_t pid = 0;
+  uint64_t timestamp_ns = 0;
+  int32_t exit_code = -1;
+  int32_t signal = 0;
+  bool core_dumped = false;
+  friend bool operator==(const ExitStatus&, const ExitStatus&) = default;
+};
+
+// "exit status 3", "killed by signal 9 (SIGKILL)", "killed by signal 11 (SIGSEGV), core dumped".
+std::string describeExitStatus(const ExitStatus& status);
+
 using ItemBody = std::variant<ProcessStart, ModuleTable, ThreadStart, ThreadName, ThreadEnd,
-                              EventBatch, Gap, Annotation, ProcessEnd>;
+                              EventBatch, Gap, Annotation, ProcessEnd, ExecFailed, ExitStatus>;
 
 // The kinds in ItemBody order, for counters and switch statements over a peeked item.
 enum class ItemKind : uint8_t {
@@ -131,6 +160,8 @@ enum class ItemKind : uint8_t {
   Gap,
   Annotation,
   ProcessEnd,
+  ExecFailed,
+  ExitStatus,
 };
 inline constexpr size_t kItemKindCount = std::variant_size_v<ItemBody>;
 const char* itemKindName(ItemKind kind);

@@ -135,6 +135,9 @@ std::vector<wire::StreamItem> randomTrace(uint64_t seed) {
     if (rng() % 15 == 0) ++sequence[thread];
     items.push_back(batchItem(1, thread, sequence[thread]++, std::move(events)));
   }
+  // The process ended as it said (a stream without it would count processes_without_end).
+  items.push_back({1, wire::ProcessEnd{*std::max_element(time.begin(), time.end()), 0, 0, 0,
+                                       wire::EndReason::Exit, ""}});
   return items;
 }
 
@@ -225,6 +228,25 @@ TEST(AnalyzerTest, ResultsMergeTheSameWithoutTheirAnalyzers) {
   };
   const Analysis merged = analyze(inputs, resolve, AnalysisSettings{});
   EXPECT_EQ(toJson(merged, {true, true}).dump(), toJson(run(items), {true, true}).dump());
+}
+
+// A process whose end never came lost what it had not sent: counted once per process when the
+// input ends, never before (a live process is still running); an ExitStatus of a process that
+// never connected (key 0) names no process.
+TEST(AnalyzerTest, ProcessesWithoutTheirEndAreCountedAsDataLoss) {
+  const Call c = call(1, {call(2, {}, 30)}, 15);
+  std::vector<wire::StreamItem> items{batchItem(1, 7, 0, eventsOf({c})),
+                                      batchItem(2, 8, 0, eventsOf({c})),
+                                      {2, wire::ProcessEnd{500, 4, 0, 0, wire::EndReason::Exit, ""}},
+                                      {3, wire::ExitStatus{99, 600, -1, 9, false}},
+                                      {0, wire::ExitStatus{98, 600, 0, 0, false}}};
+  Analyzer analyzer;
+  for (const auto& item : items) analyzer.consume(item);
+  EXPECT_EQ(analyzer.snapshot().diagnostics.count(Stat::processes_without_end), 0u);
+  analyzer.finish();
+  // Process 1 never ended; process 3 is known only from record's ExitStatus: killed.
+  EXPECT_EQ(analyzer.snapshot().diagnostics.count(Stat::processes_without_end), 2u);
+  EXPECT_EQ(statSeverity(Stat::processes_without_end), Severity::kDataLoss);
 }
 
 TEST(AnalyzerTest, DagStatisticsAreSummedOnlyWhenAsked) {

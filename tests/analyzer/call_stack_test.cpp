@@ -108,6 +108,26 @@ TEST(CallStackTest, ClockRegressionIsClampedAndUnwindExitFinishes) {
   EXPECT_EQ(stack.diagnostics().count(Stat::unwind_exits), 1u);
 }
 
+// A longjmp out of three frames, as the runtime records it: one abandoned exit per jumped-over
+// frame at the time of the jump, innermost first. The calls finish measured, at the jump, and the
+// frame setjmp returned to goes on with the right depth.
+TEST(CallStackTest, AbandonedExitsEndTheJumpedOverFramesAtTheJump) {
+  RecordingSink sink;
+  CallStack<RecordingSink> stack(sink);
+  auto abandoned = [](uint64_t t, uint32_t f) { return Event{t, f, EventKind::AbandonedExit}; };
+  stack.onEvents(std::vector<Event>{enter(10, 1), enter(20, 2), enter(30, 3), enter(40, 4),
+                                    abandoned(50, 4), abandoned(50, 3), abandoned(50, 2),
+                                    enter(60, 5), leave(70, 5), leave(80, 1)});
+  EXPECT_THAT(sink.calls, ::testing::ElementsAre(
+                              finished(4, 3, 3, 40, 50), finished(3, 2, 2, 30, 50),
+                              finished(2, 1, 1, 20, 50), finished(5, 1, 1, 60, 70),
+                              finished(1, kNoCaller, 0, 10, 80)));
+  EXPECT_EQ(sink.enters.back(), (RecordingSink::Enter{5, 1, 60}));
+  EXPECT_EQ(stack.diagnostics().count(Stat::abandoned_exits), 3u);
+  EXPECT_EQ(stack.diagnostics().count(Stat::frames_closed_by_outer_exit), 0u);
+  EXPECT_EQ(stack.diagnostics().count(Stat::unmatched_exits), 0u);
+}
+
 TEST(CallStackTest, HugeFunctionIdIsAGapAndTheEndDiscards) {
   RecordingSink sink;
   CallStack<RecordingSink> stack(sink);
@@ -231,7 +251,8 @@ void expectSameCalls(const std::vector<Step>& steps, uint32_t max_depth = kDefau
   for (Stat stat : {Stat::gap_markers, Stat::events_dropped, Stat::batch_sequence_gaps,
                     Stat::batch_sequence_regressions, Stat::frames_discarded_at_gap,
                     Stat::exits_after_gap, Stat::unmatched_exits, Stat::frames_closed_by_outer_exit,
-                    Stat::unwind_exits, Stat::timestamp_regressions, Stat::function_ids_out_of_range,
+                    Stat::unwind_exits, Stat::abandoned_exits, Stat::timestamp_regressions,
+                    Stat::function_ids_out_of_range,
                     Stat::calls_below_max_depth, Stat::frames_open_at_thread_end})
     EXPECT_EQ(result.diagnostics.count(stat), generic.diagnostics().count(stat)) << statName(stat);
 }
@@ -249,6 +270,9 @@ TEST(CallStackTest, SameCallsAsThreadAnalyzerOnEveryRule) {
       {{Step::kBatch, 0, {enter(100, 1), enter(90, 2), Event{120, 2, EventKind::UnwindExit},
                           leave(130, 1)}}},
       {{Step::kBatch, 0, {enter(10, 1), enter(20, kMaxFunctionId), leave(30, 1)}}},
+      {{Step::kBatch, 0, {enter(10, 1), enter(20, 2), enter(30, 3), Event{40, 3, EventKind::AbandonedExit},
+                          Event{40, 2, EventKind::AbandonedExit}, enter(50, 2), leave(60, 2),
+                          leave(70, 1)}}},
       {{Step::kBatch, 0, {enter(10, 1), enter(20, 2)}}}, // open at the end
   };
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -258,8 +282,9 @@ TEST(CallStackTest, SameCallsAsThreadAnalyzerOnEveryRule) {
   }
 }
 
-// Random traces with every kind of damage: stray and missing exits, unwind exits, clock
-// regressions, gap markers, missing and repeated batches, ids out of range.
+// Random traces with every kind of damage: stray and missing exits, unwind exits, longjmps with
+// and without abandoned exits, clock regressions, gap markers, missing and repeated batches, ids
+// out of range.
 std::vector<Step> randomTrace(std::mt19937_64& random) {
   std::vector<Step> steps;
   std::vector<uint32_t> open;
@@ -281,9 +306,17 @@ std::vector<Step> randomTrace(std::mt19937_64& random) {
       } else if (chance(4)) {
         step.events.push_back(leave(t, static_cast<uint32_t>(random() % 8))); // stray
       } else {
-        // Exit the top, or (longjmp) one further down.
+        // Exit the top, or (longjmp) one further down: unrecorded, or as the runtime records it,
+        // the jumped-over frames' abandoned exits at the time of the jump.
         size_t depth = open.size() - 1;
-        if (chance(8)) depth = random() % open.size();
+        if (chance(8)) {
+          depth = random() % open.size();
+          if (chance(50))
+            while (open.size() > depth + 1) {
+              step.events.push_back(Event{t, open.back(), EventKind::AbandonedExit});
+              open.pop_back();
+            }
+        }
         const auto kind = chance(5) ? EventKind::UnwindExit : EventKind::Exit;
         step.events.push_back(Event{t, open[depth], kind});
         open.resize(depth);

@@ -174,6 +174,19 @@ TEST(ThreadAnalyzerTest, UnwindExitFinishesTheCall) {
   EXPECT_EQ(a.diagnostics().count(Stat::unmatched_exits), 0u);
 }
 
+TEST(ThreadAnalyzerTest, AbandonedExitFinishesTheCallMeasured) {
+  ThreadAnalyzer a;
+  a.onEvents({{enter(10, 1), enter(20, 2), enter(25, 3), Event{30, 3, EventKind::AbandonedExit},
+               Event{30, 2, EventKind::AbandonedExit}, enter(35, 2), leave(38, 2),
+               leave(40, 1)}});
+  EXPECT_EQ(a.diagnostics().count(Stat::abandoned_exits), 2u);
+  EXPECT_EQ(a.diagnostics().count(Stat::frames_closed_by_outer_exit), 0u);
+  EXPECT_EQ(a.calls(), 4u);
+  // Both calls of 2 are measured: 10 ns until the jump, 3 ns after it.
+  EXPECT_EQ(a.functionStates()[2].stats.moments.count(), 2u);
+  EXPECT_EQ(a.functionStates()[2].stats.moments.max(), 10u);
+}
+
 TEST(ThreadAnalyzerTest, OpenCallsAtTheEndAreCounted) {
   ThreadAnalyzer a;
   a.onEvents({{enter(10, 1), enter(20, 2)}});

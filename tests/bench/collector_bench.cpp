@@ -91,7 +91,7 @@ int produce(const std::string& endpoint, uint64_t process, uint64_t batches) {
       e.timestamp += shift;
     sent += events.size();
   }
-  send(wire::encodeItem({process, wire::ProcessEnd{0, sent, 0, 0}}));
+  send(wire::encodeItem({process, wire::ProcessEnd{0, sent, 0, 0, wire::EndReason::Exit, ""}}));
   return 0;
 }
 

@@ -4,7 +4,11 @@
 # bench_loop() of call_cost_target.c (inclusive of everything it calls: the hooks, the runtime's
 # fast path). Instructions, not time: exact and repeatable on a shared 2-core machine.
 #
-#   tests/bench/pass_call_cost.sh [build dir] [calls]      (defaults: build, 200000)
+#   tests/bench/pass_call_cost.sh [build dir] [calls] [baseline build dir]
+#                                           (defaults: build, 200000, none)
+#
+# With a baseline build (another commit's build directory with its plugin and runtime built, e.g.
+# main's), its shapetrace variants are measured in the same run, so that a change shows its cost.
 #
 # Variants, all clang-19 -O2:
 #   plain                 no instrumentation (the baseline)
@@ -17,6 +21,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 build="$(cd "${1:-build}" && pwd)"
 calls="${2:-200000}"
+baseline=""
+[ -z "${3:-}" ] || baseline="$(cd "$3" && pwd)"
 src="$PWD/tests/bench/call_cost_target.c"
 work="$(mktemp -d /tmp/shapetrace-call-cost-XXXXXX)"
 trap 'rm -rf "$work"' EXIT
@@ -25,12 +31,16 @@ command -v valgrind > /dev/null || { echo "valgrind is required (apt-get install
 # valgrind 3.19 cannot read the DWARF 5 of a clang-19 RelWithDebInfo build ("Possibly corrupted
 # debuginfo file"): the traced program loads a copy of the runtime without debug information
 # (LD_LIBRARY_PATH is searched before the wrapper's RUNPATH).
-mkdir -p "$work/lib"
+mkdir -p "$work/lib" "$work/baseline-lib"
 objcopy --strip-debug "$build/lib/libshapetrace-rt.so" "$work/lib/libshapetrace-rt.so"
+[ -z "$baseline" ] ||
+  objcopy --strip-debug "$baseline/lib/libshapetrace-rt.so" "$work/baseline-lib/libshapetrace-rt.so"
+baseline_path="$work/baseline-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export LD_LIBRARY_PATH="$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 clang-19 -O2 "$src" -o "$work/plain"
 "$build/bin/shapetrace-cc" -O2 "$src" -o "$work/shapetrace"
+[ -z "$baseline" ] || "$baseline/bin/shapetrace-cc" -O2 "$src" -o "$work/shapetrace-baseline"
 clang-19 -O2 -fxray-instrument -fxray-instruction-threshold=1 "$src" -o "$work/xray"
 clang-19 -O2 -pg "$src" -o "$work/pg"
 
@@ -58,6 +68,10 @@ row() { # <label> <total>
 }
 row shapetrace "$(SHAPETRACE_ENDPOINT=ipc://$work/none count shapetrace ./shapetrace)"
 row shapetrace-disabled "$(SHAPETRACE_ENABLED=0 SHAPETRACE_ENDPOINT=ipc://$work/none count shapetrace-disabled ./shapetrace)"
+if [ -n "$baseline" ]; then
+  row "shapetrace (baseline)" "$(LD_LIBRARY_PATH=$baseline_path SHAPETRACE_ENDPOINT=ipc://$work/none count baseline ./shapetrace-baseline)"
+  row "disabled (baseline)" "$(LD_LIBRARY_PATH=$baseline_path SHAPETRACE_ENABLED=0 SHAPETRACE_ENDPOINT=ipc://$work/none count baseline-disabled ./shapetrace-baseline)"
+fi
 row xray-unpatched "$(XRAY_OPTIONS='patch_premain=false' count xray-unpatched ./xray)"
 row xray-basic "$(XRAY_OPTIONS="patch_premain=true xray_mode=xray-basic xray_logfile_base=$work/xray-log. verbosity=0" count xray-basic ./xray)"
 if command -v uftrace > /dev/null; then

@@ -18,7 +18,12 @@ core, which says more about the machine than about the tracer.
   uftrace          uftrace record of a -pg build
   lttng-ust        -finstrument-functions + LD_PRELOAD=liblttng-ust-cyg-profile-fast.so in a session
 
-Usage: tests/bench/runtime_hooks_bench.py [--build build] [--runs 5] [--only NAME,...]
+  shapetrace (baseline), shapetrace lossless (baseline)
+                   with --baseline DIR: the same built and run with another build's plugin and
+                   runtime (another commit's, e.g. main's), interleaved in the same run, to show
+                   what a change costs
+
+Usage: tests/bench/runtime_hooks_bench.py [--build build] [--baseline DIR] [--runs 5] [--only NAME,...]
 """
 import argparse
 import csv
@@ -115,6 +120,28 @@ class ShapetraceLossless(Shapetrace):
 
     def compile(self):
         shutil.copy(os.path.join(self.work, "shapetrace"), self.binary)
+
+
+class ShapetraceBaseline(Shapetrace):
+    # The same workload built with the baseline build's wrapper; it runs the baseline's runtime
+    # (the wrapper's RUNPATH).
+    name = "shapetrace (baseline)"
+    baseline = None
+
+    def compile(self):
+        wrapper = os.path.join(self.baseline, "bin", "shapetrace-cc")
+        if not os.path.exists(wrapper):
+            sys.exit(f"bench: {wrapper} not found: build the baseline's shapetrace_runtime and "
+                     "ShapeTracePass first")
+        run([wrapper, "-O2", os.path.join(HERE, "hooks_workload.c"), "-o", self.binary])
+
+
+class ShapetraceLosslessBaseline(ShapetraceBaseline):
+    name = "shapetrace lossless (baseline)"
+    env = {"SHAPETRACE_BLOCKING": "1"}
+
+    def compile(self):
+        shutil.copy(os.path.join(self.work, "shapetrace_(baseline)"), self.binary)
 
 
 class ShapetraceOff(Shapetrace):
@@ -223,10 +250,17 @@ def main():
     parser.add_argument("--build", default="build", help="shapetrace build directory")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--only", default="", help="comma-separated variant names")
+    parser.add_argument("--baseline", default="",
+                        help="another build directory (e.g. main's) measured in the same run")
     args = parser.parse_args()
     build = os.path.abspath(args.build)
     work = tempfile.mkdtemp(prefix="shapetrace-hooks-bench-")
-    chosen = [v for v in VARIANTS if not args.only or v.name in args.only.split(",")]
+    candidates = list(VARIANTS)
+    if args.baseline:
+        ShapetraceBaseline.baseline = os.path.abspath(args.baseline)
+        at = candidates.index(ShapetraceLossless) + 1
+        candidates[at:at] = [ShapetraceBaseline, ShapetraceLosslessBaseline]
+    chosen = [v for v in candidates if not args.only or v.name in args.only.split(",")]
     variants = [cls(work, build) for cls in chosen]
     for variant in variants:
         variant.compile()

@@ -258,3 +258,24 @@ function shortName(name) {
   }
   return name;
 }
+
+test('a process that ended without a process end makes the loss unknown, never zero', { timeout: 90_000 }, async () => {
+  const killedDir = path.join(work, 'killed');
+  execFileSync(fixture, [path.join(killedDir, 'rec'), '--gap', '--killed']);
+  const killedReport = path.join(killedDir, 'report.html');
+  execFileSync(shapetrace, ['report', path.join(killedDir, 'rec'), '-o', killedReport]);
+  const killed = embeddedData(await readFile(killedReport, 'utf8'));
+  assert.equal(killed.run.processes_without_end, 1);
+  assert.equal(killed.run.processes[0].reaped, 'killed by signal 9 (SIGKILL)');
+  const page = await openPage(browser.context, killedReport);
+  await page.waitForSelector('body[data-ready="true"]');
+  const chip = page.locator('[data-summary="dropped"]');
+  assert.equal(await chip.locator('b').innerText(), `${killed.run.dropped_events} + ?`);
+  assert.match(await chip.getAttribute('class'), /\bwarn\b/);
+  const notice = await page.locator('#notice').innerText();
+  assert.match(notice, /1 process ended without a process end/);
+  assert.match(notice, /processes_without_end 1/);
+  await saveScreenshot(page, 'report-killed-process');
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -197,9 +198,13 @@ TEST(RecordCommand, RecordsAProgramAndTheProcessesItStartsAndReturnsItsExitCode)
   EXPECT_NE(output.find("2 process(es)"), std::string::npos) << output;
   const auto j = info(tmp.sub("rec"));
   ASSERT_EQ(j["processes"].size(), 2u);
-  EXPECT_EQ(j["processes"][0]["threads"][0]["events"], 3000); // process 1: 30 batches of 100
-  EXPECT_EQ(j["processes"][1]["threads"].size(), 2u);
-  EXPECT_TRUE(j["processes"][0]["ended"]);
+  // info lists processes in the order they appear; the two senders run at the same time.
+  std::map<uint64_t, nlohmann::json> by_key;
+  for (const auto& p : j["processes"])
+    by_key[p["process"].get<uint64_t>()] = p;
+  EXPECT_EQ(by_key[1]["threads"][0]["events"], 3000); // process 1: 30 batches of 100
+  EXPECT_EQ(by_key[2]["threads"].size(), 2u);
+  EXPECT_TRUE(by_key[1]["ended"]);
 }
 
 // A recording is complete by default: the program runs in the runtime's blocking mode, unless
@@ -208,7 +213,7 @@ TEST(RecordCommand, RunsTheProgramLosslessUnlessAskedOtherwise) {
   TempDir tmp;
   const std::string show = "echo \"blocking=${SHAPETRACE_BLOCKING-unset}\"";
   auto [code, output] = run({kShapetrace, "record", "-o", tmp.sub("rec"), "--", "sh", "-c", show});
-  EXPECT_EQ(code, 0) << output;
+  EXPECT_EQ(code, 1) << output; // sh is not traced: nothing was recorded
   EXPECT_NE(output.find("blocking=1\n"), std::string::npos) << output;
   std::tie(code, output) =
       run({kShapetrace, "record", "--lossy", "-o", tmp.sub("rec2"), "--", "sh", "-c", show});
@@ -226,11 +231,37 @@ TEST(RecordCommand, ReportsAProgramThatCannotRunAndUsageErrors) {
   EXPECT_NE(output.find("cannot run"), std::string::npos) << output;
   std::tie(code, output) = run({kShapetrace, "record", "-o", tmp.sub("rec2")});
   EXPECT_EQ(code, 2) << output;
-  // A program killed by a signal: 128 + signal, and an empty recording is still a recording.
+  // A program killed by a signal: 128 + signal, and a recording that says only how it died.
   std::tie(code, output) =
       run({kShapetrace, "record", "-o", tmp.sub("rec3"), "--", "sh", "-c", "kill -9 $$"});
   EXPECT_EQ(code, 128 + 9) << output;
-  EXPECT_EQ(info(tmp.sub("rec3"))["frames"], 0);
+  const auto j = info(tmp.sub("rec3"));
+  EXPECT_EQ(j["frames"], 1);
+  ASSERT_EQ(j["untraced_processes"].size(), 1u);
+  EXPECT_EQ(j["untraced_processes"][0]["text"], "killed by signal 9 (SIGKILL)");
+  EXPECT_EQ(j["untraced_processes"][0]["signal"], 9);
+}
+
+// A program that was not built with the plugin connects to nothing: record says so, keeps its
+// exit status in the recording, and fails (with the program's code when that is not 0).
+TEST(RecordCommand, AProgramNotBuiltWithThePluginIsReportedAndFails) {
+  TempDir tmp;
+  auto [code, output] = run({kShapetrace, "record", "-o", tmp.sub("rec"), "--", "true"});
+  EXPECT_EQ(code, 1) << output;
+  EXPECT_NE(output.find("shapetrace record: warning: no traced process connected, nothing was "
+                        "recorded: was true built with shapetrace-cc or shapetrace-c++"),
+            std::string::npos)
+      << output;
+  auto j = info(tmp.sub("rec"));
+  EXPECT_EQ(j["processes"].size(), 0u);
+  ASSERT_EQ(j["untraced_processes"].size(), 1u);
+  EXPECT_EQ(j["untraced_processes"][0]["text"], "exit status 0");
+  std::tie(code, output) =
+      run({kShapetrace, "record", "-o", tmp.sub("rec2"), "--", "sh", "-c", "exit 3"});
+  EXPECT_EQ(code, 3) << output;
+  EXPECT_NE(output.find("no traced process connected"), std::string::npos) << output;
+  j = info(tmp.sub("rec2"));
+  EXPECT_EQ(j["untraced_processes"][0]["exit_code"], 3);
 }
 
 TEST(RecordCommand, ForwardsSigtermToTheProgramAndKeepsItsExitStatus) {
@@ -269,7 +300,7 @@ TEST(ImportCommand, DinamiteTraceBecomesARecordingThatDumpsExactly) {
                         "150 " + pid + "/7   <- parse\n" +
                         "200 " + pid + "/7 <- main\n" +
                         "# " + pid + "/7 thread_end 4 events, 0 dropped\n" +
-                        "# " + pid + "/0 process_end exit status 0\n");
+                        "# " + pid + "/0 process_end exit status 0, 6 events, 0 dropped\n");
 }
 
 TEST(ImportCommand, CsvWithQuotedNamesAndTheChromeAndJsonDumps) {
@@ -438,8 +469,9 @@ TEST(InfoCommand, ReportsWhatAnEmptiedOrCutSegmentLostAndNamesAnUnsupportedVersi
         .write(bytes.data(), static_cast<long>(bytes.size()));
   };
   {
+    // The sender's 129 items and record's ExitStatus of the program (sh).
     const auto j = info(dir);
-    EXPECT_EQ(j["frames"], 129);
+    EXPECT_EQ(j["frames"], 130);
     EXPECT_EQ(j["missing_items"], 0);
     EXPECT_TRUE(j["problems"].empty()) << j["problems"];
   }
@@ -447,12 +479,12 @@ TEST(InfoCommand, ReportsWhatAnEmptiedOrCutSegmentLostAndNamesAnUnsupportedVersi
   rewrite("");
   {
     const auto j = info(dir);
-    EXPECT_EQ(j["missing_items"], 129);
+    EXPECT_EQ(j["missing_items"], 130);
     EXPECT_EQ(j["missing_events"], 12000);
     auto [code, text] = run({kShapetrace, "info", dir});
     EXPECT_NE(text.find("segment 0 holds no data (0 bytes)"), std::string::npos) << text;
-    EXPECT_NE(text.find("129 items missing"), std::string::npos) << text;
-    EXPECT_NE(text.find("LOST AFTER RECORDING: 129 items, 12000 events"), std::string::npos)
+    EXPECT_NE(text.find("130 items missing"), std::string::npos) << text;
+    EXPECT_NE(text.find("LOST AFTER RECORDING: 130 items, 12000 events"), std::string::npos)
         << text;
   }
   // Cut in the middle: the torn tail is one thing, the items and events after it are lost.

@@ -126,7 +126,7 @@ int run(const Options& o) {
   if (o.end) {
     for (uint32_t t = 1; t <= o.threads; ++t)
       send(wire::ThreadEnd{t, 0, o.batches * o.events, 0, o.batches});
-    send(wire::ProcessEnd{0, events, 0, 0});
+    send(wire::ProcessEnd{0, events, 0, 0, wire::EndReason::Exit, ""});
   }
   std::printf("sent %llu %llu\n", (unsigned long long)sender.messages, (unsigned long long)events);
   return 0;

@@ -176,7 +176,7 @@ std::vector<const ThreadTrace*> orderedThreads(const Trace& trace) {
 // Replays a thread's events on a stack; returns the functions still open at the end and counts
 // exits that matched no open call.
 struct Balance {
-  uint64_t enters = 0, exits = 0, unwind_exits = 0, mismatched = 0;
+  uint64_t enters = 0, exits = 0, unwind_exits = 0, abandoned_exits = 0, mismatched = 0;
   std::vector<uint32_t> open;
 };
 
@@ -191,16 +191,24 @@ Balance replay(const Trace& trace, const ThreadTrace& thread, std::ostream* out)
       balance.open.push_back(event.function_id);
       continue;
     }
-    const bool unwind = event.kind == EventKind::UnwindExit;
-    ++(unwind ? balance.unwind_exits : balance.exits);
+    const char* verb = "exit ";
+    if (event.kind == EventKind::UnwindExit) {
+      ++balance.unwind_exits;
+      verb = "unwind ";
+    } else if (event.kind == EventKind::AbandonedExit) {
+      ++balance.abandoned_exits;
+      verb = "abandon ";
+    } else {
+      ++balance.exits;
+    }
     const bool matches = !balance.open.empty() && balance.open.back() == event.function_id;
     if (matches)
       balance.open.pop_back();
     else
       ++balance.mismatched;
     if (out)
-      *out << std::string(2 * (balance.open.size() + 1), ' ') << (unwind ? "unwind " : "exit ")
-           << name << (matches ? "" : "  [does not match the open call]") << '\n';
+      *out << std::string(2 * (balance.open.size() + 1), ' ') << verb << name
+           << (matches ? "" : "  [does not match the open call]") << '\n';
   }
   return balance;
 }
@@ -265,7 +273,8 @@ int main(int argc, char** argv) {
     const bool balanced = balance.open.empty() && balance.mismatched == 0;
     if (balance_only) {
       out << "thread " << label << ": " << balance.enters << " enters, " << balance.exits
-          << " exits, " << balance.unwind_exits << " unwind exits"
+          << " exits, " << balance.unwind_exits << " unwind exits, " << balance.abandoned_exits
+          << " abandoned exits"
           << (balanced ? ", balanced" : ", NOT balanced") << '\n';
       ok = ok && balanced;
     } else if (!balance.open.empty()) {

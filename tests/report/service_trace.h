@@ -69,6 +69,7 @@ struct ServiceTraceOptions {
   size_t events_per_batch = 256;
   bool gap_on_last_worker = false; // the runtime dropped events of one worker once
   double split_share = 0.08;        // puts that split a page (0: none, a run to compare with)
+  bool killed = false; // SIGKILL'd: no ThreadEnd, no ProcessEnd; `record` saw the signal
 };
 
 // One thread's events under construction: enter/exit with an advancing clock.
@@ -144,9 +145,13 @@ public:
     uint64_t end_ns = 0;
     for (auto& [tid, events] : threads) {
       end_ns = std::max(end_ns, events.now());
-      out.push_back({process, wire::ThreadEnd{tid, events.now(), events.events().size(), 0, 0}});
+      if (!options_.killed)
+        out.push_back({process, wire::ThreadEnd{tid, events.now(), events.events().size(), 0, 0}});
     }
-    out.push_back({process, wire::ProcessEnd{end_ns, 0, 0, 0}});
+    if (options_.killed)
+      out.push_back({process, wire::ExitStatus{1, end_ns + 1000, -1, 9, false}});
+    else
+      out.push_back({process, wire::ProcessEnd{end_ns, 0, 0, 0, wire::EndReason::Exit, ""}});
     return out;
   }
 

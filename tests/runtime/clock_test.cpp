@@ -55,9 +55,9 @@ TEST(Calibration, RealTscAgreesWithClockMonotonic) {
   const TickSource source = selectTickSource("auto", &why);
   if (source != TickSource::Tsc)
     GTEST_SKIP() << "no invariant TSC: " << why;
-  // As the drain does: restart after a first 1 ms baseline, then doubling updates.
+  // As the drain does: restart after a first 100 us baseline, then doubling updates from 1 ms.
   Calibration calibration(readClockPair(source), 2.0);
-  const timespec first{0, 1000000};
+  const timespec first{0, 100000};
   nanosleep(&first, nullptr);
   calibration.restart(readClockPair(source));
   uint64_t step = 1000000;

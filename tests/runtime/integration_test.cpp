@@ -114,6 +114,10 @@ TEST(RuntimeIntegration, SingleThreadStreamIsCompleteAndOrdered) {
   const auto& end = std::get<wire::ProcessEnd>(traced.items.back().body);
   EXPECT_EQ(end.events_recorded, 40002u);
   EXPECT_EQ(end.events_dropped, 0u);
+  // The status main returned, learnt before the library's destructor sent the end.
+  EXPECT_EQ(end.reason, wire::EndReason::Exit);
+  EXPECT_EQ(end.exit_status, 3);
+  EXPECT_EQ(start.origin, wire::ProcessOrigin::Started);
 }
 
 // A collector that requires CURVE receives the stream only from a runtime given its public key; a
@@ -369,14 +373,23 @@ TEST(RuntimeIntegration, FlushReportsSuccessWhenTheCollectorTookEverything) {
   EXPECT_EQ(traced.run.out, "flush 0\ndone flush\n");
 }
 
-TEST(RuntimeIntegration, UnregisteredIdsAreRecordedAsTheyCame) {
+// An id that no module table names never leaves the process: the events are counted as lost, in
+// a Gap where they were, and the stream goes on.
+TEST(RuntimeIntegration, UnregisteredIdsAreNeverSentButCountedAsLost) {
   const Traced traced = trace({"unregistered"});
   auto threads = threadsOf(traced.items);
   ASSERT_EQ(threads.size(), 1u);
-  const auto& events = threads.begin()->second.events;
-  ASSERT_EQ(events.size(), 4u);
-  EXPECT_EQ(events[1].function_id, 0x80000000u + 7);
-  EXPECT_EQ(events[2].function_id, 0x80000000u + 7);
+  const ThreadTrace& thread = threads.begin()->second;
+  using K = EventKind;
+  EXPECT_THAT(shape(thread.events), ElementsAre(std::pair{kMain, K::Enter}, std::pair{kMain, K::Exit}));
+  EXPECT_EQ(thread.dropped, 2u);
+  const auto gaps = itemsOfType<wire::Gap>(traced.items);
+  ASSERT_EQ(gaps.size(), 1u);
+  EXPECT_EQ(gaps[0].dropped, 2u);
+  EXPECT_EQ(gaps[0].after_sequence, 0u); // after the batch with main's enter
+  const auto end = itemsOfType<wire::ProcessEnd>(traced.items);
+  ASSERT_EQ(end.size(), 1u);
+  EXPECT_EQ(end[0].events_dropped, 2u);
 }
 
 TEST(RuntimeIntegration, ModulesLoadedLaterGetTheNextIds) {
@@ -548,6 +561,223 @@ TEST(RuntimeIntegration, RedactedArgumentsStayOutOfTheStream) {
   const auto starts = itemsOfType<wire::ProcessStart>(redacted.items);
   ASSERT_EQ(starts.size(), 1u);
   EXPECT_THAT(starts[0].arguments, ElementsAre(TRACED_PROGRAM));
+}
+
+} // namespace
+} // namespace shapetrace::test
+
+namespace shapetrace::test {
+namespace {
+
+// --- process boundaries: exec, _exit, daemon, longjmp (docs/runtime.md, "Lifecycle") ---------
+
+// The processes of a stream in the order they started, with their items.
+struct Image {
+  uint64_t key = 0;
+  wire::ProcessStart start;
+  std::vector<StreamItem> items;
+  const wire::ProcessEnd* end() const {
+    for (auto it = items.rbegin(); it != items.rend(); ++it)
+      if (const auto* e = std::get_if<wire::ProcessEnd>(&it->body))
+        return e;
+    return nullptr;
+  }
+};
+
+std::vector<Image> imagesOf(const std::vector<StreamItem>& items) {
+  std::vector<Image> images;
+  for (const auto& item : items)
+    if (const auto* start = std::get_if<wire::ProcessStart>(&item.body))
+      images.push_back({item.process, *start, itemsOfProcess(items, item.process)});
+  return images;
+}
+
+// The one image of `origin`. Images of different connections may arrive in any order, so tests
+// find them by how they began, never by arrival.
+const Image& imageOf(const std::vector<Image>& images, wire::ProcessOrigin origin) {
+  for (const Image& image : images)
+    if (image.start.origin == origin)
+      return image;
+  ADD_FAILURE() << "no image of origin " << wire::processOriginName(origin);
+  return images.front();
+}
+
+std::vector<std::pair<uint32_t, EventKind>> eventsOf(const Image& image) {
+  auto threads = threadsOf(image.items);
+  std::vector<std::pair<uint32_t, EventKind>> out;
+  for (const auto& [tid, thread] : threads) {
+    EXPECT_THAT(thread.problems, ::testing::IsEmpty());
+    for (const auto& e : shape(thread.events))
+      out.push_back(e);
+  }
+  return out;
+}
+
+TEST(ProcessBoundaries, UnderscoreExitSendsEverythingAndLeavesTheOpenCallsOpen) {
+  const Traced traced = trace({"_exit", "50"});
+  EXPECT_EQ(traced.run.exit_code, 4);
+  const auto images = imagesOf(traced.items);
+  ASSERT_EQ(images.size(), 1u);
+  auto expected = callsPattern(50);
+  expected.pop_back(); // main's exit never ran
+  expected.insert(expected.begin() + 1, {kWork, EventKind::Enter}); // nor work's
+  EXPECT_EQ(eventsOf(images[0]), expected);
+  const wire::ProcessEnd* end = images[0].end();
+  ASSERT_NE(end, nullptr);
+  EXPECT_EQ(end->reason, wire::EndReason::ExitImmediately);
+  EXPECT_EQ(end->exit_status, 4);
+  EXPECT_EQ(end->events_recorded, 202u);
+  EXPECT_EQ(end->events_dropped, 0u);
+  auto threads = threadsOf(images[0].items);
+  ASSERT_EQ(threads.size(), 1u);
+  EXPECT_TRUE(threads.begin()->second.ended);
+}
+
+// exec from main: the first image ends with reason exec and the program's path; the new image
+// (same pid, a new key) says it was exec'd by the first. Nothing is lost on either side.
+TEST(ProcessBoundaries, ExecEndsTheImageAndTheNewImageLinksToIt) {
+  for (const char* form : {"exec", "fexec", "exec-clean-env"}) {
+    SCOPED_TRACE(form);
+    const Traced traced = trace({form, "20", "calls", "5"}, {}, 2);
+    EXPECT_EQ(traced.run.exit_code, 3);
+    EXPECT_EQ(traced.run.out, "done calls 5\n");
+    const auto images = imagesOf(traced.items);
+    ASSERT_EQ(images.size(), 2u);
+    const Image& before = imageOf(images, wire::ProcessOrigin::Started);
+    const Image& after = imageOf(images, wire::ProcessOrigin::Exec);
+    EXPECT_EQ(before.start.pid, after.start.pid);
+    EXPECT_NE(before.key, after.key);
+    EXPECT_EQ(after.start.origin, wire::ProcessOrigin::Exec);
+    EXPECT_EQ(after.start.previous_image, before.key);
+    EXPECT_EQ(after.start.parent_process, 0u);
+    const wire::ProcessEnd* end = before.end();
+    ASSERT_NE(end, nullptr);
+    EXPECT_EQ(end->reason, wire::EndReason::Exec);
+    EXPECT_EQ(end->exec_path, TRACED_PROGRAM); // fexecve's as /proc names its descriptor
+    EXPECT_EQ(end->events_dropped, 0u);
+    EXPECT_TRUE(itemsOfType<wire::ExecFailed>(traced.items).empty());
+    auto expected = callsPattern(20);
+    expected.pop_back(); // main is left open by the exec
+    EXPECT_EQ(eventsOf(before), expected);
+    EXPECT_EQ(eventsOf(after), callsPattern(5));
+    ASSERT_NE(after.end(), nullptr);
+    EXPECT_EQ(after.end()->reason, wire::EndReason::Exit);
+    EXPECT_EQ(after.end()->exit_status, 3);
+  }
+}
+
+// exec from a thread: the exec'ing thread's calls and the waiting main thread's are all sent.
+TEST(ProcessBoundaries, ExecFromAThreadSendsEveryThreadsCalls) {
+  const Traced traced = trace({"exec-thread", "calls", "3"}, {}, 2);
+  EXPECT_EQ(traced.run.out, "done calls 3\n");
+  const auto images = imagesOf(traced.items);
+  ASSERT_EQ(images.size(), 2u);
+  const Image& before = imageOf(images, wire::ProcessOrigin::Started);
+  const Image& after = imageOf(images, wire::ProcessOrigin::Exec);
+  auto threads = threadsOf(before.items);
+  ASSERT_EQ(threads.size(), 2u);
+  using K = EventKind;
+  EXPECT_THAT(shape(threads[before.start.pid].events), ElementsAre(std::pair{kMain, K::Enter}));
+  threads.erase(before.start.pid);
+  EXPECT_THAT(shape(threads.begin()->second.events), ElementsAre(std::pair{kThreadBody, K::Enter}));
+  ASSERT_NE(before.end(), nullptr);
+  EXPECT_EQ(before.end()->reason, wire::EndReason::Exec);
+  EXPECT_EQ(before.end()->events_dropped, 0u);
+  EXPECT_EQ(after.start.previous_image, before.key);
+  EXPECT_EQ(eventsOf(after), callsPattern(3));
+}
+
+// An exec that fails leaves the process recording as before: the image's ProcessEnd said exec, so
+// it goes on under a new key (origin execFailed, linked to the old one, ExecFailed says why), on a
+// new connection. Its calls from before the exec are the old key's: their exits are not sent.
+TEST(ProcessBoundaries, AFailedExecLeavesTheProcessRecording) {
+  const Traced traced = trace({"exec-missing", "10"}, {}, 2);
+  EXPECT_EQ(traced.run.exit_code, 3);
+  EXPECT_EQ(traced.run.out, "exec failed: No such file or directory\ndone exec-missing 10\n");
+  const auto images = imagesOf(traced.items);
+  ASSERT_EQ(images.size(), 2u);
+  const Image& before = imageOf(images, wire::ProcessOrigin::Started);
+  const Image& after = imageOf(images, wire::ProcessOrigin::ExecFailed);
+  ASSERT_NE(before.end(), nullptr);
+  EXPECT_EQ(before.end()->reason, wire::EndReason::Exec);
+  EXPECT_EQ(before.end()->exec_path, "/nonexistent/program");
+  using K = EventKind;
+  EXPECT_THAT(eventsOf(before), ElementsAre(std::pair{kMain, K::Enter}, std::pair{kWork, K::Enter}));
+  EXPECT_EQ(after.start.origin, wire::ProcessOrigin::ExecFailed);
+  EXPECT_EQ(after.start.previous_image, before.key);
+  EXPECT_EQ(after.start.pid, before.start.pid);
+  ASSERT_GE(after.items.size(), 2u);
+  const auto* failed = std::get_if<wire::ExecFailed>(&after.items[1].body);
+  ASSERT_NE(failed, nullptr);
+  EXPECT_EQ(failed->path, "/nonexistent/program");
+  EXPECT_EQ(failed->error, ENOENT);
+  auto expected = callsPattern(10); // work's and main's exits close the old key's calls: not sent
+  expected.erase(expected.begin());
+  expected.pop_back();
+  EXPECT_EQ(eventsOf(after), expected);
+  ASSERT_NE(after.end(), nullptr);
+  EXPECT_EQ(after.end()->reason, wire::EndReason::Exit);
+  EXPECT_EQ(after.end()->exit_status, 3);
+  EXPECT_EQ(after.end()->events_dropped, 0u);
+}
+
+// daemon(): the parent _exits inside it (its open calls stay open), the daemon goes on as a forked
+// process of its own.
+TEST(ProcessBoundaries, DaemonsParentEndsAndTheDaemonIsItsChild) {
+  const Traced traced = trace({"daemon", "7"}, {kForkLeaksAreByDesign}, 2);
+  EXPECT_EQ(traced.run.exit_code, 0); // the parent's _exit(0)
+  const auto images = imagesOf(traced.items);
+  ASSERT_EQ(images.size(), 2u);
+  const Image& parent = imageOf(images, wire::ProcessOrigin::Started);
+  const Image& daemon = imageOf(images, wire::ProcessOrigin::Forked);
+  ASSERT_NE(parent.end(), nullptr);
+  EXPECT_EQ(parent.end()->reason, wire::EndReason::ExitImmediately);
+  EXPECT_EQ(parent.end()->exit_status, 0);
+  using K = EventKind;
+  EXPECT_THAT(eventsOf(parent), ElementsAre(std::pair{kMain, K::Enter}, std::pair{kWork, K::Enter}));
+  EXPECT_EQ(daemon.start.origin, wire::ProcessOrigin::Forked);
+  EXPECT_EQ(daemon.start.parent_process, parent.key);
+  EXPECT_NE(daemon.start.pid, parent.start.pid);
+  // The daemon's calls after fork; work's and main's exits are not its own (their enters are the
+  // parent's), as for any forked child.
+  auto calls_only = callsPattern(7);
+  calls_only.erase(calls_only.begin());
+  calls_only.pop_back();
+  EXPECT_EQ(eventsOf(daemon), calls_only);
+  ASSERT_NE(daemon.end(), nullptr);
+  EXPECT_EQ(daemon.end()->reason, wire::EndReason::Exit);
+}
+
+// longjmp out of D frames: one abandoned exit per frame, innermost first, at the jump, then the
+// frame setjmp returned to exits normally. With a batch of 3 events the abandoned exits of one
+// jump fill several batches.
+TEST(ProcessBoundaries, LongjmpEndsTheJumpedOverFramesAsAbandoned) {
+  for (const char* batch : {"4096", "3"}) {
+    SCOPED_TRACE(std::string("batch ") + batch);
+    const Traced traced = trace({"longjmp", "5", "3"}, {{"SHAPETRACE_BATCH", batch}});
+    EXPECT_EQ(traced.run.exit_code, 3);
+    const auto images = imagesOf(traced.items);
+    ASSERT_EQ(images.size(), 1u);
+    using K = EventKind;
+    std::vector<std::pair<uint32_t, EventKind>> expected{{kMain, K::Enter}};
+    for (int jump = 0; jump < 3; ++jump) {
+      expected.push_back({kWork, K::Enter});
+      for (int d = 0; d < 5; ++d)
+        expected.push_back({kLeaf, K::Enter});
+      for (int d = 0; d < 5; ++d)
+        expected.push_back({kLeaf, K::AbandonedExit});
+      expected.push_back({kWork, K::Exit});
+    }
+    expected.push_back({kMain, K::Exit});
+    EXPECT_EQ(eventsOf(images[0]), expected);
+    // The abandoned exits of one jump share its time, between the last enter and the next exit.
+    const auto threads = threadsOf(images[0].items);
+    const auto& events = threads.begin()->second.events;
+    for (size_t i = 0; i < events.size(); ++i)
+      if (events[i].kind == K::AbandonedExit && events[i - 1].kind == K::AbandonedExit)
+        EXPECT_EQ(events[i].timestamp, events[i - 1].timestamp) << i;
+    EXPECT_EQ(images[0].end()->events_dropped, 0u);
+  }
 }
 
 } // namespace

@@ -12,7 +12,16 @@
 //   traced_program flush              prints shapetrace_flush's status
 //   traced_program unregistered       calls with an id of a module that was never registered
 //   traced_program dlopen LIB         loads LIB (a module with its own table) and calls into it
-// Always prints "done <args>" and exits with status 3 (so tests can see the exit code unchanged).
+//   traced_program _exit N            inside work: N calls, then _exit(4) with main and work open
+//   traced_program exec N ARGS...     N calls, then execv(itself, ARGS) (ARGS: another command)
+//   traced_program exec-thread ARGS.. a thread calls execv(itself, ARGS) while main waits for it
+//   traced_program exec-clean-env ARGS... execve(itself, ARGS) with an environment without ours
+//   traced_program fexec ARGS...      fexecve of its own executable, opened
+//   traced_program exec-missing N     execl of a program that does not exist, then N calls
+//   traced_program daemon N           inside work: daemon(); the child makes N calls and exits
+//   traced_program longjmp D N        N times: setjmp inside work, D nested leaves, longjmp out
+// Prints "done <args>" and exits with status 3 (so tests can see the exit code unchanged), unless
+// the command ends the process otherwise.
 #include "shapetrace/abi.h"
 #include "shapetrace/shapetrace.h"
 
@@ -20,8 +29,11 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cerrno>
 #include <cstring>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <setjmp.h>
 #include <string>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -77,6 +89,26 @@ void threadBody(long n) {
   enter(kThreadBody);
   calls(n);
   leave(kThreadBody);
+}
+
+// argv for exec-ing this program again with the arguments from `from` on.
+std::vector<char*> selfArguments(int argc, char** argv, int from) {
+  std::vector<char*> args{argv[0]};
+  for (int i = from; i < argc; ++i)
+    args.push_back(argv[i]);
+  args.push_back(nullptr);
+  return args;
+}
+
+jmp_buf g_jump;
+
+// `depth` leaves entered (their exits never run), then a longjmp out of all of them.
+__attribute__((noinline)) void jumpFromDepth(long depth) {
+  if (depth == 0)
+    longjmp(g_jump, 1);
+  enter(kLeaf);
+  jumpFromDepth(depth - 1);
+  leave(kLeaf); // never reached
 }
 
 int run(int argc, char** argv) {
@@ -145,6 +177,58 @@ int run(int argc, char** argv) {
   } else if (command == "unregistered") {
     __shapetrace_enter(SHAPETRACE_UNREGISTERED_BASE + 7);
     __shapetrace_exit(SHAPETRACE_UNREGISTERED_BASE + 7);
+  } else if (command == "_exit") {
+    enter(kWork);
+    calls(arg(2));
+    std::fflush(stdout);
+    _exit(4);
+  } else if (command == "exec" || command == "exec-clean-env" || command == "fexec") {
+    calls(arg(2));
+    std::fflush(stdout);
+    std::vector<char*> args = selfArguments(argc, argv, 3);
+    // A minimal environment: nothing of shapetrace's, only a sanitizer's options if it runs under
+    // one (without them the sanitized build's new image would report what they suppress).
+    std::vector<char*> minimal;
+    for (char** entry = environ; *entry; ++entry)
+      if (std::strncmp(*entry, "TSAN_OPTIONS=", 13) == 0 ||
+          std::strncmp(*entry, "ASAN_OPTIONS=", 13) == 0)
+        minimal.push_back(*entry);
+    minimal.push_back(nullptr);
+    if (command == "exec")
+      execv(argv[0], args.data());
+    else if (command == "exec-clean-env")
+      execve(argv[0], args.data(), minimal.data());
+    else
+      fexecve(open(argv[0], O_RDONLY | O_CLOEXEC), args.data(), environ);
+    std::printf("exec failed\n");
+  } else if (command == "exec-thread") {
+    std::fflush(stdout);
+    std::thread([&] {
+      enter(kThreadBody);
+      execv(argv[0], selfArguments(argc, argv, 2).data());
+    }).join();
+  } else if (command == "exec-missing") {
+    enter(kWork);
+    execl("/nonexistent/program", "program", (char*)nullptr);
+    std::printf("exec failed: %s\n", std::strerror(errno));
+    calls(arg(2));
+    leave(kWork);
+  } else if (command == "daemon") {
+    enter(kWork);
+    std::fflush(stdout);
+    if (daemon(1, 1) != 0) {
+      std::printf("daemon failed\n");
+      return 1;
+    }
+    calls(arg(2)); // in the daemon: its parent _exited inside work
+    leave(kWork);
+  } else if (command == "longjmp") {
+    for (long i = 0; i < arg(3); ++i) {
+      enter(kWork);
+      if (setjmp(g_jump) == 0)
+        jumpFromDepth(arg(2));
+      leave(kWork);
+    }
   } else if (command == "dlopen") {
     calls(1);
     void* library = dlopen(argv[2], RTLD_NOW);

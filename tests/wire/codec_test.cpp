@@ -38,7 +38,12 @@ std::vector<StreamItem> everyItem() {
   batch.events = {{1000, 17, EventKind::Enter},
                   {1010, 18, EventKind::Enter},
                   {1005, 18, EventKind::UnwindExit}, // a clock that stepped back still round-trips
+                  {1006, 17, EventKind::AbandonedExit},
                   {UINT64_MAX, UINT32_MAX, EventKind::Exit}};
+  ProcessStart exec_start = start;
+  exec_start.origin = ProcessOrigin::Exec;
+  exec_start.previous_image = 0x99aabbccddeeff00;
+  ProcessEnd exec_end{8100, 10, 0, 0, EndReason::Exec, "/bin/true"};
 
   return {
       {1, start},
@@ -51,7 +56,13 @@ std::vector<StreamItem> everyItem() {
       {8, Gap{77, 250, 8, 2000, 3000}},
       {9, Gap{77, 1, kNoSequence, 10, 10}},
       {10, Annotation{77, 1500, "request_bytes", -42}},
-      {11, ProcessEnd{8000, 1000, 3, 2}},
+      {11, ProcessEnd{8000, 1000, 3, 2, EndReason::Exit, ""}},
+      {12, exec_start},
+      {13, exec_end},
+      {14, ProcessEnd{8200, 5, 0, 7, EndReason::ExitImmediately, ""}},
+      {15, ExecFailed{8300, "/no/such/program", 2}},
+      {16, ExitStatus{4242, 9000, -1, 9, true}},
+      {0, ExitStatus{4243, 9100, 3, 0, false}},
   };
 }
 
@@ -71,13 +82,22 @@ TEST(Codec, PeekGivesHeaderWithoutEvents) {
   EXPECT_EQ(batch.kind, ItemKind::EventBatch);
   EXPECT_EQ(batch.thread, 77u);
   EXPECT_EQ(batch.sequence, 9u);
-  EXPECT_EQ(batch.event_count, 4u);
+  EXPECT_EQ(batch.event_count, 5u);
   EXPECT_EQ(batch.first_ns, 1000u);
 
   ItemHeader gap = peekItem(encodeItem(items[7]));
   EXPECT_EQ(gap.kind, ItemKind::Gap);
   EXPECT_EQ(gap.thread, 77u);
   EXPECT_EQ(gap.first_ns, 2000u);
+
+  ItemHeader failed = peekItem(encodeItem(items[14]));
+  EXPECT_EQ(failed.kind, ItemKind::ExecFailed);
+  EXPECT_EQ(failed.first_ns, 8300u);
+  ItemHeader status = peekItem(encodeItem(items[15]));
+  EXPECT_EQ(status.kind, ItemKind::ExitStatus);
+  EXPECT_EQ(status.process, 16u);
+  EXPECT_EQ(status.thread, 0u);
+  EXPECT_EQ(status.first_ns, 9000u);
 }
 
 TEST(Codec, EncodeEventBatchEqualsEncodeItem) {

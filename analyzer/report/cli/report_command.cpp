@@ -70,12 +70,18 @@ int runReport(const ReportArgs& args) {
   const std::string page = renderPage(data);
   cli::writeFileAtomically(args.output, page);
 
+  // A process that never said how it ended lost what it had not sent: never a plain 0.
+  const uint64_t without_end = run.processesWithoutEnd();
+  const std::string unknown =
+      without_end ? " + an unknown number (" + std::to_string(without_end) +
+                        " process(es) ended without a process end)"
+                  : "";
   std::printf("%s: %zu threads, %llu events, %zu shapes, %zu clusters, %zu outliers, %llu dropped "
-              "events\n",
+              "events%s\n",
               args.output.c_str(), analysis.threads.size(),
               static_cast<unsigned long long>(analysis.events), analysis.shapes.size() - 1,
               analysis.clustering.clusters.size(), analysis.outliers.size(),
-              static_cast<unsigned long long>(run.droppedEvents()));
+              static_cast<unsigned long long>(run.droppedEvents()), unknown.c_str());
   if (data.contains("baseline"))
     std::printf("compared with %s: %zu explanations, %zu shape changes%s\n",
                 args.baseline.c_str(), data["baseline"]["diff"]["explanations"].size(),

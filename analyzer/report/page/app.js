@@ -55,14 +55,14 @@ ST.App = class {
     const title = process ? `${process.executable}${process.pid ? ` (pid ${process.pid})` : ''}` : source.location;
     document.getElementById('run-title').textContent = `${title || ''}${source.generated_at ? ` · ${source.generated_at}` : ''}`;
     document.title = `shapetrace · ${process ? process.executable.split('/').pop() : 'report'}`;
-    const dropped = m.droppedEvents();
+    const dropped = m.droppedEvents(), unknown = m.processesWithoutEnd() > 0;
     const chip = (value, label, warn) => `<span class="chip${warn ? ' warn' : ''}" data-summary="${label}"><b>${value}</b><span>${label}</span></span>`;
     document.getElementById('summary').innerHTML =
       chip(f.count(s.threads), 'threads') + chip(f.count(s.events, true), 'events') +
       chip(f.count(s.calls, true), 'calls') + chip(f.ns(m.t1 - m.t0), 'span') +
       chip(f.count(s.shapes), 'shapes') + chip(f.count(s.clusters), 'clusters') +
       chip(f.count(m.outliers.length), 'outliers', m.outliers.length > 0) +
-      chip(f.count(dropped), 'dropped', dropped > 0);
+      chip(f.count(dropped) + (unknown ? ' + ?' : ''), 'dropped', dropped > 0 || unknown);
     this.renderNotice();
     this.renderLegend();
   }
@@ -83,6 +83,10 @@ ST.App = class {
         `${d.truncated_instances ? `; ${d.truncated_instances} instances list only their first ${f.count(d.max_instance_calls)} calls` : ''}` +
         `${d.not_found ? `; ${d.not_found} could not be found in the recording` : ''}.`);
     }
+    const missing = m.processesWithoutEnd();
+    if (missing > 0)
+      notes.push(`${f.count(missing)} process${missing > 1 ? 'es' : ''} ended without a process end ` +
+        '(killed, crashed, or still running when the input stopped): the events not sent yet are lost, how many is unknown.');
     const loss = m.dataLoss();
     if (loss.length)
       notes.push('Diagnostics: ' + loss.map((x) => `${x.name} ${f.count(x.count)}`).join(', ') + '.');

@@ -124,6 +124,14 @@ ST.Model = class {
     return dropped;
   }
 
+  // Processes whose end never came: what they had not sent is lost, in an unknown amount.
+  processesWithoutEnd() {
+    const run = this.data.run || {};
+    if (run.processes_without_end !== undefined) return run.processes_without_end;
+    const d = this.data.model.diagnostics.find((x) => x.name === 'processes_without_end');
+    return d ? d.count : 0;
+  }
+
   dataLoss() {
     return this.data.model.diagnostics.filter((d) => d.severity !== 'info' && d.count > 0);
   }

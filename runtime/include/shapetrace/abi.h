@@ -8,6 +8,14 @@
  * when another module's constructor calls into it) is recognisable and never confused with another
  * function.
  *
+ * Each module also carries an ELF note (section .note.shapetrace, so in a PT_NOTE segment: name
+ * "shapetrace", type SHAPETRACE_MODULE_NOTE_TYPE, a 4-byte descriptor holding the signed offset
+ * from the descriptor to the module's __shapetrace_module). At its start the runtime walks the
+ * notes of every loaded object (dl_iterate_phdr) and registers their modules, so that a module is
+ * registered before any of its code can run, even when another library's constructor (or a
+ * thread it starts) calls into it before the module's own constructor. The constructor then finds
+ * the module registered and does nothing; it still registers modules of objects without notes.
+ *
  * This header is C so that the pass, the runtime and C programs agree on it; keep it stable and bump
  * SHAPETRACE_ABI_VERSION on any change. */
 #ifndef SHAPETRACE_ABI_H
@@ -21,6 +29,8 @@ extern "C" {
 
 #define SHAPETRACE_ABI_VERSION 2u
 #define SHAPETRACE_UNREGISTERED_BASE 0x80000000u
+#define SHAPETRACE_MODULE_NOTE_NAME "shapetrace"
+#define SHAPETRACE_MODULE_NOTE_TYPE 1u
 
 /* One instrumented function, as the pass knows it at compile time. */
 struct __shapetrace_function {
@@ -40,8 +50,9 @@ struct __shapetrace_module {
   uint32_t *base_id;     /* written by registration */
 };
 
-/* Registers a module's function table and writes its first global id to *module->base_id.
- * Thread-safe; called from module constructors, including those of dlopen'ed libraries. */
+/* Registers a module's function table and writes its first global id to *module->base_id (a
+ * module whose base id is already set is left as it is). Thread-safe; called from module
+ * constructors, including those of dlopen'ed libraries. */
 void __shapetrace_register_module(struct __shapetrace_module *module);
 
 /* Non-zero while recording is on (SHAPETRACE_ENABLED, shapetrace_set_enabled). Since ABI version 2

@@ -27,11 +27,15 @@ int main(int argc, char** argv) {
       {1, ThreadStart{7, 100, "main"}},
       {1, ThreadName{7, 110, "worker"}},
       {1, EventBatch{7, 0, {{120, 0, EventKind::Enter}, {130, 1, EventKind::Enter},
-                            {150, 1, EventKind::UnwindExit}, {190, 0, EventKind::Exit}}}},
+                            {150, 1, EventKind::UnwindExit}, {160, 1, EventKind::Enter},
+                            {170, 1, EventKind::AbandonedExit}, {190, 0, EventKind::Exit}}}},
       {1, Gap{7, 12, 0, 200, 260}},
       {1, Annotation{7, 300, "input_size", 4096}},
-      {1, ThreadEnd{7, 400, 4, 12, 1}},
-      {1, ProcessEnd{500, 4, 12, 0}},
+      {1, ThreadEnd{7, 400, 6, 12, 1}},
+      {1, ProcessEnd{480, 6, 12, 0, wire::EndReason::Exec, "/bin/other"}},
+      {1, ExecFailed{490, "/bin/other", 2}},
+      {1, ProcessEnd{500, 6, 12, 0, wire::EndReason::Exit, ""}},
+      {1, ExitStatus{42, 510, 0, 0, false}},
   };
   std::vector<std::byte> framed;
   for (size_t i = 0; i < items.size(); ++i) {

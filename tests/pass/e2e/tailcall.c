@@ -45,8 +45,8 @@
 // O2-NOT:{{.}}
 
 // DEEP: exit status 0
-// DEEP-NEXT: thread main: 1 enters, 1 exits, 0 unwind exits, balanced
-// DEEP-NEXT: thread {{.+}}: 200002 enters, 200002 exits, 0 unwind exits, balanced
+// DEEP-NEXT: thread main: 1 enters, 1 exits, 0 unwind exits, 0 abandoned exits, balanced
+// DEEP-NEXT: thread {{.+}}: 200002 enters, 200002 exits, 0 unwind exits, 0 abandoned exits, balanced
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -21,6 +21,10 @@ target triple = "x86_64-pc-linux-gnu"
 ; CHECK-SAME: { ptr, ptr, ptr, i32, i32 } { ptr @[[SEV_M]], ptr @[[SEV_D]], ptr @[[EMPTY]], i32 0, i32 0 }]
 ; CHECK: @[[MODID:__shapetrace_str[.0-9]*]] = private unnamed_addr constant [14 x i8] c"src/returns.c\00"
 ; CHECK: @__shapetrace_module = private constant { i32, i32, ptr, ptr, ptr } { i32 2, i32 3, ptr @__shapetrace_functions, ptr @[[MODID]], ptr @__shapetrace_base_id }
+; The module's ELF note (abi.h): namesz 11, descsz 4, type 1, "shapetrace", and the record's offset
+; from the descriptor (resolved by the static linker), in .note.shapetrace, kept by llvm.used.
+; CHECK: @__shapetrace_note = private constant { i32, i32, i32, [12 x i8], i32 } { i32 11, i32 4, i32 1, [12 x i8] c"shapetrace\00\00", i32 trunc (i64 sub (i64 ptrtoint (ptr @__shapetrace_module to i64), i64 ptrtoint (ptr getelementptr inbounds ({ i32, i32, i32, [12 x i8], i32 }, ptr @__shapetrace_note, i32 0, i32 4) to i64)) to i32) }, section ".note.shapetrace", align 4
+; CHECK: @llvm.used = appending global [{{[0-9]+}} x ptr] [ptr @__shapetrace_note
 ; CHECK: @llvm.global_ctors = appending global [1 x { i32, ptr, ptr }] [{ i32, ptr, ptr } { i32 2, ptr @shapetrace.module_ctor, ptr null }]
 
 ; Recording on or off is read once, at the entry, and decides both hooks of the frame.
