@@ -4,7 +4,7 @@
 namespace shapetrace::fleet {
 
 FleetModel::Offer FleetModel::offer(HostSummary summary) {
-  const std::string host = summary.header.host;
+  const HostRun host{summary.header.host, summary.header.run};
   auto it = hosts_.find(host);
   const uint64_t latest = it == hosts_.end() ? 0 : it->second.header.sequence;
   if (summary.header.sequence <= latest) {

@@ -1,9 +1,11 @@
 // The fleet's model: the latest summary of every host, merged exactly (fleet/summary.h).
 //
 // Summaries arrive in any order and more than once (a host re-sends what NATS did not acknowledge,
-// JetStream redelivers to a restarted consumer): per host only a summary with a larger sequence than
-// the one kept replaces it; an equal or smaller one is counted as a duplicate and dropped. A gap in
-// a host's sequence is counted (the later summary already holds what the missed ones held).
+// JetStream redelivers to a restarted consumer): per host and run only a summary with a larger
+// sequence than the one kept replaces it; an equal or smaller one is counted as a duplicate and
+// dropped. A gap in a run's sequence is counted (the later summary already holds what the missed
+// ones held). A host whose analyzer restarted publishes a new run: both runs' latest summaries are
+// merged (each holds the events its analyzer saw).
 #pragma once
 
 #include "analysis.h"
@@ -31,10 +33,11 @@ public:
   analyzer::Analysis merge(const analyzer::AnalysisSettings& settings) const;
 
   const FleetCounters& counters() const { return counters_; }
-  const std::map<std::string, HostSummary>& hosts() const { return hosts_; }
+  using HostRun = std::pair<std::string, uint64_t>;
+  const std::map<HostRun, HostSummary>& hosts() const { return hosts_; }
 
 private:
-  std::map<std::string, HostSummary> hosts_;
+  std::map<HostRun, HostSummary> hosts_;
   FleetCounters counters_;
 };
 

@@ -249,6 +249,7 @@ wire::Bytes encodeSummary(const SummaryHeader& header,
   root.setSequence(header.sequence);
   root.setWindowEndNs(header.window_end_ns);
   root.setRecording(text(header.recording));
+  root.setRun(header.run);
 
   std::set<uint64_t> processes;
   for (const auto& thread : inputs.threads)
@@ -308,7 +309,7 @@ HostSummary decodeSummary(std::span<const std::byte> message) {
                             ")");
     HostSummary summary;
     summary.header = {root.getHost().cStr(), root.getSequence(), root.getWindowEndNs(),
-                      root.getRecording().cStr()};
+                      root.getRecording().cStr(), root.getRun()};
     if (summary.header.host.empty()) bad("no host name");
     if (summary.header.sequence == 0) bad("sequence 0");
     for (auto f : root.getFunctions())

@@ -21,6 +21,7 @@ struct SummaryHeader {
   uint64_t sequence = 0;      // 1, 2, ... per host
   int64_t window_end_ns = 0;  // CLOCK_REALTIME when it was taken
   std::string recording;      // the host's recording directory, "" when unknown
+  uint64_t run = 0;           // drawn when the host's publisher starts (a restart is a new run)
 };
 
 struct HostThread {

@@ -23,12 +23,13 @@ const summaryVersion :UInt16 = 1;
 struct HostSummary {
   version @0 :UInt16;
   host @1 :Text;          # the host's name (--host), unique in the fleet
-  sequence @2 :UInt64;    # this host's summaries counted from 1; a re-sent one repeats its number
+  sequence @2 :UInt64;    # the run's summaries counted from 1; a re-sent one repeats its number
   windowEndNs @3 :Int64;  # wall-clock (CLOCK_REALTIME) time the summary was taken
   recording @4 :Text;     # where the host records, for links back to its events ("" if unknown)
   functions @5 :List(Function);
   threads @6 :List(Thread);
   diagnostics @7 :List(Counter); # counted before the threads (bad input, losses), by name
+  run @8 :UInt64;         # drawn when the host's publisher starts; `sequence` counts within a run
 }
 
 struct Function {
