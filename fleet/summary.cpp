@@ -6,6 +6,7 @@
 
 #include <capnp/message.h>
 #include <capnp/serialize.h>
+#include <zstd.h>
 
 #include <cstring>
 #include <set>
@@ -275,24 +276,38 @@ wire::Bytes encodeSummary(const SummaryHeader& header,
   writeCounters(inputs.input_diagnostics,
                 [&](unsigned n) { return root.initDiagnostics(n); });
 
-  auto flat = capnp::messageToFlatArray(message);
-  auto bytes = flat.asBytes();
-  wire::Bytes out(bytes.size());
-  std::memcpy(out.data(), bytes.begin(), bytes.size());
+  const auto flat = capnp::messageToFlatArray(message);
+  const auto bytes = flat.asBytes();
+  return compressSummary(std::as_bytes(std::span(bytes.begin(), bytes.size())));
+}
+
+wire::Bytes compressSummary(std::span<const std::byte> message) {
+  wire::Bytes out(ZSTD_compressBound(message.size()));
+  const size_t size = ZSTD_compress(out.data(), out.size(), message.data(), message.size(), 3);
+  if (ZSTD_isError(size)) throw std::runtime_error(ZSTD_getErrorName(size));
+  out.resize(size);
   return out;
 }
 
-HostSummary decodeSummary(std::span<const std::byte> message) {
-  if (message.size() > kMaxSummaryBytes)
-    throw FormatError(FormatErrorReason::Oversized,
-                      "summary of " + std::to_string(message.size()) + " bytes");
-  if (message.size() % sizeof(capnp::word) != 0 || message.empty())
+HostSummary decodeSummary(std::span<const std::byte> compressed) {
+  const unsigned long long size = ZSTD_getFrameContentSize(compressed.data(), compressed.size());
+  if (size == ZSTD_CONTENTSIZE_ERROR)
+    throw FormatError(FormatErrorReason::BadHeader, "not a summary (no zstd frame)");
+  if (size == ZSTD_CONTENTSIZE_UNKNOWN || size > kMaxSummaryBytes)
+    throw FormatError(FormatErrorReason::Oversized, "summary of " + std::to_string(size) +
+                                                        " bytes (at most " +
+                                                        std::to_string(kMaxSummaryBytes) + ")");
+  if (size % sizeof(capnp::word) != 0 || size == 0)
     throw FormatError(FormatErrorReason::Truncated,
-                      "summary of " + std::to_string(message.size()) +
+                      "summary of " + std::to_string(size) +
                           " bytes is not a whole number of 8-byte words");
-  // NATS hands over its own buffer: copy into words (a summary is read once per window).
-  auto words = kj::heapArray<capnp::word>(message.size() / sizeof(capnp::word));
-  std::memcpy(words.begin(), message.data(), message.size());
+  auto words = kj::heapArray<capnp::word>(size / sizeof(capnp::word));
+  const size_t got =
+      ZSTD_decompress(words.begin(), size, compressed.data(), compressed.size());
+  if (ZSTD_isError(got))
+    throw FormatError(FormatErrorReason::Malformed,
+                      std::string("summary: ") + ZSTD_getErrorName(got));
+  if (got != size) throw FormatError(FormatErrorReason::Truncated, "summary shorter than declared");
   capnp::ReaderOptions limits;
   // As decodeItem(): a traversal bounded by the size stops a small message declaring huge lists.
   limits.traversalLimitInWords = 4 * uint64_t{words.size()} + 64;

@@ -105,9 +105,12 @@ TEST(FleetMerge, BytesThatAreNotASummaryAreRefusedWithAFormatError) {
   EXPECT_THROW(decodeSummary({}), wire::FormatError);
   EXPECT_THROW(decodeSummary(bytesOf("{\"json\": 1}")), wire::FormatError); // not 8-byte words
   EXPECT_THROW(decodeSummary(bytesOf("0123456789abcdef")), wire::FormatError);
+  // A valid zstd frame of bytes that are not a Cap'n Proto summary.
+  EXPECT_THROW(decodeSummary(compressSummary(bytesOf("0123456789abcdef"))), wire::FormatError);
+  EXPECT_THROW(decodeSummary(compressSummary(bytesOf("0123456"))), wire::FormatError);
   const wire::Bytes good = hostSummary(2, 1, testing::hostItems(2, 1, 1, 1));
   // Every truncation and every single-byte corruption either decodes or throws FormatError.
-  for (size_t size = 8; size < good.size(); size += 8)
+  for (size_t size = 1; size < good.size(); ++size)
     EXPECT_THROW(decodeSummary(std::span(good).first(size)), wire::FormatError) << size;
   std::mt19937_64 random(5);
   for (int i = 0; i < 300; ++i) {
@@ -129,7 +132,7 @@ TEST(FleetMerge, ASummaryOfAnotherVersionIsRefused) {
   const auto words = capnp::messageToFlatArray(message);
   const auto bytes = words.asBytes();
   try {
-    decodeSummary(std::as_bytes(std::span(bytes.begin(), bytes.size())));
+    decodeSummary(compressSummary(std::as_bytes(std::span(bytes.begin(), bytes.size()))));
     FAIL() << "decoded";
   } catch (const wire::FormatError& e) {
     EXPECT_EQ(e.reason(), wire::FormatErrorReason::UnsupportedVersion) << e.what();

@@ -340,15 +340,18 @@ int runLive(const LiveArgs& options) {
     });
   }
 
-  LiveSession session(options.connect, options.analysis.settings,
-                      options.analysis.workerCount(), options.analysis.extensions, interval,
-                      options.metrics);
+  // Before the session, which calls it until it stops.
   std::unique_ptr<fleet::HostPublisher> publisher;
   if (!options.nats_url.empty()) {
     fleet::NatsSettings nats = options.nats;
     nats.url = options.nats_url;
     publisher = std::make_unique<fleet::HostPublisher>(nats, options.stream, options.host,
                                                        options.recording);
+  }
+  LiveSession session(options.connect, options.analysis.settings,
+                      options.analysis.workerCount(), options.analysis.extensions, interval,
+                      options.metrics);
+  if (publisher) {
     session.onWindow(std::chrono::milliseconds(static_cast<int64_t>(options.window * 1000)),
                      [&publisher](Analyzer& analyzer) { publisher->takeSummary(analyzer); });
   }
