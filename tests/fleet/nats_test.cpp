@@ -179,5 +179,28 @@ TEST_F(FleetNats, NatsKilledAndRestartedLosesNothingAndCountsTheGap) {
   EXPECT_EQ(model["fleet"]["skipped"], 2); // 1 and 2: superseded by 3, which holds them
 }
 
+TEST_F(FleetNats, UsageErrorsExitTwoAndAnUnreachableServerIsAnError) {
+  const std::string fleet = std::string(SHAPETRACE_BINARY) + " fleet";
+  auto result = runCommand(fleet + " --stream S");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("--nats is required"), std::string::npos) << result.err;
+  result = runCommand(fleet + " --nats " + nats->url() + " --stream a.b");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("'a.b': letters, digits"), std::string::npos) << result.err;
+  result = runCommand(fleet + " --nats " + nats->url() + " --durable 'x y'");
+  EXPECT_EQ(result.exit_code, 2);
+  result = runCommand(std::string(SHAPETRACE_BINARY) +
+                      " live --connect ipc:///nonexistent --nats " + nats->url() +
+                      " --host web.17 --no-http --duration 0.1");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("'web.17'"), std::string::npos) << result.err;
+  nats->stop(SIGTERM);
+  result = runCommand(fleet + " --nats " + settings.url + " --duration 1");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("shapetrace fleet: error: NATS connection to " + settings.url),
+            std::string::npos)
+      << result.err;
+}
+
 } // namespace
 } // namespace shapetrace::fleet
