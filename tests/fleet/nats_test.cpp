@@ -12,7 +12,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <fstream>
+#include <thread>
 
 namespace shapetrace::fleet {
 namespace {
@@ -177,6 +179,50 @@ TEST_F(FleetNats, NatsKilledAndRestartedLosesNothingAndCountsTheGap) {
   EXPECT_EQ(modelPart(model).dump(1), unionModel({items}).dump(1));
   EXPECT_EQ(model["fleet"]["hosts"][0]["sequence"], 3);
   EXPECT_EQ(model["fleet"]["skipped"], 2); // 1 and 2: superseded by 3, which holds them
+}
+
+// `shapetrace live --nats` end to end: a publisher as a collector's (the report tests' service
+// trace) feeds live, which publishes a summary every window and a last one when it stops; the
+// fleet view then holds exactly live's final analysis.
+TEST_F(FleetNats, LivePublishesItsAnalysisForTheFleet) {
+  const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(testing::freePort());
+  const std::string live = std::string(SHAPETRACE_BINARY) + " live --connect " + endpoint +
+                           " --no-http --duration 5 --nats " + nats->url() +
+                           " --stream S --host web-1 --window 0.5 >" + (dir / "live.out").string() +
+                           " 2>" + (dir / "live.err").string();
+  std::thread live_thread([&] { EXPECT_EQ(std::system(live.c_str()), 0); });
+  const std::string publisher = std::string(SHAPETRACE_PUBLISHER) + " " + endpoint +
+                                " --seconds 1 >/dev/null 2>" + (dir / "pub.err").string();
+  EXPECT_EQ(std::system(publisher.c_str()), 0) << shapetrace::testing::slurp(dir / "pub.err");
+  live_thread.join();
+  const std::string out = shapetrace::testing::slurp(dir / "live.out");
+  // live's last terminal summary, and its fleet line: every summary taken was published.
+  const size_t last = out.rfind("shapetrace live");
+  ASSERT_NE(last, std::string::npos) << out;
+  const std::string final_summary = out.substr(last);
+  unsigned long long encoded = 0, published = 0;
+  const size_t fleet_line = final_summary.find("fleet: ");
+  ASSERT_NE(fleet_line, std::string::npos) << final_summary;
+  ASSERT_EQ(std::sscanf(final_summary.c_str() + fleet_line, "fleet: %llu of %llu summaries",
+                        &published, &encoded),
+            2);
+  EXPECT_EQ(published, encoded);
+  EXPECT_GE(encoded, 2u);
+
+  const json model = runFleet();
+  ASSERT_EQ(model["fleet"]["hosts"].size(), 1u);
+  EXPECT_EQ(model["fleet"]["hosts"][0]["host"], "web-1");
+  EXPECT_EQ(model["fleet"]["hosts"][0]["sequence"], encoded);
+  const json& summary = model["summary"];
+  ASSERT_GT(summary["events"].get<uint64_t>(), 0u);
+  char counts[256];
+  std::snprintf(counts, sizeof counts, "%llu threads  %llu events  %llu calls  %llu shapes  %llu clusters",
+                static_cast<unsigned long long>(summary["threads"].get<uint64_t>()),
+                static_cast<unsigned long long>(summary["events"].get<uint64_t>()),
+                static_cast<unsigned long long>(summary["calls"].get<uint64_t>()),
+                static_cast<unsigned long long>(summary["shapes"].get<uint64_t>()),
+                static_cast<unsigned long long>(summary["clusters"].get<uint64_t>()));
+  EXPECT_NE(final_summary.find(counts), std::string::npos) << counts << "\n" << final_summary;
 }
 
 TEST_F(FleetNats, UsageErrorsExitTwoAndAnUnreachableServerIsAnError) {
