@@ -1,8 +1,9 @@
 // `shapetrace fleet --nats URL --stream NAME`: the merged model of every host's latest summary
 // (docs/fleet.md). Reads each host's latest summary from the stream, then new ones through a durable
 // JetStream consumer; merges them exactly (fleet/merge.h); rewrites --json with the model (as
-// `analyze --json` writes it, plus a "fleet" object) and prints a summary line whenever the model
-// changed, at most every --snapshot-every seconds.
+// `analyze --json` writes it, plus a "fleet" object) and --html (the report page of the merged
+// model), and prints a summary line whenever the model changed, at most every --snapshot-every
+// seconds.
 #include "cli/command.h"
 #include "cli/signals.h"
 #include "cli/write_file.h"
@@ -10,6 +11,8 @@
 #include "fleet/merge.h"
 #include "fleet/nats.h"
 #include "model_json.h"
+#include "report/page.h"
+#include "report/report_data.h"
 #include "wire/format_error.h"
 
 #include <chrono>
@@ -24,6 +27,7 @@ struct FleetArgs {
   std::string stream = "shapetrace";
   std::string durable = "shapetrace-fleet";
   std::string json;
+  std::string html;
   double snapshot_every = 1.0;
   double duration = 0;
   analyzer::AnalysisSettings settings;
@@ -75,6 +79,14 @@ void writeSnapshot(const FleetModel& model, const FleetArgs& args) {
     nlohmann::ordered_json json = analyzer::toJson(analysis);
     json["fleet"] = fleetJson(model, args);
     cli::writeFileAtomically(args.json, json.dump() + "\n");
+  }
+  if (!args.html.empty()) {
+    // The report page of the merged model (no exact calls: those stay in the hosts' recordings).
+    const analyzer::report::DetailLimits none{0, 0, 0, 1};
+    const auto data = analyzer::report::reportData(
+        analysis, {"fleet", args.nats.url + " " + args.stream, analyzer::report::utcNow()}, {},
+        none, {});
+    cli::writeFileAtomically(args.html, analyzer::report::renderPage(data));
   }
   const FleetCounters& c = model.counters();
   std::printf("shapetrace fleet: %zu hosts, %zu threads, %llu events, %llu calls, %zu shapes, %zu "
@@ -136,6 +148,8 @@ cli::Runner setupFleet(CLI::App& command) {
   command.add_option("--json", args->json,
                      "Rewrite FILE with the merged model (analyze --json's, plus \"fleet\") "
                      "whenever it changes");
+  command.add_option("--html", args->html,
+                     "Rewrite FILE with the report page of the merged model whenever it changes");
   command.add_option("--snapshot-every", args->snapshot_every,
                      "Seconds between merges of a changing model")
       ->check(CLI::Range(0.05, 3600.0))

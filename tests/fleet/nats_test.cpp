@@ -57,7 +57,8 @@ protected:
   json runFleet(const std::string& durable = "view") {
     const auto result = runCommand(std::string(SHAPETRACE_BINARY) + " fleet --nats " + nats->url() +
                                    " --stream S --durable " + durable + " --duration 3 --json " +
-                                   (dir / "fleet.json").string());
+                                   (dir / "fleet.json").string() + " --html " +
+                                   (dir / "fleet.html").string());
     EXPECT_EQ(result.exit_code, 0) << result.err;
     return json::parse(shapetrace::testing::slurp(dir / "fleet.json"));
   }
@@ -86,6 +87,11 @@ TEST_F(FleetNats, ThreeHostsMergeToTheSingleAnalyzerModelOfTheirUnion) {
   EXPECT_EQ(modelPart(model).dump(1), unionModel(hosts).dump(1));
   const json& fleet = model["fleet"];
   ASSERT_EQ(fleet["hosts"].size(), 3u);
+  // The report page of the same model.
+  const std::string page = shapetrace::testing::slurp(dir / "fleet.html");
+  EXPECT_NE(page.find("<html"), std::string::npos);
+  EXPECT_NE(page.find("\"kind\":\"fleet\""), std::string::npos);
+  EXPECT_NE(page.find("_Z6handlev"), std::string::npos);
   EXPECT_EQ(fleet["hosts"][1]["host"], "host-1");
   EXPECT_EQ(fleet["hosts"][1]["recording"], "/var/rec/host-1");
   EXPECT_EQ(fleet["hosts"][1]["threads"].size(), 4u);
