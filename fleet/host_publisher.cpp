@@ -36,7 +36,8 @@ void HostPublisher::takeSummary(analyzer::Analyzer& analyzer) {
   std::lock_guard lock(mutex_);
   ++status_.encoded;
   status_.last_bytes = pending.bytes.size();
-  if (outbox_) ++status_.superseded;
+  if (outbox_)
+    ++status_.superseded;
   outbox_ = std::move(pending);
   changed_.notify_all();
 }
@@ -56,7 +57,8 @@ bool HostPublisher::waitDelivered(std::chrono::milliseconds timeout) {
 void HostPublisher::run(std::stop_token stop) {
   std::unique_lock lock(mutex_);
   while (!stop.stop_requested()) {
-    if (!changed_.wait(lock, stop, [this] { return outbox_.has_value(); })) return;
+    if (!changed_.wait(lock, stop, [this] { return outbox_.has_value(); }))
+      return;
     Pending pending = *outbox_;
     lock.unlock();
     const std::string error = publisher_.publish(pending.bytes, run_, pending.sequence, kAckWait);
@@ -64,7 +66,8 @@ void HostPublisher::run(std::stop_token stop) {
     if (error.empty()) {
       ++status_.published;
       status_.last_error.clear();
-      if (outbox_ && outbox_->sequence == pending.sequence) outbox_.reset();
+      if (outbox_ && outbox_->sequence == pending.sequence)
+        outbox_.reset();
       changed_.notify_all();
     } else {
       ++status_.failures;

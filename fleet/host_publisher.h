@@ -22,13 +22,13 @@
 namespace shapetrace::fleet {
 
 struct PublisherStatus {
-  uint64_t encoded = 0;     // summaries taken
-  uint64_t published = 0;   // acknowledged by JetStream
-  uint64_t superseded = 0;  // replaced by a newer one before they could be sent
-  uint64_t failures = 0;    // publish attempts that failed (NATS away, refused...)
-  uint64_t last_bytes = 0;  // size of the latest summary
+  uint64_t encoded = 0;    // summaries taken
+  uint64_t published = 0;  // acknowledged by JetStream
+  uint64_t superseded = 0; // replaced by a newer one before they could be sent
+  uint64_t failures = 0;   // publish attempts that failed (NATS away, refused...)
+  uint64_t last_bytes = 0; // size of the latest summary
   bool connected = false;
-  std::string last_error;   // of the latest failed attempt, "" once one succeeds
+  std::string last_error; // of the latest failed attempt, "" once one succeeds
 };
 
 class HostPublisher {

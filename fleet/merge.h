@@ -18,9 +18,9 @@ namespace shapetrace::fleet {
 
 struct FleetCounters {
   uint64_t accepted = 0;
-  uint64_t duplicates = 0;   // a (host, sequence) not newer than the host's latest
-  uint64_t malformed = 0;    // not a summary this reader understands (counted by the caller)
-  uint64_t skipped = 0;      // sequence numbers never received (superseded by a later summary)
+  uint64_t duplicates = 0; // a (host, sequence) not newer than the host's latest
+  uint64_t malformed = 0;  // not a summary this reader understands (counted by the caller)
+  uint64_t skipped = 0;    // sequence numbers never received (superseded by a later summary)
 };
 
 class FleetModel {

@@ -3,7 +3,6 @@
 #include "fleet/nats.h"
 
 #include <nats/nats.h>
-
 #include <stdexcept>
 
 namespace shapetrace::fleet {
@@ -17,15 +16,18 @@ std::string lastError(natsStatus status) {
 }
 
 void check(natsStatus status, const std::string& what) {
-  if (status != NATS_OK) throw std::runtime_error(what + ": " + lastError(status));
+  if (status != NATS_OK)
+    throw std::runtime_error(what + ": " + lastError(status));
 }
 
 } // namespace
 
 bool isNatsToken(const std::string& name) {
-  if (name.empty()) return false;
+  if (name.empty())
+    return false;
   for (char c : name)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_')) return false;
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'))
+      return false;
   return true;
 }
 
@@ -73,9 +75,7 @@ struct Connection {
     jsCtx_Destroy(js);
     natsConnection_Destroy(connection);
   }
-  bool connected() const {
-    return natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED;
-  }
+  bool connected() const { return natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED; }
 
   // The summaries' stream: subjects "<stream>.>" (one per host), on disk, and only each host's
   // latest few summaries kept (each holds everything before it). Made when missing; an existing
@@ -97,7 +97,8 @@ struct Connection {
     config.Storage = js_FileStorage;
     config.MaxMsgsPerSubject = kKeptPerHost;
     const natsStatus status = js_AddStream(&info, js, &config, nullptr, &error);
-    if (status != NATS_OK) return "creating stream " + stream + ": " + lastError(status);
+    if (status != NATS_OK)
+      return "creating stream " + stream + ": " + lastError(status);
     jsStreamInfo_Destroy(info);
     return "";
   }
@@ -111,13 +112,17 @@ SummaryPublisher::SummaryPublisher(const NatsSettings& settings, std::string str
 
 SummaryPublisher::~SummaryPublisher() = default;
 
-bool SummaryPublisher::connected() const { return connection_->connected(); }
+bool SummaryPublisher::connected() const {
+  return connection_->connected();
+}
 
 std::string SummaryPublisher::publish(std::span<const std::byte> summary, uint64_t run,
                                       uint64_t sequence, std::chrono::milliseconds wait) {
-  if (!connection_->connected()) return "not connected to NATS";
+  if (!connection_->connected())
+    return "not connected to NATS";
   if (!stream_ready_) {
-    if (std::string error = connection_->ensureStream(stream_); !error.empty()) return error;
+    if (std::string error = connection_->ensureStream(stream_); !error.empty())
+      return error;
     stream_ready_ = true;
   }
   const std::string id = host_ + "-" + std::to_string(run) + "-" + std::to_string(sequence);
@@ -127,13 +132,14 @@ std::string SummaryPublisher::publish(std::span<const std::byte> summary, uint64
   options.MaxWait = wait.count();
   jsPubAck* ack = nullptr;
   jsErrCode error = static_cast<jsErrCode>(0);
-  const natsStatus status =
-      js_Publish(&ack, connection_->js, subject_.c_str(), summary.data(),
-                 static_cast<int>(summary.size()), &options, &error);
+  const natsStatus status = js_Publish(&ack, connection_->js, subject_.c_str(), summary.data(),
+                                       static_cast<int>(summary.size()), &options, &error);
   jsPubAck_Destroy(ack);
-  if (status == NATS_OK) return "";
+  if (status == NATS_OK)
+    return "";
   // A stream deleted under us is made again on the next try.
-  if (error == JSStreamNotFoundErr) stream_ready_ = false;
+  if (error == JSStreamNotFoundErr)
+    stream_ready_ = false;
   return lastError(status);
 }
 
@@ -146,15 +152,19 @@ SummarySubscriber::SummarySubscriber(const NatsSettings& settings, std::string s
                                      std::string durable)
     : connection_(std::make_unique<Connection>(settings, false)), stream_(std::move(stream)),
       durable_(std::move(durable)) {
-  if (!connection_->connected()) throw std::runtime_error("cannot reach NATS at " + settings.url);
+  if (!connection_->connected())
+    throw std::runtime_error("cannot reach NATS at " + settings.url);
   if (std::string error = connection_->ensureStream(stream_); !error.empty())
     throw std::runtime_error(error);
-  if (std::string error = subscribe(); !error.empty()) throw std::runtime_error(error);
+  if (std::string error = subscribe(); !error.empty())
+    throw std::runtime_error(error);
 }
 
 SummarySubscriber::~SummarySubscriber() = default;
 
-bool SummarySubscriber::connected() const { return connection_->connected(); }
+bool SummarySubscriber::connected() const {
+  return connection_->connected();
+}
 
 std::string SummarySubscriber::subscribe() {
   auto subscription = std::make_unique<Subscription>();
@@ -166,9 +176,9 @@ std::string SummarySubscriber::subscribe() {
   options.Config.DeliverPolicy = js_DeliverLastPerSubject;
   options.Config.AckPolicy = js_AckExplicit;
   jsErrCode error = static_cast<jsErrCode>(0);
-  const natsStatus status = js_PullSubscribe(&subscription->subscription, connection_->js,
-                                             subjects.c_str(), durable_.c_str(), nullptr,
-                                             &options, &error);
+  const natsStatus status =
+      js_PullSubscribe(&subscription->subscription, connection_->js, subjects.c_str(),
+                       durable_.c_str(), nullptr, &options, &error);
   if (status != NATS_OK)
     return "durable consumer " + durable_ + " on stream " + stream_ + ": " + lastError(status);
   subscription_ = std::move(subscription);
@@ -221,7 +231,8 @@ std::vector<ReceivedSummary> SummarySubscriber::fetch(int batch, std::chrono::mi
   jsErrCode error = static_cast<jsErrCode>(0);
   const natsStatus status =
       natsSubscription_Fetch(&list, subscription_->subscription, batch, wait.count(), &error);
-  if (status != NATS_OK) return received; // a timeout, or NATS away: it reconnects by itself
+  if (status != NATS_OK)
+    return received; // a timeout, or NATS away: it reconnects by itself
   for (int i = 0; i < list.Count; ++i) {
     received.push_back(receivedOf(list.Msgs[i], true));
     list.Msgs[i] = nullptr; // now owned by the ack

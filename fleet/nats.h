@@ -43,7 +43,8 @@ public:
   SummaryPublisher(const NatsSettings& settings, std::string stream, std::string host);
   ~SummaryPublisher();
   // Publishes with message id "<host>-<run>-<sequence>" and waits for JetStream's acknowledgement
-  // (at most `wait`). Returns "" when stored (or dropped by JetStream as a duplicate), else why not.
+  // (at most `wait`). Returns "" when stored (or dropped by JetStream as a duplicate), else why
+  // not.
   std::string publish(std::span<const std::byte> summary, uint64_t run, uint64_t sequence,
                       std::chrono::milliseconds wait);
   bool connected() const;

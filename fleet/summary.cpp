@@ -6,11 +6,10 @@
 
 #include <capnp/message.h>
 #include <capnp/serialize.h>
-#include <zstd.h>
-
 #include <cstring>
 #include <set>
 #include <unordered_map>
+#include <zstd.h>
 
 namespace shapetrace::fleet {
 
@@ -24,7 +23,9 @@ using wire::FormatErrorReason;
 
 namespace {
 
-kj::StringPtr text(const std::string& value) { return {value.c_str(), value.size()}; }
+kj::StringPtr text(const std::string& value) {
+  return {value.c_str(), value.size()};
+}
 
 // Non-zero counters by name, so that readers with other statistics still read the ones they know.
 template <typename Init> void writeCounters(const Diagnostics& diagnostics, Init init) {
@@ -35,7 +36,8 @@ template <typename Init> void writeCounters(const Diagnostics& diagnostics, Init
   unsigned at = 0;
   for (size_t i = 0; i < analyzer::kStatCount; ++i) {
     const auto stat = static_cast<analyzer::Stat>(i);
-    if (diagnostics.count(stat) == 0) continue;
+    if (diagnostics.count(stat) == 0)
+      continue;
     const std::string name(analyzer::statName(stat));
     list[at].setName(text(name));
     list[at].setCount(diagnostics.count(stat));
@@ -105,7 +107,8 @@ void writeThread(s::Thread::Builder out, const analyzer::ThreadInput& input) {
   unsigned at = 0;
   for (uint32_t id = 0; id < result.functions.size(); ++id) {
     const analyzer::FunctionState& f = result.functions[id];
-    if (f.calls == 0) continue;
+    if (f.calls == 0)
+      continue;
     functions[at].setId(id);
     writeStats(functions[at].initStats(), f.stats, f.calls, f.outliers);
     ++at;
@@ -129,8 +132,7 @@ void writeThread(s::Thread::Builder out, const analyzer::ThreadInput& input) {
     w.setShapeCount(o.shape_count);
     w.setScore(o.score);
   }
-  writeCounters(result.diagnostics,
-                [&](unsigned n) { return out.initDiagnostics(n); });
+  writeCounters(result.diagnostics, [&](unsigned n) { return out.initDiagnostics(n); });
 }
 
 [[noreturn]] void bad(const std::string& what) {
@@ -150,7 +152,8 @@ Diagnostics readCounters(capnp::List<s::Counter>::Reader list) {
   Diagnostics diagnostics;
   for (auto counter : list) {
     auto it = by_name.find(counter.getName().cStr());
-    if (it != by_name.end()) diagnostics.add(it->second, counter.getCount());
+    if (it != by_name.end())
+      diagnostics.add(it->second, counter.getCount());
   }
   return diagnostics;
 }
@@ -158,7 +161,8 @@ Diagnostics readCounters(capnp::List<s::Counter>::Reader list) {
 DurationStats readStats(s::Stats::Reader in) {
   DurationStats stats;
   auto m = in.getMoments();
-  const unsigned __int128 sum = static_cast<unsigned __int128>(m.getSumHigh()) << 64 | m.getSumLow();
+  const unsigned __int128 sum =
+      static_cast<unsigned __int128>(m.getSumHigh()) << 64 | m.getSumLow();
   stats.moments = analyzer::Moments::fromParts(m.getCount(), m.getMean(), m.getM2(), m.getMin(),
                                                m.getMax(), sum);
   uint64_t total = 0;
@@ -175,7 +179,8 @@ DurationStats readStats(s::Stats::Reader in) {
     previous = bucket.getIndex();
     first = false;
   }
-  if (total != m.getCount()) bad("histogram total differs from the moments' count");
+  if (total != m.getCount())
+    bad("histogram total differs from the moments' count");
   return stats;
 }
 
@@ -188,7 +193,8 @@ HostThread readThread(s::Thread::Reader in) {
   result.events = in.getEvents();
   result.calls = in.getCalls();
   result.open_calls = in.getOpenCalls();
-  if (in.getTimelineShift() >= 64) bad("timeline shift " + std::to_string(in.getTimelineShift()));
+  if (in.getTimelineShift() >= 64)
+    bad("timeline shift " + std::to_string(in.getTimelineShift()));
 
   auto shapes = in.getShapes();
   result.shape_states.resize(shapes.size() + 1);
@@ -199,18 +205,21 @@ HostThread readThread(s::Thread::Reader in) {
     auto shape = shapes[i];
     children.clear();
     for (ShapeId child : shape.getChildren()) {
-      if (child == analyzer::kNullShape || child >= id) bad("shape child out of order");
+      if (child == analyzer::kNullShape || child >= id)
+        bad("shape child out of order");
       children.push_back(child);
     }
     const size_t size = analyzer::canonicalizeChildSet(children);
-    if (size != children.size()) bad("shape children not a sorted set");
+    if (size != children.size())
+      bad("shape children not a sorted set");
     if (result.shapes.intern(shape.getFunction(), std::span(children).first(size)) != id)
       bad("shape " + std::to_string(id) + " repeats an earlier one");
     auto stats = shape.getStats();
     result.shape_states[id] = {readStats(stats), stats.getOutliers(), stats.getCalls()};
     uint64_t previous_bin = 0;
     for (auto cell : shape.getTimeline()) {
-      if (!cells[id].empty() && cell.getBin() <= previous_bin) bad("timeline cells out of order");
+      if (!cells[id].empty() && cell.getBin() <= previous_bin)
+        bad("timeline cells out of order");
       cells[id].push_back({cell.getBin(), cell.getCount(), cell.getBusyNs()});
       previous_bin = cell.getBin();
     }
@@ -223,13 +232,16 @@ HostThread readThread(s::Thread::Reader in) {
   constexpr uint32_t kMaxFunctionId = uint32_t{1} << 24;
   for (auto function : in.getFunctions()) {
     const uint32_t id = function.getId();
-    if (id >= kMaxFunctionId) bad("function id " + std::to_string(id));
-    if (id >= result.functions.size()) result.functions.resize(id + 1);
+    if (id >= kMaxFunctionId)
+      bad("function id " + std::to_string(id));
+    if (id >= result.functions.size())
+      result.functions.resize(id + 1);
     auto stats = function.getStats();
     result.functions[id] = {readStats(stats), stats.getOutliers(), stats.getCalls()};
   }
   for (auto o : in.getOutliers()) {
-    if (o.getShape() >= result.shapes.size()) bad("outlier of an unknown shape");
+    if (o.getShape() >= result.shapes.size())
+      bad("outlier of an unknown shape");
     result.outliers.push_back(analyzer::Outlier{
         o.getStartNs(), o.getDurationNs(), o.getFunction(), o.getShape(), o.getFunctionOutlier(),
         o.getShapeOutlier(), o.getFunctionMean(), o.getFunctionSd(), o.getFunctionCount(),
@@ -258,7 +270,8 @@ wire::Bytes encodeSummary(const SummaryHeader& header,
   std::vector<std::pair<uint64_t, const wire::FunctionInfo*>> named;
   if (inputs.functions != nullptr)
     for (const auto& [key, info] : *inputs.functions)
-      if (processes.contains(key.first)) named.emplace_back(key.first, &info);
+      if (processes.contains(key.first))
+        named.emplace_back(key.first, &info);
   auto functions = root.initFunctions(static_cast<unsigned>(named.size()));
   for (unsigned i = 0; i < named.size(); ++i) {
     const wire::FunctionInfo& info = *named[i].second;
@@ -273,8 +286,7 @@ wire::Bytes encodeSummary(const SummaryHeader& header,
   auto threads = root.initThreads(static_cast<unsigned>(inputs.threads.size()));
   for (unsigned i = 0; i < inputs.threads.size(); ++i)
     writeThread(threads[i], inputs.threads[i]);
-  writeCounters(inputs.input_diagnostics,
-                [&](unsigned n) { return root.initDiagnostics(n); });
+  writeCounters(inputs.input_diagnostics, [&](unsigned n) { return root.initDiagnostics(n); });
 
   const auto flat = capnp::messageToFlatArray(message);
   const auto bytes = flat.asBytes();
@@ -284,7 +296,8 @@ wire::Bytes encodeSummary(const SummaryHeader& header,
 wire::Bytes compressSummary(std::span<const std::byte> message) {
   wire::Bytes out(ZSTD_compressBound(message.size()));
   const size_t size = ZSTD_compress(out.data(), out.size(), message.data(), message.size(), 3);
-  if (ZSTD_isError(size)) throw std::runtime_error(ZSTD_getErrorName(size));
+  if (ZSTD_isError(size))
+    throw std::runtime_error(ZSTD_getErrorName(size));
   out.resize(size);
   return out;
 }
@@ -302,12 +315,12 @@ HostSummary decodeSummary(std::span<const std::byte> compressed) {
                       "summary of " + std::to_string(size) +
                           " bytes is not a whole number of 8-byte words");
   auto words = kj::heapArray<capnp::word>(size / sizeof(capnp::word));
-  const size_t got =
-      ZSTD_decompress(words.begin(), size, compressed.data(), compressed.size());
+  const size_t got = ZSTD_decompress(words.begin(), size, compressed.data(), compressed.size());
   if (ZSTD_isError(got))
     throw FormatError(FormatErrorReason::Malformed,
                       std::string("summary: ") + ZSTD_getErrorName(got));
-  if (got != size) throw FormatError(FormatErrorReason::Truncated, "summary shorter than declared");
+  if (got != size)
+    throw FormatError(FormatErrorReason::Truncated, "summary shorter than declared");
   capnp::ReaderOptions limits;
   // As decodeItem(): a traversal bounded by the size stops a small message declaring huge lists.
   limits.traversalLimitInWords = 4 * uint64_t{words.size()} + 64;
@@ -325,8 +338,10 @@ HostSummary decodeSummary(std::span<const std::byte> compressed) {
     HostSummary summary;
     summary.header = {root.getHost().cStr(), root.getSequence(), root.getWindowEndNs(),
                       root.getRecording().cStr(), root.getRun()};
-    if (summary.header.host.empty()) bad("no host name");
-    if (summary.header.sequence == 0) bad("sequence 0");
+    if (summary.header.host.empty())
+      bad("no host name");
+    if (summary.header.sequence == 0)
+      bad("sequence 0");
     for (auto f : root.getFunctions())
       summary.functions[{f.getProcess(), f.getId()}] =
           wire::FunctionInfo{f.getId(), f.getMangledName().cStr(), f.getDemangledName().cStr(),
@@ -334,7 +349,8 @@ HostSummary decodeSummary(std::span<const std::byte> compressed) {
     std::set<analyzer::ThreadKey> seen;
     for (auto thread : root.getThreads()) {
       summary.threads.push_back(readThread(thread));
-      if (!seen.insert(summary.threads.back().key).second) bad("a thread listed twice");
+      if (!seen.insert(summary.threads.back().key).second)
+        bad("a thread listed twice");
     }
     summary.diagnostics = readCounters(root.getDiagnostics());
     return summary;

@@ -18,10 +18,10 @@ namespace shapetrace::fleet {
 // Where a summary comes from and which one it is.
 struct SummaryHeader {
   std::string host;
-  uint64_t sequence = 0;      // 1, 2, ... per host
-  int64_t window_end_ns = 0;  // CLOCK_REALTIME when it was taken
-  std::string recording;      // the host's recording directory, "" when unknown
-  uint64_t run = 0;           // drawn when the host's publisher starts (a restart is a new run)
+  uint64_t sequence = 0;     // 1, 2, ... per host
+  int64_t window_end_ns = 0; // CLOCK_REALTIME when it was taken
+  std::string recording;     // the host's recording directory, "" when unknown
+  uint64_t run = 0;          // drawn when the host's publisher starts (a restart is a new run)
 };
 
 struct HostThread {
@@ -35,12 +35,13 @@ struct HostSummary {
   SummaryHeader header;
   analyzer::FunctionTables functions; // of the processes of `threads`
   std::vector<HostThread> threads;
-  analyzer::Diagnostics diagnostics;  // counted before the threads
+  analyzer::Diagnostics diagnostics; // counted before the threads
 };
 
 // Encodes the analyzer's current per-thread results, with the functions their processes named: a
 // Cap'n Proto message compressed as one zstd frame (timeline cells and histograms compress ~10x).
-wire::Bytes encodeSummary(const SummaryHeader& header, const analyzer::Analyzer::MergeInputs& inputs);
+wire::Bytes encodeSummary(const SummaryHeader& header,
+                          const analyzer::Analyzer::MergeInputs& inputs);
 
 // Decodes and validates a summary (Cap'n Proto's limits, then every id against what it refers to).
 // Throws wire::FormatError, and nothing else, for bytes that are not a valid summary.

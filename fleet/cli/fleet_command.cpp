@@ -1,7 +1,7 @@
 // `shapetrace fleet --nats URL --stream NAME`: the merged model of every host's latest summary
-// (docs/fleet.md). Reads each host's latest summary from the stream, then new ones through a durable
-// JetStream consumer; merges them exactly (fleet/merge.h); rewrites --json with the model (as
-// `analyze --json` writes it, plus a "fleet" object) and --html (the report page of the merged
+// (docs/fleet.md). Reads each host's latest summary from the stream, then new ones through a
+// durable JetStream consumer; merges them exactly (fleet/merge.h); rewrites --json with the model
+// (as `analyze --json` writes it, plus a "fleet" object) and --html (the report page of the merged
 // model), and prints a summary line whenever the model changed, at most every --snapshot-every
 // seconds.
 #include "cli/command.h"
@@ -53,12 +53,8 @@ nlohmann::ordered_json fleetJson(const FleetModel& model, const FleetArgs& args)
                      {"threads", std::move(threads)}});
   }
   const FleetCounters& c = model.counters();
-  return {{"stream", args.stream},
-          {"durable", args.durable},
-          {"accepted", c.accepted},
-          {"duplicates", c.duplicates},
-          {"malformed", c.malformed},
-          {"skipped", c.skipped},
+  return {{"stream", args.stream},      {"durable", args.durable},  {"accepted", c.accepted},
+          {"duplicates", c.duplicates}, {"malformed", c.malformed}, {"skipped", c.skipped},
           {"hosts", std::move(hosts)}};
 }
 
@@ -123,7 +119,8 @@ int runFleet(const FleetArgs& args) {
       take(model, message);
       // Acknowledged once taken: a restarted fleet view starts from every host's latest summary
       // and then from here, so nothing is counted twice.
-      if (message.ack) message.ack();
+      if (message.ack)
+        message.ack();
     }
     if (counted() != written && Clock::now() >= next_snapshot) {
       writeSnapshot(model, args);
@@ -131,7 +128,8 @@ int runFleet(const FleetArgs& args) {
       next_snapshot = Clock::now() + std::chrono::duration_cast<Clock::duration>(every);
     }
   }
-  if (counted() != written) writeSnapshot(model, args);
+  if (counted() != written)
+    writeSnapshot(model, args);
   return 0;
 }
 
@@ -141,23 +139,26 @@ cli::Runner setupFleet(CLI::App& command) {
       ->required();
   command.add_option("--stream", args->stream, "The JetStream stream the hosts publish to")
       ->capture_default_str();
-  command.add_option("--durable", args->durable,
-                     "The durable consumer's name: a fleet view restarted with the same name "
-                     "resumes where it left off")
+  command
+      .add_option("--durable", args->durable,
+                  "The durable consumer's name: a fleet view restarted with the same name "
+                  "resumes where it left off")
       ->capture_default_str();
   command.add_option("--json", args->json,
                      "Rewrite FILE with the merged model (analyze --json's, plus \"fleet\") "
                      "whenever it changes");
   command.add_option("--html", args->html,
                      "Rewrite FILE with the report page of the merged model whenever it changes");
-  command.add_option("--snapshot-every", args->snapshot_every,
-                     "Seconds between merges of a changing model")
+  command
+      .add_option("--snapshot-every", args->snapshot_every,
+                  "Seconds between merges of a changing model")
       ->check(CLI::Range(0.05, 3600.0))
       ->capture_default_str();
   command.add_option("--duration", args->duration, "Stop after this many seconds (0: never)")
       ->check(CLI::NonNegativeNumber);
-  command.add_option("--threshold", args->settings.cluster_threshold,
-                     "cluster_threshold: largest Shape distance within a cluster")
+  command
+      .add_option("--threshold", args->settings.cluster_threshold,
+                  "cluster_threshold: largest Shape distance within a cluster")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   addNatsAuthFlags(command, args->nats);

@@ -9,15 +9,18 @@
 namespace shapetrace::fleet {
 
 inline void addNatsAuthFlags(CLI::App& command, NatsSettings& settings) {
-  command.add_option("--nats-creds", settings.creds_file,
-                     "NATS credentials file (user JWT and nkey seed, as `nsc` writes it)")
+  command
+      .add_option("--nats-creds", settings.creds_file,
+                  "NATS credentials file (user JWT and nkey seed, as `nsc` writes it)")
       ->check(CLI::ExistingFile);
-  command.add_option("--nats-nkey-seed", settings.nkey_seed_file,
-                     "NATS nkey seed file (with --nats-nkey, its public key)")
+  command
+      .add_option("--nats-nkey-seed", settings.nkey_seed_file,
+                  "NATS nkey seed file (with --nats-nkey, its public key)")
       ->check(CLI::ExistingFile);
   command.add_option("--nats-nkey", settings.nkey_public, "The public nkey of --nats-nkey-seed");
-  command.add_option("--nats-ca", settings.tls_ca_file,
-                     "Reach NATS over TLS, checking its certificate against this CA file (PEM)")
+  command
+      .add_option("--nats-ca", settings.tls_ca_file,
+                  "Reach NATS over TLS, checking its certificate against this CA file (PEM)")
       ->check(CLI::ExistingFile);
 }
 

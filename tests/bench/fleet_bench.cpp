@@ -39,7 +39,8 @@ uint64_t itemTime(const wire::StreamItem& item) {
 }
 
 double median(std::vector<double> values) {
-  if (values.empty()) return 0;
+  if (values.empty())
+    return 0;
   std::sort(values.begin(), values.end());
   return values[values.size() / 2];
 }
@@ -81,12 +82,14 @@ int main(int argc, char** argv) {
       const auto sent = Clock::now();
       const std::string error =
           publisher->publish(summary, run, sequence, std::chrono::milliseconds(5000));
-      if (!error.empty()) std::fprintf(stderr, "fleet_bench: publish: %s\n", error.c_str());
+      if (!error.empty())
+        std::fprintf(stderr, "fleet_bench: publish: %s\n", error.c_str());
       for (bool got = false; !got;)
         for (auto& message : subscriber->fetch(1, std::chrono::milliseconds(5000))) {
           fleet.offer(fleet::decodeSummary(message.bytes));
           fleet.merge(analyzer::AnalysisSettings{});
-          if (message.ack) message.ack();
+          if (message.ack)
+            message.ack();
           got = true;
         }
       delay = msSince(sent);
@@ -114,16 +117,19 @@ int main(int argc, char** argv) {
     }
     const uint64_t time = itemTime(item);
     if (time != 0) {
-      if (window_end == 0) window_end = time + window_ns;
+      if (window_end == 0)
+        window_end = time + window_ns;
       while (time >= window_end) {
-        if (raw_bytes > 0) takeWindow();
+        if (raw_bytes > 0)
+          takeWindow();
         window_end += window_ns;
       }
     }
     raw_bytes += frame->message.size();
     analyzer.consume(std::move(item));
   }
-  if (raw_bytes > 0) takeWindow();
+  if (raw_bytes > 0)
+    takeWindow();
   std::printf("median: ratio %.5f, decode+merge %.2f ms, NATS publish to merged %.2f ms\n",
               median(ratios), median(merge_ms), median(delay_ms));
   return 0;

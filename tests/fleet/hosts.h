@@ -16,17 +16,21 @@ namespace shapetrace::fleet::testing {
 using analyzer::testing::call;
 using analyzer::testing::Call;
 
-inline const char* const kFunctionNames[] = {"_Z4mainv", "_Z6handlev", "_Z5parsev",
+inline const char* const kFunctionNames[] = {"_Z4mainv",  "_Z6handlev", "_Z5parsev",
                                              "_Z5queryv", "_Z6renderv", "_Z3logv"};
 
 // A request tree drawn from a small set of structures, with durations that vary.
 inline Call request(std::mt19937_64& random) {
   const uint64_t slow = random() % 40 == 0 ? 50000 : random() % 200;
   switch (random() % 4) {
-  case 0: return call(1, {call(2), call(3, {}, 100 + slow)});
-  case 1: return call(1, {call(2), call(4, {call(5)})}, 30 + slow);
-  case 2: return call(1, {call(3), call(3), call(5, {}, 10 + slow)});
-  default: return call(5, {}, 5 + slow);
+  case 0:
+    return call(1, {call(2), call(3, {}, 100 + slow)});
+  case 1:
+    return call(1, {call(2), call(4, {call(5)})}, 30 + slow);
+  case 2:
+    return call(1, {call(3), call(3), call(5, {}, 10 + slow)});
+  default:
+    return call(5, {}, 5 + slow);
   }
 }
 
@@ -55,10 +59,12 @@ inline std::vector<wire::StreamItem> hostItems(unsigned host, unsigned processes
           calls.push_back(request(random));
         auto events = analyzer::testing::eventsOf(calls, time);
         time = events.back().timestamp + 1000;
-        if (b == 1 && t == 0) items.push_back({process, wire::Gap{thread, 17, b - 1, time, time}});
+        if (b == 1 && t == 0)
+          items.push_back({process, wire::Gap{thread, 17, b - 1, time, time}});
         items.push_back(analyzer::testing::batchItem(process, thread, b, std::move(events)));
       }
-      if (t == 1) items.push_back({process, wire::ThreadEnd{thread, time}});
+      if (t == 1)
+        items.push_back({process, wire::ThreadEnd{thread, time}});
     }
   }
   return items;

@@ -11,17 +11,17 @@
 #include <capnp/message.h>
 #include <capnp/serialize.h>
 #include <gtest/gtest.h>
-
 #include <random>
 
 namespace shapetrace::fleet {
 namespace {
 
-using analyzer::Analyzer;
 using analyzer::AnalysisSettings;
+using analyzer::Analyzer;
 
 // A host: its own analyzer over its own items, and the summary it would publish.
-wire::Bytes hostSummary(unsigned host, uint64_t sequence, const std::vector<wire::StreamItem>& items) {
+wire::Bytes hostSummary(unsigned host, uint64_t sequence,
+                        const std::vector<wire::StreamItem>& items) {
   Analyzer analyzer(AnalysisSettings{}, 1);
   for (const auto& item : items)
     analyzer.consume(item);
@@ -43,7 +43,8 @@ TEST(FleetMerge, ThreeHostsMergeToTheSingleAnalyzerModelOfTheirUnion) {
     const auto items = testing::hostItems(host);
     for (const auto& item : items)
       single.consume(item);
-    ASSERT_EQ(fleet.offer(decodeSummary(hostSummary(host, 1, items))), FleetModel::Offer::kAccepted);
+    ASSERT_EQ(fleet.offer(decodeSummary(hostSummary(host, 1, items))),
+              FleetModel::Offer::kAccepted);
   }
   const auto expected = modelOf(single.snapshot());
   const auto merged = modelOf(fleet.merge(AnalysisSettings{}));

@@ -4,17 +4,16 @@
 #pragma once
 
 #include <arpa/inet.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <filesystem>
+#include <netinet/in.h>
+#include <signal.h>
 #include <stdexcept>
 #include <string>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 
 namespace shapetrace::fleet::testing {
 
@@ -60,11 +59,13 @@ public:
     }
     for (int i = 0; i < 200 && !accepts(port_); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (!accepts(port_)) throw std::runtime_error("nats-server did not start (is it installed?)");
+    if (!accepts(port_))
+      throw std::runtime_error("nats-server did not start (is it installed?)");
   }
   // SIGKILL: NATS dies mid-run; SIGTERM: it shuts down.
   void stop(int signal) {
-    if (pid_ <= 0) return;
+    if (pid_ <= 0)
+      return;
     ::kill(pid_, signal);
     ::waitpid(pid_, nullptr, 0);
     pid_ = -1;

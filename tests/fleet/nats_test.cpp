@@ -1,7 +1,7 @@
 // The fleet through a real nats-server (started by the test, JetStream on a temporary directory):
 // hosts publish their summaries with HostPublisher (what `shapetrace live --nats` runs), the
-// `shapetrace fleet` binary merges them. The merged model must be the one a single analyzer computes
-// over the union of the hosts' items, whatever happened on the way.
+// `shapetrace fleet` binary merges them. The merged model must be the one a single analyzer
+// computes over the union of the hosts' items, whatever happened on the way.
 #include "fleet/host_publisher.h"
 #include "fleet/nats.h"
 #include "hosts.h"
@@ -9,18 +9,17 @@
 #include "nats_server.h"
 #include "support/command.h"
 
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 namespace shapetrace::fleet {
 namespace {
 
-using analyzer::Analyzer;
 using analyzer::AnalysisSettings;
+using analyzer::Analyzer;
 using nlohmann::json;
 
 // The model as the fleet's --json holds it, without what only the fleet has ("fleet") and what
@@ -55,10 +54,10 @@ protected:
 
   // Runs `shapetrace fleet` for a moment and returns its --json.
   json runFleet(const std::string& durable = "view") {
-    const auto result = runCommand(std::string(SHAPETRACE_BINARY) + " fleet --nats " + nats->url() +
-                                   " --stream S --durable " + durable + " --duration 3 --json " +
-                                   (dir / "fleet.json").string() + " --html " +
-                                   (dir / "fleet.html").string());
+    const auto result =
+        runCommand(std::string(SHAPETRACE_BINARY) + " fleet --nats " + nats->url() +
+                   " --stream S --durable " + durable + " --duration 3 --json " +
+                   (dir / "fleet.json").string() + " --html " + (dir / "fleet.html").string());
     EXPECT_EQ(result.exit_code, 0) << result.err;
     return json::parse(shapetrace::testing::slurp(dir / "fleet.json"));
   }
@@ -222,7 +221,8 @@ TEST_F(FleetNats, LivePublishesItsAnalysisForTheFleet) {
   const json& summary = model["summary"];
   ASSERT_GT(summary["events"].get<uint64_t>(), 0u);
   char counts[256];
-  std::snprintf(counts, sizeof counts, "%llu threads  %llu events  %llu calls  %llu shapes  %llu clusters",
+  std::snprintf(counts, sizeof counts,
+                "%llu threads  %llu events  %llu calls  %llu shapes  %llu clusters",
                 static_cast<unsigned long long>(summary["threads"].get<uint64_t>()),
                 static_cast<unsigned long long>(summary["events"].get<uint64_t>()),
                 static_cast<unsigned long long>(summary["calls"].get<uint64_t>()),
@@ -241,9 +241,9 @@ TEST_F(FleetNats, UsageErrorsExitTwoAndAnUnreachableServerIsAnError) {
   EXPECT_NE(result.err.find("'a.b': letters, digits"), std::string::npos) << result.err;
   result = runCommand(fleet + " --nats " + nats->url() + " --durable 'x y'");
   EXPECT_EQ(result.exit_code, 2);
-  result = runCommand(std::string(SHAPETRACE_BINARY) +
-                      " live --connect ipc:///nonexistent --nats " + nats->url() +
-                      " --host web.17 --no-http --duration 0.1");
+  result =
+      runCommand(std::string(SHAPETRACE_BINARY) + " live --connect ipc:///nonexistent --nats " +
+                 nats->url() + " --host web.17 --no-http --duration 0.1");
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_NE(result.err.find("'web.17'"), std::string::npos) << result.err;
   nats->stop(SIGTERM);
