@@ -242,11 +242,16 @@ void Analyzer::finish() {
   drain();
 }
 
-Analysis Analyzer::snapshot() {
+Analyzer::MergeInputs Analyzer::mergeInputs() {
   drain();
-  std::vector<ThreadInput> inputs;
+  MergeInputs inputs{{}, &functions_, input_diagnostics_};
   for (const auto& [key, slot] : threads_)
-    inputs.push_back(ThreadInput{key, slot->name, slot->ended, &slot->analyzer.result()});
+    inputs.threads.push_back(ThreadInput{key, slot->name, slot->ended, &slot->analyzer.result()});
+  return inputs;
+}
+
+Analysis Analyzer::snapshot() {
+  std::vector<ThreadInput> inputs = mergeInputs().threads;
   auto resolve = [this](uint64_t process, uint32_t id) -> const wire::FunctionInfo* {
     auto it = functions_.find({process, id});
     return it == functions_.end() ? nullptr : &it->second;

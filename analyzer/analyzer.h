@@ -26,8 +26,20 @@ namespace shapetrace::analyzer {
 // few megabytes. Call once, early, in a process that runs the analyzer.
 void keepFreedMemory();
 
+// The module tables' functions, by (process key, function id).
+using FunctionTables = std::map<std::pair<uint64_t, uint32_t>, wire::FunctionInfo>;
+
 class Analyzer {
 public:
+  // What the merge takes, as the analyzer holds it: every thread's result (by pointer), the
+  // function tables naming their ids, and what was counted before items reached the threads.
+  // Valid until the next consume().
+  struct MergeInputs {
+    std::vector<ThreadInput> threads;
+    const FunctionTables* functions = nullptr;
+    Diagnostics input_diagnostics;
+  };
+
   explicit Analyzer(const AnalysisSettings& settings = {}, unsigned jobs = 1,
                     std::vector<NamedExtension> extensions = {});
   ~Analyzer();
@@ -40,6 +52,9 @@ public:
   void finish();
   // The merged analysis of everything consumed so far. Waits for the workers to catch up.
   Analysis snapshot();
+  // The per-thread results a snapshot merges (what a host ships to the fleet, fleet/summary.h).
+  // Waits for the workers to catch up.
+  MergeInputs mergeInputs();
 
   // Counts a problem met before items reach the analyzer (damaged recording, bad message).
   void count(Stat stat, uint64_t n = 1) { input_diagnostics_.add(stat, n); }
@@ -64,7 +79,7 @@ private:
 
   AnalysisSettings settings_;
   std::map<ThreadKey, std::unique_ptr<ThreadSlot>> threads_;
-  std::map<std::pair<uint64_t, uint32_t>, wire::FunctionInfo> functions_;
+  FunctionTables functions_;
   std::vector<NamedExtension> extensions_;
   std::vector<std::unique_ptr<Worker>> workers_;
   Diagnostics input_diagnostics_;

@@ -34,6 +34,18 @@ public:
     if (value > max_) max_ = value;
   }
   void merge(const Moments& other);
+  // Moments as another process wrote them down (a host's summary, fleet/summary.h).
+  static Moments fromParts(uint64_t count, double mean, double m2, uint64_t min, uint64_t max,
+                           unsigned __int128 sum) {
+    Moments m;
+    m.count_ = count;
+    m.mean_ = mean;
+    m.m2_ = m2;
+    m.min_ = count ? min : UINT64_MAX;
+    m.max_ = max;
+    m.sum_ = sum;
+    return m;
+  }
 
   uint64_t count() const { return count_; }
   double mean() const { return mean_; }

@@ -78,6 +78,17 @@ void OccurrenceTimeline::coarsenOnce() {
   }
 }
 
+OccurrenceTimeline OccurrenceTimeline::restored(uint32_t max_bins, unsigned shift, bool started,
+                                                uint64_t first_bin,
+                                                std::vector<std::vector<TimelineCell>> per_shape) {
+  OccurrenceTimeline timeline(max_bins);
+  timeline.shift_ = shift;
+  timeline.started_ = started;
+  timeline.first_bin_ = first_bin;
+  timeline.per_shape_ = std::move(per_shape);
+  return timeline;
+}
+
 void OccurrenceTimeline::coarsenTo(unsigned shift) {
   while (shift_ < shift)
     coarsenOnce();

@@ -45,6 +45,11 @@ public:
     }
     recordSlow(shape, start_ns, end_ns);
   }
+  // A timeline as another process wrote it down (a host's summary, fleet/summary.h): its state and
+  // each shape's cells, in bin order.
+  static OccurrenceTimeline restored(uint32_t max_bins, unsigned shift, bool started,
+                                     uint64_t first_bin,
+                                     std::vector<std::vector<TimelineCell>> per_shape);
   // Re-bins onto a wider width (shift >= shift()), as merging with other threads needs.
   void coarsenTo(unsigned shift);
 

@@ -17,6 +17,12 @@ LiveSession::LiveSession(std::string endpoint, AnalysisSettings settings, unsign
 
 LiveSession::~LiveSession() { stop(); }
 
+void LiveSession::onWindow(std::chrono::milliseconds window,
+                           std::function<void(Analyzer&)> hook) {
+  window_ = window;
+  window_hook_ = std::move(hook);
+}
+
 void LiveSession::start() {
   input_ = std::make_unique<LiveInput>(endpoint_);
   {
@@ -43,7 +49,13 @@ std::shared_ptr<const LiveSnapshot> LiveSession::latest() const {
 void LiveSession::run(std::stop_token stop) {
   Analyzer analyzer(settings_, jobs_, makeExtensions(extensions_, settings_));
   auto next_publish = std::chrono::steady_clock::now() + interval_;
+  auto next_window = std::chrono::steady_clock::now() + window_;
   while (!stop.stop_requested()) {
+    if (window_hook_ && std::chrono::steady_clock::now() >= next_window) {
+      input_->countLoss(analyzer);
+      window_hook_(analyzer);
+      next_window += window_;
+    }
     if (std::chrono::steady_clock::now() >= next_publish) {
       input_->countLoss(analyzer);
       publish(analyzer, input_->items(), input_->undecodable());
@@ -53,6 +65,7 @@ void LiveSession::run(std::stop_token stop) {
     input_->feed(analyzer, std::chrono::milliseconds(100));
   }
   input_->countLoss(analyzer);
+  if (window_hook_) window_hook_(analyzer);
   publish(analyzer, input_->items(), input_->undecodable());
 }
 

@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -48,6 +49,9 @@ public:
   LiveSession(const LiveSession&) = delete;
   LiveSession& operator=(const LiveSession&) = delete;
 
+  // Before start(): `hook` runs on the analysis thread every `window`, and once more when the
+  // session stops, with the analyzer (what `live --nats` publishes a summary of, fleet/).
+  void onWindow(std::chrono::milliseconds window, std::function<void(Analyzer&)> hook);
   // Connects and starts the analysis thread. Throws zmq::error_t for an endpoint ZeroMQ rejects.
   void start();
   void stop();
@@ -65,6 +69,8 @@ private:
   const std::vector<const ExtensionSpec*> extensions_;
   const std::chrono::milliseconds interval_;
   const MetricsSettings metrics_;
+  std::chrono::milliseconds window_{0};
+  std::function<void(Analyzer&)> window_hook_;
   RecentWindows recent_; // touched by publish() only, on one thread at a time
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   mutable std::mutex mutex_;

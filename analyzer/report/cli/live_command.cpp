@@ -13,6 +13,8 @@
 // cannot keep the page from answering anyone else. Only the documented paths are served.
 #include "analyzer.h"
 #include "cli/analysis_flags.h"
+#include "fleet/cli/nats_flags.h"
+#include "fleet/host_publisher.h"
 #include "cli/command.h"
 #include "cli/prometheus_text.h"
 #include "report/cli/live_access.h"
@@ -49,6 +51,10 @@ struct LiveArgs {
   double interval = 1.0;
   AnalysisFlags analysis;
   MetricsSettings metrics;
+  // The fleet (docs/fleet.md): publish a summary every `window` seconds to `stream` on NATS.
+  std::string nats_url, stream, host;
+  double window = 10;
+  fleet::NatsSettings nats;
 
   LiveArgs() {
     // One analysis thread by default: the service being watched runs on the same machine.
@@ -209,8 +215,23 @@ std::string ns(double value) {
 }
 
 // One screen: the state, the run's counts, the busiest clusters and the latest outliers.
+// One line on the fleet's summaries (live --nats).
+std::string publisherLine(const fleet::HostPublisher* publisher, const std::string& stream) {
+  if (publisher == nullptr) return "";
+  const fleet::PublisherStatus st = publisher->status();
+  std::string line = "fleet: " + std::to_string(st.published) + " of " +
+                     std::to_string(st.encoded) + " summaries published to " + stream + " (last " +
+                     std::to_string(st.last_bytes) + " bytes)";
+  if (!st.connected)
+    line += "; NATS is away: analysing and recording locally, the latest summary goes out when it "
+            "is back";
+  else if (!st.last_error.empty())
+    line += "; last attempt failed: " + st.last_error;
+  return line + "\n";
+}
+
 void printSummary(const LiveSnapshot& s, const std::string& endpoint, const std::string& url,
-                  bool tty) {
+                  bool tty, const std::string& fleet_line = "") {
   std::string out;
   char line[512];
   if (tty) out += "\x1b[H\x1b[2J";
@@ -226,6 +247,7 @@ void printSummary(const LiveSnapshot& s, const std::string& endpoint, const std:
   }
   out += line;
   if (!url.empty()) out += "page: " + url + "\n";
+  out += fleet_line;
   const Analysis& a = *s.analysis;
   std::snprintf(line, sizeof line,
                 "%zu threads  %llu events  %llu calls  %zu shapes  %zu clusters  %zu outliers  "
@@ -347,9 +369,21 @@ int runLive(const LiveArgs& options) {
     });
   }
 
+  // Before the session, which calls it until it stops.
+  std::unique_ptr<fleet::HostPublisher> publisher;
+  if (!options.nats_url.empty()) {
+    fleet::NatsSettings nats = options.nats;
+    nats.url = options.nats_url;
+    publisher = std::make_unique<fleet::HostPublisher>(nats, options.stream, options.host,
+                                                       options.recording);
+  }
   LiveSession session(options.connect, options.analysis.settings,
                       options.analysis.workerCount(), options.analysis.extensions, interval,
                       options.metrics);
+  if (publisher) {
+    session.onWindow(std::chrono::milliseconds(static_cast<int64_t>(options.window * 1000)),
+                     [&publisher](Analyzer& analyzer) { publisher->takeSummary(analyzer); });
+  }
   try {
     session.start();
   } catch (const std::exception& e) { // zmq::error_t: an endpoint ZeroMQ rejects
@@ -403,13 +437,18 @@ int runLive(const LiveArgs& options) {
         now - started >= std::chrono::duration<double>(options.duration))
       break;
     if (now >= next_print) {
-      printSummary(*session.latest(), options.connect, url, tty);
+      printSummary(*session.latest(), options.connect, url, tty,
+                   publisherLine(publisher.get(), options.stream));
       next_print += std::chrono::seconds(1);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   session.stop();
-  printSummary(*session.latest(), options.connect, url, false);
+  if (publisher && !publisher->waitDelivered(std::chrono::seconds(3)))
+    std::fprintf(stderr, "shapetrace live: the last summary was not delivered to NATS (%s)\n",
+                 publisher->status().last_error.c_str());
+  printSummary(*session.latest(), options.connect, url, false,
+               publisherLine(publisher.get(), options.stream));
   if (http.joinable()) {
     server.stop();
     http.join();
@@ -457,7 +496,31 @@ cli::Runner setupLive(CLI::App& command) {
   command.add_option("--metrics-cluster-function", options->metrics.cluster_functions,
                      "/metrics: per-cluster series for the clusters of this function (a request "
                      "handler; its name without parameters, or mangled); repeatable");
+  command.add_option("--nats", options->nats_url,
+                     "Publish a summary of the analysis every --window seconds to NATS JetStream "
+                     "at this URL, for `shapetrace fleet` (docs/fleet.md)");
+  command.add_option("--stream", options->stream,
+                     "With --nats: the JetStream stream (made when missing)")
+      ->default_val("shapetrace");
+  command.add_option("--host", options->host,
+                     "With --nats: this host's name in the fleet (default: the hostname)");
+  command.add_option("--window", options->window, "With --nats: seconds between summaries")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  fleet::addNatsAuthFlags(command, options->nats);
   addAnalysisFlags(command, options->analysis);
+  command.callback([options] {
+    if (options->nats_url.empty()) return;
+    if (options->host.empty()) {
+      char name[256] = {};
+      ::gethostname(name, sizeof name - 1);
+      options->host = name;
+      // A hostname's dots would split the NATS subject.
+      for (char& c : options->host)
+        if (!fleet::isNatsToken(std::string(1, c))) c = '_';
+    }
+    fleet::checkNatsNames(options->stream, options->host);
+  });
   return [options] { return runLive(*options); };
 }
 

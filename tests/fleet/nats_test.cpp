@@ -1,0 +1,258 @@
+// The fleet through a real nats-server (started by the test, JetStream on a temporary directory):
+// hosts publish their summaries with HostPublisher (what `shapetrace live --nats` runs), the
+// `shapetrace fleet` binary merges them. The merged model must be the one a single analyzer
+// computes over the union of the hosts' items, whatever happened on the way.
+#include "fleet/host_publisher.h"
+#include "fleet/nats.h"
+#include "hosts.h"
+#include "model_json.h"
+#include "nats_server.h"
+#include "support/command.h"
+
+#include <cstdio>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+namespace shapetrace::fleet {
+namespace {
+
+using analyzer::AnalysisSettings;
+using analyzer::Analyzer;
+using nlohmann::json;
+
+// The model as the fleet's --json holds it, without what only the fleet has ("fleet") and what
+// summaries do not carry (the DAG's size).
+json modelPart(json model) {
+  model.erase("fleet");
+  model["summary"].erase("dag_nodes");
+  return model;
+}
+
+json unionModel(const std::vector<std::vector<wire::StreamItem>>& hosts) {
+  Analyzer single(AnalysisSettings{}, 1);
+  for (const auto& items : hosts)
+    for (const auto& item : items)
+      single.consume(item);
+  return modelPart(json::parse(analyzer::toJson(single.snapshot()).dump()));
+}
+
+class FleetNats : public shapetrace::testing::CommandTest {
+protected:
+  FleetNats() : CommandTest("shapetrace-fleet-") {}
+  void SetUp() override {
+    CommandTest::SetUp();
+    std::filesystem::create_directories(dir / "nats");
+    nats = std::make_unique<testing::NatsServer>(dir / "nats");
+    settings.url = nats->url();
+  }
+  void TearDown() override {
+    nats.reset();
+    CommandTest::TearDown();
+  }
+
+  // Runs `shapetrace fleet` for a moment and returns its --json.
+  json runFleet(const std::string& durable = "view") {
+    const auto result =
+        runCommand(std::string(SHAPETRACE_BINARY) + " fleet --nats " + nats->url() +
+                   " --stream S --durable " + durable + " --duration 3 --json " +
+                   (dir / "fleet.json").string() + " --html " + (dir / "fleet.html").string());
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    return json::parse(shapetrace::testing::slurp(dir / "fleet.json"));
+  }
+
+  // A host publishing the analysis of `items` as one summary, delivered before it returns.
+  void publishHost(const std::string& host, const std::vector<wire::StreamItem>& items) {
+    Analyzer analyzer(AnalysisSettings{}, 1);
+    for (const auto& item : items)
+      analyzer.consume(item);
+    HostPublisher publisher(settings, "S", host, "/var/rec/" + host);
+    publisher.takeSummary(analyzer);
+    ASSERT_TRUE(publisher.waitDelivered(std::chrono::seconds(20))) << publisher.status().last_error;
+  }
+
+  std::unique_ptr<testing::NatsServer> nats;
+  NatsSettings settings;
+};
+
+TEST_F(FleetNats, ThreeHostsMergeToTheSingleAnalyzerModelOfTheirUnion) {
+  std::vector<std::vector<wire::StreamItem>> hosts;
+  for (unsigned host = 0; host < 3; ++host) {
+    hosts.push_back(testing::hostItems(host));
+    publishHost("host-" + std::to_string(host), hosts.back());
+  }
+  const json model = runFleet();
+  EXPECT_EQ(modelPart(model).dump(1), unionModel(hosts).dump(1));
+  const json& fleet = model["fleet"];
+  ASSERT_EQ(fleet["hosts"].size(), 3u);
+  // The report page of the same model.
+  const std::string page = shapetrace::testing::slurp(dir / "fleet.html");
+  EXPECT_NE(page.find("<html"), std::string::npos);
+  EXPECT_NE(page.find("\"kind\":\"fleet\""), std::string::npos);
+  EXPECT_NE(page.find("_Z6handlev"), std::string::npos);
+  EXPECT_EQ(fleet["hosts"][1]["host"], "host-1");
+  EXPECT_EQ(fleet["hosts"][1]["recording"], "/var/rec/host-1");
+  EXPECT_EQ(fleet["hosts"][1]["threads"].size(), 4u);
+  EXPECT_EQ(fleet["accepted"], 3);
+  EXPECT_EQ(fleet["malformed"], 0);
+}
+
+TEST_F(FleetNats, AResentSummaryIsADuplicateAndAForeignMessageIsSkipped) {
+  const auto items = testing::hostItems(0);
+  Analyzer analyzer(AnalysisSettings{}, 1);
+  for (const auto& item : items)
+    analyzer.consume(item);
+  const wire::Bytes summary = encodeSummary({"host-0", 1, 0, "", 42}, analyzer.mergeInputs());
+  SummaryPublisher host(settings, "S", "host-0");
+  ASSERT_EQ(host.publish(summary, 42, 1, std::chrono::seconds(5)), "");
+  // The same summary again under another message id (JetStream's duplicate window would drop a
+  // re-send with the same one): only the fleet can tell.
+  ASSERT_EQ(host.publish(summary, 43, 1, std::chrono::seconds(5)), "");
+  // Bytes that are no summary, on a host's subject.
+  SummaryPublisher foreign(settings, "S", "intruder");
+  const std::string junk = "{\"not\": \"a summary\"}....";
+  ASSERT_EQ(foreign.publish(std::as_bytes(std::span(junk)), 1, 1, std::chrono::seconds(5)), "");
+
+  const json model = runFleet();
+  const json& fleet = model["fleet"];
+  EXPECT_EQ(fleet["accepted"], 1);
+  EXPECT_GE(fleet["duplicates"], 1); // the re-send (and the consumer's delivery of the latest)
+  EXPECT_EQ(fleet["malformed"], 2);  // the latest of "intruder", then the consumer's delivery
+  EXPECT_EQ(modelPart(model).dump(1), unionModel({items}).dump(1));
+  EXPECT_NE(shapetrace::testing::slurp(dir / "stderr").find("not a summary"), std::string::npos);
+}
+
+TEST_F(FleetNats, ARestartedFleetViewResumesAndCountsNothingTwice) {
+  std::vector<std::vector<wire::StreamItem>> hosts;
+  for (unsigned host = 0; host < 3; ++host)
+    hosts.push_back(testing::hostItems(host));
+  // Host 0 publishes half its items, the others everything.
+  const size_t half = hosts[0].size() / 2;
+  Analyzer host0(AnalysisSettings{}, 1);
+  HostPublisher publisher0(settings, "S", "host-0", "");
+  for (size_t i = 0; i < half; ++i)
+    host0.consume(hosts[0][i]);
+  publisher0.takeSummary(host0);
+  ASSERT_TRUE(publisher0.waitDelivered(std::chrono::seconds(20)));
+  publishHost("host-1", hosts[1]);
+  publishHost("host-2", hosts[2]);
+  const json first = runFleet("view");
+  EXPECT_EQ(first["fleet"]["accepted"], 3);
+
+  // While the view is down, host 0 publishes the rest.
+  for (size_t i = half; i < hosts[0].size(); ++i)
+    host0.consume(hosts[0][i]);
+  publisher0.takeSummary(host0);
+  ASSERT_TRUE(publisher0.waitDelivered(std::chrono::seconds(20)));
+  const json second = runFleet("view");
+  EXPECT_EQ(modelPart(second).dump(1), unionModel(hosts).dump(1));
+  EXPECT_EQ(second["fleet"]["hosts"][0]["sequence"], 2);
+  // The durable consumer delivers only host 0's second summary, already taken as its latest.
+  EXPECT_EQ(second["fleet"]["duplicates"], 1);
+}
+
+TEST_F(FleetNats, NatsKilledAndRestartedLosesNothingAndCountsTheGap) {
+  const auto items = testing::hostItems(0, 1, 2, 3);
+  const size_t third = items.size() / 3;
+  Analyzer analyzer(AnalysisSettings{}, 1);
+  HostPublisher publisher(settings, "S", "host-0", "");
+  size_t fed = 0;
+  auto feed = [&](size_t until) {
+    for (; fed < until; ++fed)
+      analyzer.consume(items[fed]);
+  };
+  feed(third);
+  publisher.takeSummary(analyzer);
+  ASSERT_TRUE(publisher.waitDelivered(std::chrono::seconds(20)));
+
+  nats->stop(SIGKILL);
+  feed(2 * third);
+  publisher.takeSummary(analyzer); // sequence 2: NATS is away
+  EXPECT_FALSE(publisher.waitDelivered(std::chrono::milliseconds(1500)));
+  feed(items.size());
+  publisher.takeSummary(analyzer); // sequence 3 supersedes 2, never sent
+  const PublisherStatus away = publisher.status();
+  EXPECT_FALSE(away.connected);
+  EXPECT_EQ(away.published, 1u);
+  EXPECT_EQ(away.superseded, 1u);
+
+  nats->start();
+  ASSERT_TRUE(publisher.waitDelivered(std::chrono::seconds(30))) << publisher.status().last_error;
+  EXPECT_EQ(publisher.status().published, 2u);
+  const json model = runFleet();
+  EXPECT_EQ(modelPart(model).dump(1), unionModel({items}).dump(1));
+  EXPECT_EQ(model["fleet"]["hosts"][0]["sequence"], 3);
+  EXPECT_EQ(model["fleet"]["skipped"], 2); // 1 and 2: superseded by 3, which holds them
+}
+
+// `shapetrace live --nats` end to end: a publisher as a collector's (the report tests' service
+// trace) feeds live, which publishes a summary every window and a last one when it stops; the
+// fleet view then holds exactly live's final analysis.
+TEST_F(FleetNats, LivePublishesItsAnalysisForTheFleet) {
+  const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(testing::freePort());
+  const std::string live = std::string(SHAPETRACE_BINARY) + " live --connect " + endpoint +
+                           " --no-http --duration 5 --nats " + nats->url() +
+                           " --stream S --host web-1 --window 0.5 >" + (dir / "live.out").string() +
+                           " 2>" + (dir / "live.err").string();
+  std::thread live_thread([&] { EXPECT_EQ(std::system(live.c_str()), 0); });
+  const std::string publisher = std::string(SHAPETRACE_PUBLISHER) + " " + endpoint +
+                                " --seconds 1 >/dev/null 2>" + (dir / "pub.err").string();
+  EXPECT_EQ(std::system(publisher.c_str()), 0) << shapetrace::testing::slurp(dir / "pub.err");
+  live_thread.join();
+  const std::string out = shapetrace::testing::slurp(dir / "live.out");
+  // live's last terminal summary, and its fleet line: every summary taken was published.
+  const size_t last = out.rfind("shapetrace live");
+  ASSERT_NE(last, std::string::npos) << out;
+  const std::string final_summary = out.substr(last);
+  unsigned long long encoded = 0, published = 0;
+  const size_t fleet_line = final_summary.find("fleet: ");
+  ASSERT_NE(fleet_line, std::string::npos) << final_summary;
+  ASSERT_EQ(std::sscanf(final_summary.c_str() + fleet_line, "fleet: %llu of %llu summaries",
+                        &published, &encoded),
+            2);
+  EXPECT_EQ(published, encoded);
+  EXPECT_GE(encoded, 2u);
+
+  const json model = runFleet();
+  ASSERT_EQ(model["fleet"]["hosts"].size(), 1u);
+  EXPECT_EQ(model["fleet"]["hosts"][0]["host"], "web-1");
+  EXPECT_EQ(model["fleet"]["hosts"][0]["sequence"], encoded);
+  const json& summary = model["summary"];
+  ASSERT_GT(summary["events"].get<uint64_t>(), 0u);
+  char counts[256];
+  std::snprintf(counts, sizeof counts,
+                "%llu threads  %llu events  %llu calls  %llu shapes  %llu clusters",
+                static_cast<unsigned long long>(summary["threads"].get<uint64_t>()),
+                static_cast<unsigned long long>(summary["events"].get<uint64_t>()),
+                static_cast<unsigned long long>(summary["calls"].get<uint64_t>()),
+                static_cast<unsigned long long>(summary["shapes"].get<uint64_t>()),
+                static_cast<unsigned long long>(summary["clusters"].get<uint64_t>()));
+  EXPECT_NE(final_summary.find(counts), std::string::npos) << counts << "\n" << final_summary;
+}
+
+TEST_F(FleetNats, UsageErrorsExitTwoAndAnUnreachableServerIsAnError) {
+  const std::string fleet = std::string(SHAPETRACE_BINARY) + " fleet";
+  auto result = runCommand(fleet + " --stream S");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("--nats is required"), std::string::npos) << result.err;
+  result = runCommand(fleet + " --nats " + nats->url() + " --stream a.b");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("'a.b': letters, digits"), std::string::npos) << result.err;
+  result = runCommand(fleet + " --nats " + nats->url() + " --durable 'x y'");
+  EXPECT_EQ(result.exit_code, 2);
+  result =
+      runCommand(std::string(SHAPETRACE_BINARY) + " live --connect ipc:///nonexistent --nats " +
+                 nats->url() + " --host web.17 --no-http --duration 0.1");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("'web.17'"), std::string::npos) << result.err;
+  nats->stop(SIGTERM);
+  result = runCommand(fleet + " --nats " + settings.url + " --duration 1");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("shapetrace fleet: error: NATS connection to " + settings.url),
+            std::string::npos)
+      << result.err;
+}
+
+} // namespace
+} // namespace shapetrace::fleet
