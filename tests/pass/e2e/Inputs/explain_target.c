@@ -1,0 +1,42 @@
+// A request loop for the explain end to end (explain.test). Every request annotates its size; a
+// request whose id is a multiple of 3 takes the slow path, decompress(), whose loop is ten times
+// as long per byte. `shapetrace explain --function serve --input size` must find the two lines and
+// a tree that names decompress. With the arguments "run N [slow]" it is one run of input N instead
+// (the across-runs mode): the run annotates N and does N units of work, slowly with "slow".
+// Built at -O0, so that every call stays a call.
+#include <shapetrace/shapetrace.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static volatile unsigned sink;
+
+__attribute__((noinline)) static void spin(long n) {
+  for (long i = 0; i < n; ++i)
+    sink += (unsigned)i;
+}
+__attribute__((noinline)) static void decompress(long size) { spin(2000 * size); }
+__attribute__((noinline)) static void serve(int id, long size) {
+  shapetrace_annotate("size", size);
+  if (id % 3 == 0)
+    decompress(size);
+  else
+    spin(200 * size);
+}
+
+int main(int argc, char** argv) {
+  if (argc > 2 && strcmp(argv[1], "run") == 0) {
+    const long n = atol(argv[2]);
+    const int slow = argc > 3 && strcmp(argv[3], "slow") == 0;
+    shapetrace_annotate("n", n);
+    for (long i = 0; i < n; ++i)
+      serve(slow ? 0 : 1, 400);
+    printf("run %ld%s\n", n, slow ? " slow" : "");
+    return 0;
+  }
+  for (int id = 0; id < 600; ++id)
+    serve(id, 1 + (id * 37) % 200);
+  printf("served 600\n");
+  return 0;
+}
