@@ -279,6 +279,12 @@ cli::Runner setupExplain(CLI::App& command) {
       ->check(CLI::Range(1e-9, 1e9))
       ->capture_default_str();
   command
+      .add_option("--trim", s.search.klinear.trim,
+                  "klinear: fraction of points farthest from their line left out of the fits "
+                  "(0: the paper's Algorithm 2 exactly)")
+      ->check(CLI::Range(0.0, 0.5))
+      ->capture_default_str();
+  command
       .add_option("--restarts", s.search.klinear.restarts,
                   "klinear: initial partitions tried (the least squared error wins)")
       ->check(CLI::Range(1u, 10000u))

@@ -30,7 +30,7 @@ Line meanLine(const Points& points) {
 } // namespace
 
 double LinearClusters::mse() const {
-  return points == 0 ? 0.0 : rss / static_cast<double>(points);
+  return fitted == 0 ? 0.0 : rss / static_cast<double>(fitted);
 }
 
 // Centred least squares with the minimum-norm solution: equal inputs give slope 0 through the mean.
@@ -55,21 +55,12 @@ Line fitLine(const Points& points, const std::vector<uint32_t>& members) {
   return line;
 }
 
-double residualSumOfSquares(const Points& points, const std::vector<uint32_t>& labels,
-                            const std::vector<Line>& lines) {
-  double rss = 0;
-  for (size_t p = 0; p < points.size(); ++p) {
-    const double r = points.times(p) - lines[labels[p]].at(points.inputs.row(p));
-    rss += r * r;
-  }
-  return rss;
-}
-
 LinearClusters fitLabels(const Points& points, std::vector<uint32_t> labels, uint32_t k,
-                         const std::vector<Line>* previous) {
+                         const std::vector<Line>* previous, std::vector<bool> trimmed) {
   std::vector<std::vector<uint32_t>> members(k);
   for (uint32_t p = 0; p < labels.size(); ++p)
-    members[labels[p]].push_back(p);
+    if (trimmed.empty() || !trimmed[p])
+      members[labels[p]].push_back(p);
   LinearClusters out;
   out.points = points.size();
   for (uint32_t c = 0; c < k; ++c) {
@@ -78,14 +69,45 @@ LinearClusters fitLabels(const Points& points, std::vector<uint32_t> labels, uin
     else
       out.lines.push_back(fitLine(points, members[c]));
   }
-  out.rss = residualSumOfSquares(points, labels, out.lines);
+  out.fitted = 0;
+  for (uint32_t p = 0; p < labels.size(); ++p) {
+    if (!trimmed.empty() && trimmed[p])
+      continue;
+    const double r = points.times(p) - out.lines[labels[p]].at(points.inputs.row(p));
+    out.rss += r * r;
+    ++out.fitted;
+  }
   out.labels = std::move(labels);
+  out.trimmed = std::move(trimmed);
+  return out;
+}
+
+std::vector<bool> worstFitted(const Points& points, const std::vector<uint32_t>& labels,
+                              const std::vector<Line>& lines, size_t count) {
+  std::vector<bool> out(points.size(), false);
+  if (count == 0)
+    return out;
+  std::vector<std::pair<double, uint32_t>> residuals;
+  for (uint32_t p = 0; p < labels.size(); ++p) {
+    const double r = points.times(p) - lines[labels[p]].at(points.inputs.row(p));
+    residuals.emplace_back(r * r, p);
+  }
+  count = std::min(count, residuals.size());
+  // The largest first; ties by the point's index, so the choice is the same everywhere.
+  std::nth_element(residuals.begin(), residuals.begin() + static_cast<std::ptrdiff_t>(count - 1),
+                   residuals.end(), std::greater<>());
+  for (size_t i = 0; i < count; ++i)
+    out[residuals[i].second] = true;
   return out;
 }
 
 LinearClusters kLinearFrom(const Points& points, std::vector<uint32_t> initial, uint32_t k,
-                           uint32_t max_iterations) {
+                           uint32_t max_iterations, double trim) {
+  const auto trim_count = static_cast<size_t>(trim * static_cast<double>(points.size()));
   LinearClusters current = fitLabels(points, std::move(initial), k);
+  if (trim_count > 0)
+    current = fitLabels(points, current.labels, k, &current.lines,
+                        worstFitted(points, current.labels, current.lines, trim_count));
   for (uint32_t iteration = 0; iteration < max_iterations; ++iteration) {
     std::vector<uint32_t> next = current.labels;
     bool changed = false;
@@ -110,9 +132,12 @@ LinearClusters kLinearFrom(const Points& points, std::vector<uint32_t> initial, 
         changed = true;
       }
     }
-    if (!changed)
+    std::vector<bool> trimmed;
+    if (trim_count > 0)
+      trimmed = worstFitted(points, next, current.lines, trim_count);
+    if (!changed && trimmed == current.trimmed)
       break;
-    current = fitLabels(points, std::move(next), k, &current.lines);
+    current = fitLabels(points, std::move(next), k, &current.lines, std::move(trimmed));
   }
   return current;
 }
@@ -145,7 +170,8 @@ LinearClusters kLinear(const Points& points, uint32_t k, const KLinearOptions& o
         }
       }
     }
-    LinearClusters result = kLinearFrom(points, std::move(labels), k, options.max_iterations);
+    LinearClusters result =
+        kLinearFrom(points, std::move(labels), k, options.max_iterations, options.trim);
     if (!have_best || result.rss < best.rss) {
       best = std::move(result);
       have_best = true;

@@ -42,32 +42,42 @@ struct Line {
 struct LinearClusters {
   std::vector<uint32_t> labels; // per point, in [0, lines.size())
   std::vector<Line> lines;
-  double rss = 0; // residual sum of squares of every point to its own cluster's line
-  double mse() const;
+  // Points left out of the fits (trimmed K-linear; empty: none). They keep their nearest line's
+  // label.
+  std::vector<bool> trimmed;
+  double rss = 0; // residual sum of squares of every fitted point to its own cluster's line
+  double mse() const; // rss per fitted point
   size_t points = 0;
+  size_t fitted = 0; // points not trimmed
+  bool isTrimmed(size_t p) const { return !trimmed.empty() && trimmed[p]; }
 };
 
 // The least-squares line of the points `members` (QR with column pivoting, so that a cluster whose
 // inputs are all equal gets the line of slope 0 through their mean instead of a failure).
 Line fitLine(const Points& points, const std::vector<uint32_t>& members);
-// Squared residuals of every point against every line, and the RSS of a labelling.
-double residualSumOfSquares(const Points& points, const std::vector<uint32_t>& labels,
-                            const std::vector<Line>& lines);
 // Lines refitted to a labelling (a cluster without points keeps `previous`'s line when given, else
 // the line through the overall mean), with the RSS.
 LinearClusters fitLabels(const Points& points, std::vector<uint32_t> labels, uint32_t k,
-                         const std::vector<Line>* previous = nullptr);
+                         const std::vector<Line>* previous = nullptr,
+                         std::vector<bool> trimmed = {});
+// The `count` points farthest from their own cluster's line.
+std::vector<bool> worstFitted(const Points& points, const std::vector<uint32_t>& labels,
+                              const std::vector<Line>& lines, size_t count);
 
 struct KLinearOptions {
   uint32_t restarts = 20;
   uint64_t seed = 1;
   uint32_t max_iterations = 1000; // a safeguard: Algorithm 2 terminates anyway (strict improvement)
+  // Beyond the paper: the fraction of points farthest from their line left out of each refit
+  // (trimmed K-means, Cuesta-Albertos et al.), so that a few calls slowed by the scheduler do not
+  // pull a line to themselves. 0: Algorithm 2 exactly.
+  double trim = 0;
 };
 
 // Algorithm 2 from `initial` (labels in [0, k)): fit, reassign with the strict-improvement rule
 // (1), until the partition no longer changes.
 LinearClusters kLinearFrom(const Points& points, std::vector<uint32_t> initial, uint32_t k,
-                           uint32_t max_iterations = 1000);
+                           uint32_t max_iterations = 1000, double trim = 0);
 // Algorithm 2 with `restarts` initial partitions, each the assignment of the points to the nearest
 // of k lines through random pairs of points (the seeding Sec. 4.1 suggests); the least RSS wins.
 LinearClusters kLinear(const Points& points, uint32_t k, const KLinearOptions& options = {});

@@ -459,12 +459,16 @@ nlohmann::ordered_json explainData(const ExplainData& data, const ExplainSetting
   for (const double mse : mse_by_k)
     model["rms_by_k"].push_back(std::sqrt(mse));
   model["mean_ns"] = mean;
+  model["trim"] = settings.search.method == drt::Method::kKLinear ? settings.search.klinear.trim : 0.0;
   nlohmann::ordered_json lines = nlohmann::ordered_json::array();
-  std::vector<uint64_t> sizes(k, 0);
+  std::vector<uint64_t> sizes(k, 0), fitted(k, 0);
   std::vector<double> rss(k, 0);
   for (size_t p = 0; p < n; ++p) {
     const uint32_t c = clusters.labels[p];
     ++sizes[c];
+    if (clusters.isTrimmed(p))
+      continue;
+    ++fitted[c];
     const double r = data.points.times(static_cast<Eigen::Index>(p)) -
                      clusters.lines[c].at(data.points.inputs.row(static_cast<Eigen::Index>(p)));
     rss[c] += r * r;
@@ -475,7 +479,8 @@ nlohmann::ordered_json explainData(const ExplainData& data, const ExplainSetting
          {"points", sizes[c]},
          {"slope_ns", clusters.lines[c].slope(0)},
          {"intercept_ns", clusters.lines[c].intercept},
-         {"rms_ns", sizes[c] == 0 ? 0.0 : std::sqrt(rss[c] / static_cast<double>(sizes[c]))}});
+         {"rms_ns", fitted[c] == 0 ? 0.0 : std::sqrt(rss[c] / static_cast<double>(fitted[c]))},
+                     {"trimmed", sizes[c] - fitted[c]}});
   model["clusters"] = std::move(lines);
   model["tree"] = {{"accuracy", explanation.accuracy},
                    {"folds", std::min<size_t>(settings.tree.folds, n)},
@@ -550,6 +555,9 @@ std::string describeExplanation(const nlohmann::ordered_json& model) {
                 model["k_chosen"].get<std::string>().c_str());
   out += line;
   const std::string input = model["input"];
+  if (model["trim"].get<double>() > 0)
+    out += "  (the " + std::to_string(static_cast<int>(model["trim"].get<double>() * 100 + 0.5)) +
+           "% of " + unit + "s farthest from their line are left out of the fits: --trim)\n";
   for (const auto& c : model["clusters"]) {
     std::snprintf(line, sizeof line, "  cluster %u: %llu %ss, time = %s x %s + %s (rms %s)\n",
                   c["cluster"].get<uint32_t>() + 1,
