@@ -536,19 +536,17 @@ std::string describeExplanation(const nlohmann::ordered_json& model) {
   std::string out;
   char line[512];
   const std::string unit = model["unit"];
-  std::snprintf(
-      line, sizeof line, "%llu %s%s, input: %s\n",
-      static_cast<unsigned long long>(model["points"].get<uint64_t>()),
-      model["subject"].get<std::string>().c_str(),
-      model["seen"].get<uint64_t>() >
-              model["points"].get<uint64_t>() + model["left_out"].get<uint64_t>()
-          ? (" (a sample of " + std::to_string(model["seen"].get<uint64_t>()) + ")").c_str()
-          : "",
-      model["input"].get<std::string>().c_str());
+  const auto points = model["points"].get<uint64_t>(), seen = model["seen"].get<uint64_t>(),
+             left_out = model["left_out"].get<uint64_t>();
+  std::snprintf(line, sizeof line, "%llu %s, input: %s\n", static_cast<unsigned long long>(points),
+                model["subject"].get<std::string>().c_str(),
+                model["input"].get<std::string>().c_str());
   out += line;
-  if (model["left_out"].get<uint64_t>() > 0)
-    out += std::to_string(model["left_out"].get<uint64_t>()) + " " + unit +
-           "s without the annotation left out\n";
+  if (seen > points + left_out)
+    out += "(a uniform sample: " + std::to_string(points + left_out) + " of " +
+           std::to_string(seen) + " " + unit + "s kept, --max-points per thread)\n";
+  if (left_out > 0)
+    out += std::to_string(left_out) + " " + unit + "s without the annotation left out\n";
   const uint32_t k = model["k"];
   std::snprintf(line, sizeof line, "\n%u cluster%s (%s, K %s):\n", k, k == 1 ? "" : "s",
                 model["method"].get<std::string>().c_str(),

@@ -46,7 +46,7 @@ struct ExplainSettings {
   double max_error = 0.1; // Algorithm 1's bound: RMS error at most this fraction of the mean time
   drt::ClusterSearch search;
   drt::TreeOptions tree;
-  uint32_t max_points = 20000; // calls kept per thread (reservoir sample beyond)
+  uint32_t max_points = 50000; // calls kept per thread (reservoir sample beyond)
   bool shapes = true;          // the call's own shape as an auxiliary variable
   size_t max_plotted = 5000;   // points written to the model for the scatter plot
 };
