@@ -197,6 +197,7 @@ int runExplain(ExplainArgs& args) {
   s.search.spectral.kernel =
       args.kernel == "exact" ? drt::Kernel::kExact : drt::Kernel::kApproximate;
   s.search.spectral.seed = s.search.klinear.seed = s.search.spectral.alignment.seed = s.tree.seed;
+  s.search.spectral.trim = s.search.klinear.trim;
   s.shapes = !args.no_shapes;
   const bool across_runs = args.dirs.size() > 1;
   if (!across_runs && s.function.empty())
@@ -280,8 +281,8 @@ cli::Runner setupExplain(CLI::App& command) {
       ->capture_default_str();
   command
       .add_option("--trim", s.search.klinear.trim,
-                  "klinear: fraction of points farthest from their line left out of the fits "
-                  "(0: the paper's Algorithm 2 exactly)")
+                  "Fraction of points farthest from their line left out of the fits (klinear: "
+                  "of each refit; spectral: of the final lines; 0: the paper's exactly)")
       ->check(CLI::Range(0.0, 0.5))
       ->capture_default_str();
   command

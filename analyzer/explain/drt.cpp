@@ -187,20 +187,31 @@ struct Scaled {
   Eigen::MatrixXd x;
   Eigen::VectorXd y;
 };
+// A column mapped so that its 1st percentile is 0 and its 99th is 1 (its min and max when those
+// are equal): a few calls slowed a hundredfold do not squeeze every other point into a sliver.
+void scaleRobustly(Eigen::Ref<Eigen::VectorXd> column) {
+  if (column.size() == 0)
+    return;
+  std::vector<double> sorted(column.data(), column.data() + column.size());
+  std::sort(sorted.begin(), sorted.end());
+  const auto at = [&](double q) {
+    return sorted[static_cast<size_t>(q * static_cast<double>(sorted.size() - 1))];
+  };
+  double low = at(0.01), high = at(0.99);
+  if (!(high > low)) {
+    low = sorted.front();
+    high = sorted.back();
+  }
+  column.array() -= low;
+  if (high > low)
+    column /= high - low;
+}
+
 Scaled scaled(const Points& points) {
   Scaled s{points.inputs, points.times};
-  for (Eigen::Index c = 0; c < s.x.cols(); ++c) {
-    const double low = s.x.col(c).minCoeff(), range = s.x.col(c).maxCoeff() - low;
-    s.x.col(c).array() -= low;
-    if (range > 0)
-      s.x.col(c) /= range;
-  }
-  if (s.y.size() > 0) {
-    const double low = s.y.minCoeff(), range = s.y.maxCoeff() - low;
-    s.y.array() -= low;
-    if (range > 0)
-      s.y /= range;
-  }
+  for (Eigen::Index c = 0; c < s.x.cols(); ++c)
+    scaleRobustly(s.x.col(c));
+  scaleRobustly(s.y);
   return s;
 }
 
@@ -417,17 +428,51 @@ LinearClusters spectral(const Points& points, uint32_t k, const SpectralOptions&
   const Eigen::MatrixXd w = options.kernel == Kernel::kExact
                                 ? alignmentSimilarityExact(subset, options.alignment)
                                 : alignmentSimilarityApprox(subset, options.alignment);
-  const std::vector<uint32_t> sample_labels =
-      spectralLabels(w, k, options.kmeans_restarts, options.seed);
-  const LinearClusters on_sample = fitLabels(subset, sample_labels, k);
-  if (sample.size() == n)
-    return fitLabels(points, sample_labels, k);
-  // The other points join the cluster whose line is nearest.
+  // A point whose every line holds (almost) no other point is all but disconnected from the graph:
+  // spectral clustering would give it a cluster of its own (a call preempted for milliseconds). The
+  // embedding is computed on the connected points; the others join the nearest line, as the points
+  // outside the sample do.
+  const Eigen::VectorXd degree = w.rowwise().sum() - w.diagonal();
+  std::vector<double> sorted_degree(degree.data(), degree.data() + degree.size());
+  std::nth_element(sorted_degree.begin(),
+                   sorted_degree.begin() + static_cast<std::ptrdiff_t>(sorted_degree.size() / 2),
+                   sorted_degree.end());
+  const double isolated_below = 1e-3 * sorted_degree[sorted_degree.size() / 2];
+  std::vector<Eigen::Index> connected;
+  for (Eigen::Index i = 0; i < degree.size(); ++i)
+    if (degree(i) > isolated_below)
+      connected.push_back(i);
+  if (connected.size() < k) // nothing to leave out
+    for (Eigen::Index i = static_cast<Eigen::Index>(connected.size()); i < degree.size(); ++i)
+      connected.push_back(i);
+  std::sort(connected.begin(), connected.end());
+  connected.erase(std::unique(connected.begin(), connected.end()), connected.end());
+  const auto m = static_cast<Eigen::Index>(connected.size());
+  Eigen::MatrixXd w_connected(m, m);
+  for (Eigen::Index a = 0; a < m; ++a)
+    for (Eigen::Index b = 0; b < m; ++b)
+      w_connected(a, b) = w(connected[static_cast<size_t>(a)], connected[static_cast<size_t>(b)]);
+  const std::vector<uint32_t> connected_labels =
+      spectralLabels(w_connected, k, options.kmeans_restarts, options.seed);
+  // Lines fitted to the connected sample points; every other point joins the nearest.
+  std::vector<uint32_t> in_sample(sample.size(), UINT32_MAX);
+  for (size_t a = 0; a < connected.size(); ++a)
+    in_sample[static_cast<size_t>(connected[a])] = connected_labels[a];
+  std::vector<bool> unlabelled(sample.size());
+  std::vector<uint32_t> fit_labels(sample.size(), 0);
+  for (size_t i = 0; i < sample.size(); ++i) {
+    unlabelled[i] = in_sample[i] == UINT32_MAX;
+    fit_labels[i] = unlabelled[i] ? 0 : in_sample[i];
+  }
+  const LinearClusters on_sample = fitLabels(subset, fit_labels, k, nullptr, unlabelled);
   std::vector<uint32_t> labels(n, 0);
   for (size_t p = 0, s = 0; p < n; ++p) {
     if (s < sample.size() && sample[s] == p) {
-      labels[p] = sample_labels[s++];
-      continue;
+      const uint32_t label = in_sample[s++];
+      if (label != UINT32_MAX) {
+        labels[p] = label;
+        continue;
+      }
     }
     double nearest = std::numeric_limits<double>::infinity();
     for (uint32_t c = 0; c < k; ++c) {
@@ -438,7 +483,13 @@ LinearClusters spectral(const Points& points, uint32_t k, const SpectralOptions&
       }
     }
   }
-  return fitLabels(points, std::move(labels), k, &on_sample.lines);
+  LinearClusters out = fitLabels(points, std::move(labels), k, &on_sample.lines);
+  // As trimmed K-linear does: the lines are refitted without the points farthest from them.
+  const auto trim_count = static_cast<size_t>(options.trim * static_cast<double>(n));
+  if (trim_count > 0)
+    out = fitLabels(points, out.labels, k, &out.lines,
+                    worstFitted(points, out.labels, out.lines, trim_count));
+  return out;
 }
 
 const char* methodName(Method method) {

@@ -82,8 +82,8 @@ LinearClusters kLinearFrom(const Points& points, std::vector<uint32_t> initial, 
 // of k lines through random pairs of points (the seeding Sec. 4.1 suggests); the least RSS wins.
 LinearClusters kLinear(const Points& points, uint32_t k, const KLinearOptions& options = {});
 
-// The alignment kernel's parameters. Inputs and times are compared after scaling each to [0, 1]
-// (its range over the points), so that `delta` is a fraction of the data's extent.
+// The alignment kernel's parameters. Inputs and times are compared after scaling each so that its
+// 1st percentile is 0 and its 99th is 1, so that `delta` is a fraction of the data's extent.
 struct AlignmentOptions {
   // Defaults chosen on the paper's micro-benchmarks (docs/explain.md): they cluster every row of
   // Table 1 with both kernels.
@@ -109,6 +109,7 @@ struct SpectralOptions {
   // eigendecomposition is cubic. The other points join the cluster whose fitted line is nearest.
   uint32_t max_points = 1500;
   uint32_t kmeans_restarts = 10;
+  double trim = 0; // the final lines leave out this fraction of points farthest from them
   uint64_t seed = 1;
 };
 

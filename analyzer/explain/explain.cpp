@@ -459,7 +459,8 @@ nlohmann::ordered_json explainData(const ExplainData& data, const ExplainSetting
   for (const double mse : mse_by_k)
     model["rms_by_k"].push_back(std::sqrt(mse));
   model["mean_ns"] = mean;
-  model["trim"] = settings.search.method == drt::Method::kKLinear ? settings.search.klinear.trim : 0.0;
+  model["trim"] = settings.search.method == drt::Method::kKLinear ? settings.search.klinear.trim
+                                                                  : settings.search.spectral.trim;
   nlohmann::ordered_json lines = nlohmann::ordered_json::array();
   std::vector<uint64_t> sizes(k, 0), fitted(k, 0);
   std::vector<double> rss(k, 0);

@@ -38,7 +38,7 @@ struct ExplainError : std::runtime_error {
 struct ExplainSettings {
   // Requests are slowed now and then by the scheduler or a page fault: K-linear leaves the 2% of
   // points farthest from their line out of its fits (docs/explain.md).
-  ExplainSettings() { search.klinear.trim = 0.02; }
+  ExplainSettings() { search.klinear.trim = search.spectral.trim = 0.02; }
   std::string function;  // calls of this function are the data points (within a run)
   std::string input_key; // the annotation key of the input; empty: the call's position
   uint32_t clusters = 0; // 0: Algorithm 1 picks the smallest K in [1, max_clusters]
