@@ -1,14 +1,17 @@
 // A request loop for the explain end to end (explain.test). Every request annotates its size; a
-// request whose id is a multiple of 3 takes the slow path, decompress(), whose loop is ten times
-// as long per byte. `shapetrace explain --function serve --input size` must find the two lines and
+// request whose id is a multiple of 3 takes the slow path, decompress(), which takes far longer per
+// byte. `shapetrace explain --function serve --input size` must find the two lines and
 // a tree that names decompress. With the arguments "run N [slow]" it is one run of input N instead
-// (the across-runs mode): the run annotates N and does N units of work, slowly with "slow".
+// (the across-runs mode): the run annotates N and serves N small requests; with "slow" each one
+// decompresses and then waits 2 ms. A wait, not a loop: the runs' wall time must stay linear in N
+// while other tests load the machine (a loop's time doubles when the CPU is shared).
 // Built at -O0, so that every call stays a call.
 #include <shapetrace/shapetrace.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static volatile unsigned sink;
 
@@ -16,7 +19,9 @@ __attribute__((noinline)) static void spin(long n) {
   for (long i = 0; i < n; ++i)
     sink += (unsigned)i;
 }
-__attribute__((noinline)) static void decompress(long size) { spin(2000 * size); }
+// Waits rather than loops, 20 us per unit: a loop's time doubles whenever other tests share the
+// CPU, and the two lines must stay apart however loaded the machine is.
+__attribute__((noinline)) static void decompress(long size) { usleep((useconds_t)(20 * size)); }
 __attribute__((noinline)) static void serve(int id, long size) {
   shapetrace_annotate("size", size);
   if (id % 3 == 0)
@@ -30,8 +35,10 @@ int main(int argc, char** argv) {
     const long n = atol(argv[2]);
     const int slow = argc > 3 && strcmp(argv[3], "slow") == 0;
     shapetrace_annotate("n", n);
-    for (long i = 0; i < n; ++i)
-      serve(slow ? 0 : 1, 400);
+    for (long i = 0; i < n; ++i) {
+      serve(slow ? 0 : 1, 1);
+      if (slow) usleep(2000);
+    }
     printf("run %ld%s\n", n, slow ? " slow" : "");
     return 0;
   }
