@@ -134,6 +134,15 @@ cli::Runner setupReport(CLI::App& command) {
                      "The Explain view's number of lines (0: the smallest within 10% RMS error)")
       ->check(CLI::Range(0u, 64u))
       ->capture_default_str();
+  command.add_option("--explain-trim", options->explain.search.klinear.trim,
+                     "The Explain view's fraction of calls farthest from their line left out of "
+                     "the fits (explain --trim)")
+      ->check(CLI::Range(0.0, 0.5))
+      ->capture_default_str();
+  command.add_option("--explain-max-points", options->explain.max_points,
+                     "The Explain view's calls kept per thread (explain --max-points)")
+      ->check(CLI::Range(1u, 1u << 30))
+      ->capture_default_str();
   return [options] { return runReport(*options); };
 }
 
