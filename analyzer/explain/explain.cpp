@@ -488,10 +488,22 @@ nlohmann::ordered_json explainData(const ExplainData& data, const ExplainSetting
                    {"height", explanation.tree.height},
                    {"leaves", explanation.tree.leaves()},
                    {"nodes", treeJson(explanation.tree, data)}};
-  // The scatter plot's points: all, or an even stride through them.
+  // The scatter plot's points: all, or an even stride through each cluster's, every cluster
+  // keeping its share of max_plotted but at least a tenth of it (the rare slow calls are the point
+  // of the plot).
   nlohmann::ordered_json plotted = nlohmann::ordered_json::array();
-  const size_t stride = std::max<size_t>(1, (n + settings.max_plotted - 1) / settings.max_plotted);
-  for (size_t p = 0; p < n; p += stride) {
+  std::vector<size_t> stride(k, 1), seen_in(k, 0);
+  for (uint32_t c = 0; c < k; ++c) {
+    const double share = static_cast<double>(sizes[c]) / static_cast<double>(n);
+    const auto quota = std::max<size_t>(
+        settings.max_plotted / 10,
+        static_cast<size_t>(share * static_cast<double>(settings.max_plotted)));
+    stride[c] = std::max<size_t>(1, (sizes[c] + quota - 1) / std::max<size_t>(quota, 1));
+  }
+  for (size_t p = 0; p < n; ++p) {
+    const uint32_t c = clusters.labels[p];
+    if (seen_in[c]++ % stride[c] != 0)
+      continue;
     nlohmann::ordered_json point = {{"x", data.points.inputs(static_cast<Eigen::Index>(p), 0)},
                                     {"y", data.points.times(static_cast<Eigen::Index>(p))},
                                     {"cluster", clusters.labels[p]}};

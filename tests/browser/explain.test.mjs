@@ -1,6 +1,7 @@
 // The Explain view (analyzer/report/page/explain.js) in headless Chromium, on the report of the
 // service fixture (tests/report) whose requests annotate their size and whose time grows with it,
-// much faster for puts that split a page: the scatter plot draws every point and both fitted lines,
+// much faster for puts that split a page: the scatter plot draws every point and both fitted lines
+// (on a linear time axis, a logarithmic one when asked),
 // the tree's root names a function of the split path, and a click on it opens that function's
 // callers. A report without --explain-function has no Explain view.
 //
@@ -52,6 +53,10 @@ test('the explain view draws the clusters and lines and links the tree to the ca
   const canvas = page.locator('#explain-scatter');
   assert.equal(Number(await canvas.getAttribute('data-points')), explain.data.length);
   assert.equal(Number(await canvas.getAttribute('data-lines')), 2);
+  // The fixture's times span less than a hundredfold: a linear axis, which the checkbox switches.
+  assert.equal(await canvas.getAttribute('data-scale'), 'linear');
+  await page.locator('#explain-log').check();
+  assert.equal(await canvas.getAttribute('data-scale'), 'log');
   const legend = await page.locator('#explain-legend .explain-key').allTextContents();
   assert.equal(legend.length, 2);
   assert.match(legend.join(' '), /× size/);

@@ -21,12 +21,13 @@ ST.ExplainView = class {
       <div class="panel-title">Explain <span class="sub" id="explain-subject"></span></div>
       <div class="explain-error" id="explain-error"></div>
       <div class="explain-body" id="explain-body">
-        <div class="explain-plot"><canvas id="explain-scatter"></canvas><div class="explain-legend" id="explain-legend"></div></div>
+        <div class="explain-plot"><label class="explain-scale"><input type="checkbox" id="explain-log"> logarithmic time</label><canvas id="explain-scatter"></canvas><div class="explain-legend" id="explain-legend"></div></div>
         <div class="explain-tree"><div class="section-title" id="explain-tree-title"></div><ul id="explain-tree"></ul></div>
       </div>`;
     const anchor = document.getElementById('instance-panel');
     anchor.parentNode.insertBefore(this.section, anchor);
     this.$ = (id) => this.section.querySelector(`#${id}`);
+    this.$('explain-log').addEventListener('change', () => this.draw());
     this.$('explain-tree').addEventListener('click', (e) => {
       const link = e.target.closest('[data-function]');
       if (link) this.app.showCallers(Number(link.dataset.function));
@@ -55,6 +56,10 @@ ST.ExplainView = class {
     this.$('explain-tree-title').textContent =
       `What separates them: accuracy ${(100 * d.tree.accuracy).toFixed(1)}% (${d.tree.folds}-fold cross-validation), height ${d.tree.height}`;
     this.$('explain-tree').innerHTML = this.nodeHtml(0);
+    // Times that span more than a hundredfold (a few calls waiting milliseconds among microsecond
+    // ones) are drawn on a logarithmic axis, else every fast call lies on the floor.
+    const ys = d.data.map((p) => p.y).filter((y) => y > 0).sort((a, b) => a - b);
+    this.$('explain-log').checked = ys.length > 0 && ys[ys.length - 1] > 100 * ys[Math.floor(ys.length / 2)];
     this.draw();
   }
 
@@ -89,13 +94,18 @@ ST.ExplainView = class {
     g.clearRect(0, 0, width, height);
     const xs = d.data.map((p) => p.x), ys = d.data.map((p) => p.y);
     const x0 = Math.min(...xs), x1 = Math.max(...xs) || 1, y1 = Math.max(...ys) || 1;
+    const log = this.$('explain-log').checked;
+    const positive = ys.filter((y) => y > 0);
+    const y0 = log ? Math.max(1, Math.min(...positive)) : 0;
+    const fraction = (y) => (log ? (Math.log(Math.max(y, y0)) - Math.log(y0)) / ((Math.log(y1) - Math.log(y0)) || 1)
+      : Math.max(0, y / y1));
     const sx = (x) => left + (x1 > x0 ? (x - x0) / (x1 - x0) : 0.5) * (width - left - right);
-    const sy = (y) => height - bottom - Math.max(0, y / y1) * (height - top - bottom);
+    const sy = (y) => height - bottom - fraction(y) * (height - top - bottom);
     g.strokeStyle = '#c9ced6';
     g.beginPath(); g.moveTo(left, top); g.lineTo(left, height - bottom); g.lineTo(width - right, height - bottom); g.stroke();
     g.fillStyle = '#636c76'; g.font = '11px sans-serif';
     g.fillText(ST.fmt.ns(y1), 4, top + 8);
-    g.fillText('0', left - 12, height - bottom);
+    g.fillText(log ? ST.fmt.ns(y0) : '0', 4, height - bottom);
     g.fillText(String(x0), left, height - bottom + 14);
     g.fillText(String(x1), width - right - 30, height - bottom + 14);
     g.fillText(d.input, (left + width) / 2, height - 6);
@@ -108,15 +118,20 @@ ST.ExplainView = class {
     g.lineWidth = 2;
     g.save();
     g.beginPath(); g.rect(left, top, width - left - right, height - top - bottom); g.clip();
+    // A line is a curve on a logarithmic axis: drawn in 64 segments.
     for (const line of d.clusters) {
       g.strokeStyle = ST.explain.colour(line.cluster);
       g.beginPath();
-      g.moveTo(sx(x0), sy(line.slope_ns * x0 + line.intercept_ns));
-      g.lineTo(sx(x1), sy(line.slope_ns * x1 + line.intercept_ns));
+      for (let i = 0; i <= 64; ++i) {
+        const x = x0 + ((x1 - x0) * i) / 64;
+        const y = sy(line.slope_ns * x + line.intercept_ns);
+        if (i === 0) g.moveTo(sx(x), y); else g.lineTo(sx(x), y);
+      }
       g.stroke();
     }
     g.restore();
     c.dataset.points = String(d.data.length);
+    c.dataset.scale = log ? 'log' : 'linear';
     c.dataset.lines = String(d.clusters.length);
   }
 };
