@@ -70,6 +70,9 @@ struct ServiceTraceOptions {
   bool gap_on_last_worker = false; // the runtime dropped events of one worker once
   double split_share = 0.08;        // puts that split a page (0: none, a run to compare with)
   bool killed = false; // SIGKILL'd: no ThreadEnd, no ProcessEnd; `record` saw the signal
+  // Every request annotates its size ("size", 1 to 200) as it starts, and its time grows with it:
+  // 100 ns per unit, 1500 more when a put splits a page (two lines for `explain`).
+  bool request_sizes = false;
 };
 
 // One thread's events under construction: enter/exit with an advancing clock.
@@ -79,12 +82,15 @@ public:
   void enter(uint32_t f) { events_.push_back(Event{now_, f, EventKind::Enter}); }
   void exit(uint32_t f) { events_.push_back(Event{now_, f, EventKind::Exit}); }
   void spend(uint64_t ns) { now_ += ns; }
+  void annotate(int64_t value) { notes_.emplace_back(now_, value); }
   uint64_t now() const { return now_; }
   std::vector<Event>& events() { return events_; }
+  const std::vector<std::pair<uint64_t, int64_t>>& notes() const { return notes_; }
 
 private:
   uint64_t now_;
   std::vector<Event> events_;
+  std::vector<std::pair<uint64_t, int64_t>> notes_; // (time, size)
 };
 
 class ServiceTrace {
@@ -142,6 +148,9 @@ public:
       ++sequence[next];
       at[next] += n;
     }
+    for (auto& [tid, events] : threads)
+      for (const auto& [time, size] : events.notes())
+        out.push_back({process, wire::Annotation{tid, time, "size", size}});
     uint64_t end_ns = 0;
     for (auto& [tid, events] : threads) {
       end_ns = std::max(end_ns, events.now());
@@ -193,6 +202,8 @@ private:
     for (uint32_t r = 0; r < options_.requests_per_worker; ++r) {
       t.spend(jitter(4'000));
       t.enter(kHandle);
+      const auto size = static_cast<uint64_t>(1 + (r * 37 + w * 11) % 200);
+      if (options_.request_sizes) t.annotate(static_cast<int64_t>(size));
       t.enter(kParse);
       t.spend(jitter(1'500));
       t.exit(kParse);
@@ -200,12 +211,15 @@ private:
         t.enter(kFind);
         // A few gets hit a cold page: same shape, much slower (shape outliers).
         search(t, 3, chance(0.01) ? 60'000 : 800);
+        if (options_.request_sizes) t.spend(100 * size);
         t.exit(kFind);
       } else { // put; sometimes the page splits (another shape, slower)
         t.enter(kInsert);
         search(t, 2, 900);
+        if (options_.request_sizes) t.spend(100 * size);
         if (chance(options_.split_share)) {
           t.enter(kSplit);
+          if (options_.request_sizes) t.spend(1500 * size);
           t.enter(kWritePage);
           t.spend(jitter(25'000));
           t.exit(kWritePage);

@@ -8,6 +8,7 @@
 #include "cli/analysis_flags.h"
 #include "cli/command.h"
 #include "cli/write_file.h"
+#include "explain/explain.h"
 #include "extensions/run_info.h"
 #include "input.h"
 #include "recording/recording.h"
@@ -33,6 +34,7 @@ struct ReportArgs {
   std::string baseline; // a recording or an analysis JSON to compare with
   AnalysisFlags analysis;
   DetailLimits limits;
+  ExplainSettings explain; // the Explain view: when explain.function is given
 };
 
 int runReport(const ReportArgs& args) {
@@ -42,9 +44,13 @@ int runReport(const ReportArgs& args) {
     throw std::runtime_error("baseline " + args.baseline + " does not exist");
   recording::RecordingReader reader(args.dir);
   // The page's header is the run_info extension's result: it always runs.
-  Analyzer analyzer(args.analysis.settings, args.analysis.workerCount(),
-                    makeExtensions(selectExtensions(args.analysis.extensions + ",run_info"),
-                                   args.analysis.settings));
+  auto extensions = makeExtensions(selectExtensions(args.analysis.extensions + ",run_info"),
+                                   args.analysis.settings);
+  if (!args.explain.function.empty())
+    extensions.push_back({ExplainExtension::kName,
+                          std::make_unique<ExplainExtension>(
+                              args.explain, false, args.analysis.settings.thread.max_depth)});
+  Analyzer analyzer(args.analysis.settings, args.analysis.workerCount(), std::move(extensions));
   const Analysis analysis = analyzeRecording(reader, analyzer, "report");
   const auto& run =
       static_cast<const RunInfoExtension*>(analyzer.extension(RunInfoExtension::kName))->run();
@@ -130,6 +136,24 @@ cli::Runner setupReport(CLI::App& command) {
   command.add_option("--max-total-calls", options->limits.max_total_calls,
                      "Most calls listed over all embedded instances (bounds the page's size)")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command.add_option("--explain-function", options->explain.function,
+                     "Adds the Explain view: why some calls of this function (requests) are slow "
+                     "(`shapetrace explain`, docs/explain.md)");
+  command.add_option("--explain-input", options->explain.input_key,
+                     "The Explain view's input: the annotation key of a call's size");
+  command.add_option("--explain-clusters", options->explain.clusters,
+                     "The Explain view's number of lines (0: the smallest within 10% RMS error)")
+      ->check(CLI::Range(0u, 64u))
+      ->capture_default_str();
+  command.add_option("--explain-trim", options->explain.search.klinear.trim,
+                     "The Explain view's fraction of calls farthest from their line left out of "
+                     "the fits (explain --trim)")
+      ->check(CLI::Range(0.0, 0.5))
+      ->capture_default_str();
+  command.add_option("--explain-max-points", options->explain.max_points,
+                     "The Explain view's calls kept per thread (explain --max-points)")
+      ->check(CLI::Range(1u, 1u << 30))
       ->capture_default_str();
   return [options] { return runReport(*options); };
 }

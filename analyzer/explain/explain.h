@@ -1,0 +1,112 @@
+// "Why are some requests (or runs) slow?": the DRT pipeline (drt.h) on data points taken from a
+// trace (docs/explain.md).
+//
+// Within one run, every call of a chosen function (a request) is a data point: its input is the
+// value of an annotation (shapetrace_annotate(KEY, value)) made during the call on its thread (the
+// innermost open call of the function when the annotation was made; the last such annotation when
+// there are several), or its position among its thread's calls of the function (in the order they
+// finished) when no key is given; its time is
+// the call's duration; its auxiliary variables are the calls of every function under it and its
+// own shape. ExplainExtension collects them in the analysis pass, a bounded sample per thread.
+//
+// Across runs, every recording is a data point: its input is the last annotation with the key in
+// the run, its time the run's span (first to last event), its auxiliary variables the calls of
+// every function; the command (cli/explain_command.cpp) gathers them with one ExplainExtension per
+// recording in run mode.
+#pragma once
+
+#include "explain/drt.h"
+#include "extension.h"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace shapetrace::analyzer {
+
+// A problem with the data that the user can fix (exit 1): no annotation with the key, fewer
+// points than clusters, recordings of different programs, no clustering within the bound.
+struct ExplainError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct ExplainSettings {
+  // Requests are slowed now and then by the scheduler or a page fault: K-linear leaves the 2% of
+  // points farthest from their line out of its fits (docs/explain.md).
+  ExplainSettings() { search.klinear.trim = search.spectral.trim = 0.02; }
+  std::string function;  // calls of this function are the data points (within a run)
+  std::string input_key; // the annotation key of the input; empty: the call's position
+  uint32_t clusters = 0; // 0: Algorithm 1 picks the smallest K in [1, max_clusters]
+  uint32_t max_clusters = 6;
+  double max_error = 0.1; // Algorithm 1's bound: RMS error at most this fraction of the mean time
+  drt::ClusterSearch search;
+  drt::TreeOptions tree;
+  uint32_t max_points = 50000; // calls kept per thread (reservoir sample beyond)
+  bool shapes = true;          // the call's own shape as an auxiliary variable
+  size_t max_plotted = 5000;   // points written to the model for the scatter plot
+};
+
+// The data points of any mode, with what to say about each.
+struct ExplainData {
+  std::string unit;       // what a point is: "call" or "run"
+  std::string subject;    // "calls of kv::RequestHandler::serve", "runs"
+  std::string input_name; // the key, or "position"
+  drt::Points points;     // input, duration in ns
+  drt::Features features; // names as predicates print them
+  // Per feature: {"kind": "function"|"shape", "function": index, "shape": id} for links.
+  std::vector<nlohmann::ordered_json> feature_refs;
+  std::vector<nlohmann::ordered_json> point_refs; // per point: thread and start, or recording
+  uint64_t seen = 0;                              // candidate points before sampling
+  uint64_t left_out = 0;                          // without the input annotation
+};
+
+// Clusters, picks K, grows the tree: the "explain" model (docs/explain.md "JSON"). Throws
+// ExplainError.
+nlohmann::ordered_json explainData(const ExplainData& data, const ExplainSettings& settings);
+// The model as text a person can act on.
+std::string describeExplanation(const nlohmann::ordered_json& model);
+
+class ExplainExtension final : public Extension {
+public:
+  static constexpr const char* kName = "explain";
+  // `runs`: run mode (annotations, span, executable; no call collection).
+  ExplainExtension(ExplainSettings settings, bool runs, uint32_t max_depth);
+  ~ExplainExtension() override;
+
+  std::unique_ptr<ThreadConsumer> consumerFor(const ThreadKey& thread) override;
+  void observe(const wire::StreamItem& item) override;
+  // Call mode: the explanation, or {"error": ...}. Run mode: this run's data point
+  // ({"input", "span_ns", "executable", "calls": {function identity: [name, calls]}}).
+  nlohmann::ordered_json result(const Analysis& analysis, FunctionIndex& functions) const override;
+
+  struct Instance {
+    uint64_t enter_ns = 0, exit_ns = 0;
+    uint64_t ordinal = 0;        // 1 for its thread's first call of the function to finish, ...
+    uint32_t shape = UINT32_MAX; // in its thread's shape table
+    std::vector<std::pair<uint32_t, uint32_t>> calls; // (function id, calls under it), by id
+  };
+  class Sink;
+
+private:
+  ExplainData collect(const Analysis& analysis, FunctionIndex& functions) const;
+  nlohmann::ordered_json runPoint(const Analysis& analysis, FunctionIndex& functions) const;
+
+  ExplainSettings settings_;
+  bool runs_;
+  uint32_t max_depth_;
+  // Per process: which function ids are the chosen function (from its module tables).
+  std::map<uint64_t, std::vector<bool>> targets_;
+  std::map<ThreadKey, std::vector<std::pair<uint64_t, int64_t>>> annotations_; // (time, value)
+  std::map<std::string, uint64_t> keys_seen_;
+  std::map<uint64_t, std::string> executables_;
+  uint64_t first_ns_ = UINT64_MAX, last_ns_ = 0;
+  struct ThreadState;
+  std::map<ThreadKey, std::unique_ptr<ThreadState>> threads_;
+};
+
+} // namespace shapetrace::analyzer
