@@ -54,6 +54,8 @@ pid_t startProgram(const std::vector<std::string>& program, const std::string& e
     throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
     ::setenv("SHAPETRACE_ENDPOINT", endpoint.c_str(), 1);
+    // Recorded from the first call, not only once the connection is seen (attach on demand):
+    ::setenv("SHAPETRACE_ENABLED", "1", /*overwrite=*/0); // the user's own setting wins
     if (!lossy)
       ::setenv("SHAPETRACE_BLOCKING", "1", /*overwrite=*/0); // the user's own setting wins
     if (redact_args) ::setenv("SHAPETRACE_REDACT_ARGS", "1", 1);
