@@ -397,7 +397,9 @@ bool Drain::drainThread(ThreadState& state) {
                               cursor.next_sequence ? cursor.next_sequence - 1 : wire::kNoSequence,
                               start.detached_ns, start.attached_ns}))
         return (batch_.clear(), false);
-      cursor.stretch_starts.pop_front();
+      cursor.stretch_starts.erase(cursor.stretch_starts.begin());
+      if (cursor.stretch_starts.empty())
+        std::vector<DrainCursor::StretchStart>().swap(cursor.stretch_starts); // its memory too
       continue;
     }
     Event& slot = ring.slot(index);
@@ -635,6 +637,8 @@ void Drain::finishImage(const EndInfo& end) {
   uint64_t unsent = 0;
   const uint64_t now = nowNs();
   for (ThreadState* state = runtime_.registry.head(); state; state = state->next) {
+    if (!exec) // a stretch start no event followed: nothing to mark (states live in mmap'd memory)
+      std::vector<DrainCursor::StretchStart>().swap(state->drain.stretch_starts);
     const bool empty = state->ring.readable() == state->ring.released();
     if (empty && (exec || endThread(*state)))
       continue;

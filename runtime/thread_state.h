@@ -11,7 +11,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <span>
 #include <vector>
 
@@ -78,7 +77,9 @@ struct DrainCursor {
     uint64_t detached_ns;
     uint64_t attached_ns;
   };
-  std::deque<StretchStart> stretch_starts;
+  // A vector: unlike a deque it allocates nothing until used (a state is made in a signal handler
+  // too). Rarely more than one entry.
+  std::vector<StretchStart> stretch_starts;
 };
 
 struct ThreadState {
