@@ -211,7 +211,8 @@ Runner setupRecord(CLI::App& command) {
       ->required()
       ->expected(-1);
   command.footer("Example: shapetrace record -o trace.rec -- ./server --port 8080\n"
-                 "The program runs with SHAPETRACE_ENDPOINT set to a private socket and, unless\n"
+                 "The program runs with SHAPETRACE_ENDPOINT set to a private socket,\n"
+                 "SHAPETRACE_ENABLED=1 unless given (recorded from its first call) and, unless\n"
                  "--lossy or SHAPETRACE_BLOCKING is given, SHAPETRACE_BLOCKING=1; its exit code "
                  "is shapetrace's.");
   return [o] { return runRecord(*o); };
