@@ -21,6 +21,10 @@ namespace {
 constexpr uint64_t kFirstBaselineNs = 100000;         // 100 us
 constexpr uint64_t kFirstCalibrationNs = 1000000;     // 1 ms
 constexpr uint64_t kLongestCalibrationNs = 1000000000; // 1 s
+// While detached the drain thread waits for the monitor's news of a collector, at most this long
+// at a time: a stop, exec or flush request is seen within it (they post a semaphore, which a
+// ZeroMQ poll cannot wait for).
+constexpr unsigned kDetachedWaitMs = 10;
 
 bool isEvent(const Event& event) { return uint32_t(event.kind) < kEventKindCount; }
 // An id no module table names: its module was not registered (an ABI version this runtime does
@@ -69,6 +73,11 @@ Drain::Drain(Runtime& runtime, std::unique_ptr<Sink> sink, Calibration calibrati
   next_calibration_ns_ = process_start_.start_ns + kFirstCalibrationNs;
   calibration_step_ns_ = kFirstCalibrationNs;
   sem_init(&wake_, 0, 0);
+  // Attach on demand starts attached when a collector may be listening (an ipc:// socket file
+  // exists; any tcp:// endpoint) until the first connection attempt says otherwise, so that a
+  // program started under a running collector is recorded from its first call.
+  attached_.store(!followsPeer() || sink_->mayAccept());
+  detached_ns_ = process_start_.start_ns;
 }
 
 bool Drain::start() {
@@ -93,9 +102,17 @@ void Drain::run() {
   pthread_setname_np(pthread_self(), "shapetrace-drain");
   const auto interval = std::chrono::microseconds(flags().drain_interval_us);
   for (;;) {
-    // A producer blocked on a full ring (SHAPETRACE_BLOCKING) makes the drain run back to back.
-    const bool hurry = g_hot.waiting_producers.load(std::memory_order_relaxed) > 0;
-    sleepFor(hurry ? std::chrono::microseconds(20) : interval);
+    if (followsPeer())
+      followPeer(sink_->awaitPeer(attached() ? 0 : kDetachedWaitMs));
+    const bool detached = waitingForPeer();
+    if (detached) {
+      while (sem_trywait(&wake_) == 0) {
+      } // nothing to send while no collector is connected: the rings are not even read
+    } else {
+      // A producer blocked on a full ring (SHAPETRACE_BLOCKING) makes the drain run back to back.
+      const bool hurry = g_hot.waiting_producers.load(std::memory_order_relaxed) > 0;
+      sleepFor(hurry ? std::chrono::microseconds(20) : interval);
+    }
     uint64_t target;
     {
       std::lock_guard lock(mutex_);
@@ -107,6 +124,8 @@ void Drain::run() {
       break;
     if (end_state_.load(std::memory_order_acquire) == kEnded)
       continue; // the image ended for an exec that has not failed (yet): nothing more is sent
+    if (detached)
+      continue;
     const bool complete = cycle();
     {
       std::lock_guard lock(mutex_);
@@ -123,6 +142,44 @@ void Drain::run() {
 }
 
 void Drain::wake() { sem_post(&wake_); }
+
+void Drain::followPeer(Sink::Peer peer) {
+  if (peer == Sink::Peer::Connected && !attached())
+    attach();
+  else if (peer == Sink::Peer::Absent && attached())
+    detach();
+}
+
+// A collector connected: recording starts. Each thread that recorded before gets a stretch start
+// at its ring's head: calls it holds open there were entered before the detach, and their ends
+// (or anything in between) may not have been recorded.
+void Drain::attach() {
+  const uint64_t now = nowNs();
+  for (ThreadState* state = runtime_.registry.head(); state; state = state->next)
+    state->drain.stretch_starts.push_back({state->ring.readable(), detached_ns_, now});
+  {
+    std::lock_guard lock(runtime_.recording_switch);
+    if (runtime_.on_demand.load())
+      setRecordingEnabled(true);
+  }
+  attached_.store(true, std::memory_order_release);
+  if (flags().verbose)
+    std::fprintf(stderr, "shapetrace: collector connected, recording\n");
+}
+
+// The collector went away: recording stops. Exits of calls recorded before still are (balance),
+// and everything stays in the rings for the next collector (which the rings' size bounds).
+void Drain::detach() {
+  {
+    std::lock_guard lock(runtime_.recording_switch);
+    if (runtime_.on_demand.load())
+      setRecordingEnabled(false);
+  }
+  detached_ns_ = nowNs();
+  attached_.store(false, std::memory_order_release);
+  if (flags().verbose)
+    std::fprintf(stderr, "shapetrace: no collector connected, recording paused\n");
+}
 
 void Drain::sleepFor(std::chrono::microseconds interval) {
   timespec until;
@@ -331,6 +388,20 @@ bool Drain::drainThread(ThreadState& state) {
   cursor.abandoned_in_batch = 0;
   uint64_t index = ring.released();
   while (index < head) {
+    if (!cursor.stretch_starts.empty() && cursor.stretch_starts.front().index <= index)
+      [[unlikely]] {
+      // Recording starts again here (Drain::attach): a Gap of 0 events tells consumers.
+      const DrainCursor::StretchStart start = cursor.stretch_starts.front();
+      if (!sendBatch(state, index) ||
+          !sendItem(wire::Gap{state.tid, 0,
+                              cursor.next_sequence ? cursor.next_sequence - 1 : wire::kNoSequence,
+                              start.detached_ns, start.attached_ns}))
+        return (batch_.clear(), false);
+      cursor.stretch_starts.erase(cursor.stretch_starts.begin());
+      if (cursor.stretch_starts.empty())
+        std::vector<DrainCursor::StretchStart>().swap(cursor.stretch_starts); // its memory too
+      continue;
+    }
     Event& slot = ring.slot(index);
     if ((cursor.tracking || cursor.continuing) && isEvent(slot)) [[unlikely]]
       firstSight(cursor, slot, index);
@@ -491,6 +562,8 @@ bool Drain::endThread(ThreadState& state) {
 
 bool Drain::flush(uint32_t timeout_ms) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  if (waitingForPeer())
+    return false; // no collector is connected: nothing can leave now
   std::unique_lock lock(mutex_);
   for (;;) {
     const uint64_t target = ++cycles_requested_;
@@ -553,7 +626,7 @@ bool Drain::endTargetsReached() {
 
 void Drain::finishImage(const EndInfo& end) {
   // Waiting only helps when the destination exists: no collector, no delay at exit.
-  const bool may_wait = ever_sent_ || sink_->mayAccept();
+  const bool may_wait = (ever_sent_ || sink_->mayAccept()) && !waitingForPeer();
   for (ThreadState* state = runtime_.registry.head(); state; state = state->next)
     state->drain.end_target = state->ring.readable();
   while (!cycle() && !endTargetsReached() && may_wait && Clock::now() < end.deadline)
@@ -564,6 +637,8 @@ void Drain::finishImage(const EndInfo& end) {
   uint64_t unsent = 0;
   const uint64_t now = nowNs();
   for (ThreadState* state = runtime_.registry.head(); state; state = state->next) {
+    if (!exec) // a stretch start no event followed: nothing to mark (states live in mmap'd memory)
+      std::vector<DrainCursor::StretchStart>().swap(state->drain.stretch_starts);
     const bool empty = state->ring.readable() == state->ring.released();
     if (empty && (exec || endThread(*state)))
       continue;

@@ -48,6 +48,9 @@ public:
   // Makes the drain thread look now rather than at its next interval (a new thread's first
   // event: its ThreadStart, and the process's ProcessStart, leave at once). Async-signal-safe.
   void wake();
+  // Attach on demand: whether a collector is connected as far as the drain knows (at start:
+  // whether one may be, see Drain::Drain). Always true when recording does not follow the peer.
+  bool attached() const { return attached_.load(std::memory_order_acquire); }
 
   // The image ends without the library destructor (exec, _exit): the drain thread sends what was
   // recorded (cycles within timeout_ms), ThreadEnd for every thread (not for exec, which may fail
@@ -73,6 +76,13 @@ private:
   };
 
   void run();
+  // Attach on demand: recording follows the sink's peer.
+  bool followsPeer() const { return runtime_.on_demand.load() && sink_->watchesPeer(); }
+  void followPeer(Sink::Peer peer);
+  // Recording follows the peer and none is connected: nothing is read or sent.
+  bool waitingForPeer() const { return followsPeer() && !attached(); }
+  void attach();
+  void detach();
   // Sleeps until woken (sem_post) or `interval` passed.
   void sleepFor(std::chrono::microseconds interval);
   // Handles an end or resume request; false when the drain thread must stop (the process ends).
@@ -113,6 +123,8 @@ private:
   Clock::time_point last_success_ = Clock::now();
   bool ever_sent_ = false;
   uint64_t cpu_ns_ = 0; // the drain thread's CPU time, known once it has stopped
+  std::atomic<bool> attached_{true};
+  uint64_t detached_ns_ = 0; // when the last detach happened (CLOCK_MONOTONIC)
 
   pthread_t thread_{};
   bool thread_started_ = false;

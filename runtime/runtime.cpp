@@ -272,6 +272,10 @@ bool startDrain() {
   const double nominal = rt.tick_source == TickSource::Tsc ? 2.0 : 1.0;
   Drain* drain = new Drain(rt, std::move(sink), Calibration(start, nominal), describeProcess(start.ns));
   g_drain.store(drain);
+  // Attach on demand: recording starts as the drain found the collector, before its thread can
+  // switch it.
+  if (rt.on_demand.load())
+    setRecordingEnabled(drain->attached());
   if (!drain->start()) {
     warn("cannot start the drain thread; tracing is off");
     return false;
@@ -295,6 +299,7 @@ void onThreadExit(void* value) {
 void lockAllForFork() {
   Runtime& rt = runtime();
   g_lifecycle_mutex.lock();
+  rt.recording_switch.lock();
   rt.modules_mutex.lock();
   rt.strings.mutex().lock();
 }
@@ -303,6 +308,7 @@ void unlockAllAfterFork() {
   Runtime& rt = runtime();
   rt.strings.mutex().unlock();
   rt.modules_mutex.unlock();
+  rt.recording_switch.unlock();
   g_lifecycle_mutex.unlock();
 }
 
@@ -343,8 +349,9 @@ void onForkChild() {
   rt.control_queue.clear();
   for (const wire::ModuleTable& module : rt.modules)
     rt.control_queue.push_back({0, module});
-  // Recording off: the drain starts when it is switched on.
-  if (recordingEnabled() && !startDrain()) {
+  // Recording off: the drain starts when it is switched on (or, on demand, to watch for a
+  // collector: the child connects on its own).
+  if ((recordingEnabled() || rt.on_demand.load()) && !startDrain()) {
     setRecordingEnabled(false);
     rt.phase.store(Phase::ShutDown);
   }
@@ -391,6 +398,9 @@ void startOnce() {
   g_tick_source = rt.tick_source;
   rt.ring_bytes = config.ring_bytes;
   rt.enabled_at_start = config.enabled;
+  // Attach on demand (docs/runtime.md): with a collector as destination and SHAPETRACE_ENABLED
+  // not given, recording follows the collector's connection.
+  rt.on_demand.store(config.output.empty() && !getenv("SHAPETRACE_ENABLED"));
   g_hot.blocking = config.blocking;
   g_hot.blocking_wait.store(config.blocking);
   rt.process_key = randomKey();
@@ -398,12 +408,15 @@ void startOnce() {
   pthread_key_create(&g_thread_key, onThreadExit);
   pthread_atfork(lockAllForFork, unlockAllAfterFork, onForkChild);
   // Recording off at start: no drain, no transport, no thread until shapetrace_set_enabled(1).
-  if (config.enabled && !startDrain()) {
+  // On demand, the drain starts (recording or not) to watch for a collector.
+  rt.phase.store(Phase::Running, std::memory_order_release);
+  if ((config.enabled || rt.on_demand.load()) && !startDrain()) {
     rt.phase.store(Phase::ShutDown);
+    setRecordingEnabled(false);
     return;
   }
-  rt.phase.store(Phase::Running, std::memory_order_release);
-  setRecordingEnabled(config.enabled);
+  if (!rt.on_demand.load())
+    setRecordingEnabled(config.enabled);
 }
 
 } // namespace
@@ -593,6 +606,11 @@ SHAPETRACE_EXPORT shapetrace_status shapetrace_set_thread_name(const char* name)
 SHAPETRACE_EXPORT void shapetrace_set_enabled(int enabled) {
   if (!running())
     return;
+  {
+    // The program decides from now on: recording no longer follows the collector's connection.
+    std::lock_guard lock(runtime().recording_switch);
+    runtime().on_demand.store(false);
+  }
   if (enabled && !g_drain.load()) {
     std::lock_guard lock(g_lifecycle_mutex);
     if (!g_drain.load() && running() && !startDrain())

@@ -67,6 +67,11 @@ extern constinit HotState g_hot;
 struct Runtime {
   std::atomic<Phase> phase{Phase::NotStarted};
   bool enabled_at_start = true;
+  // Attach on demand: recording follows the collector's connection (Drain::followPeer) until the
+  // program switches it itself. Written under recording_switch, so that a switch by the program
+  // and one by the drain never cross.
+  std::atomic<bool> on_demand{false};
+  std::mutex recording_switch;
   uint64_t ring_bytes = 0;
   // Written by start, fork and a failed exec (the drain); read by the drain and by exec's link.
   std::atomic<uint64_t> process_key{0};

@@ -27,6 +27,19 @@ public:
   // to be replaced); the sink stays usable (it reconnects at once) in case exec fails.
   virtual void release(unsigned linger_ms) = 0;
   virtual std::string describe() const = 0;
+
+  // Whether a collector is connected (attach on demand, see docs/runtime.md "Attach on demand").
+  // Only the ZeroMQ sink watches its peer; a recording is always there.
+  enum class Peer { Pending, Connected, Absent };
+  virtual bool watchesPeer() const { return false; }
+  // Takes the transport's news of its peer (ZeroMQ's socket monitor: connected, disconnected, a
+  // connection attempt that failed), waiting up to `wait_ms` for some when none is pending, and
+  // returns what is known: Pending until the first attempt's outcome. Connects first if needed.
+  // Drain thread only.
+  virtual Peer awaitPeer(unsigned wait_ms) {
+    (void)wait_ms;
+    return Peer::Connected;
+  }
 };
 
 // Connects a PUSH socket to `endpoint` (ZMQ_IMMEDIATE, so nothing queues towards a collector that

@@ -69,6 +69,17 @@ struct DrainCursor {
   std::vector<uint32_t> abandoned;
   size_t abandoned_sent = 0;
   size_t abandoned_in_batch = 0;
+  // Where recording starts again after a detached stretch (Drain::attach): before the event at
+  // `index` the drain sends a Gap of 0 events from the detach to the attach, so that consumers
+  // end the calls they hold open there (their ends, and calls open since, were not recorded).
+  struct StretchStart {
+    uint64_t index;
+    uint64_t detached_ns;
+    uint64_t attached_ns;
+  };
+  // A vector: unlike a deque it allocates nothing until used (a state is made in a signal handler
+  // too). Rarely more than one entry.
+  std::vector<StretchStart> stretch_starts;
 };
 
 struct ThreadState {

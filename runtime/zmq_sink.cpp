@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <pthread.h>
 #include <time.h>
@@ -91,7 +92,7 @@ public:
 
   void abandon() override {
     // The mutex may have been held by a thread of the parent: not touched here.
-    socket_ = context_ = nullptr;
+    socket_ = context_ = monitor_ = nullptr;
     closed_ = true;
     ZmqSink* self = this;
     g_active.compare_exchange_strong(self, nullptr);
@@ -101,6 +102,24 @@ public:
     std::lock_guard lock(mutex_);
     closeLocked(linger_ms);
     retry_at_ms_ = 0; // exec failed, if this is used again: connect at once
+  }
+
+  bool watchesPeer() const override { return true; }
+
+  Peer awaitPeer(unsigned wait_ms) override {
+    std::unique_lock lock(mutex_);
+    if (!socket_ && !open()) {
+      lock.unlock(); // backing off after a drop, or closed: nothing to watch until then
+      const timespec pause{time_t(wait_ms / 1000), long(wait_ms % 1000) * 1000000};
+      nanosleep(&pause, nullptr);
+      return Peer::Absent;
+    }
+    const int saved_errno = errno;
+    zmq_pollitem_t item{monitor_, 0, ZMQ_POLLIN, 0};
+    if (zmq_poll(&item, 1, long(wait_ms)) > 0)
+      readMonitorEvents();
+    errno = saved_errno;
+    return peer_;
   }
 
   std::string describe() const override {
@@ -127,18 +146,68 @@ private:
     retry_ms_ = std::min(retry_ms_ * 2, kLongestRetryMs);
   }
 
+  // Each monitor event is two frames: 6 bytes (uint16 event, uint32 value), then the endpoint.
+  void readMonitorEvents() {
+    for (;;) {
+      uint8_t head[6];
+      const int size = zmq_recv(monitor_, head, sizeof head, ZMQ_DONTWAIT);
+      if (size < 0)
+        return;
+      uint16_t event = 0;
+      std::memcpy(&event, head, sizeof event);
+      int more = 0;
+      size_t more_size = sizeof more;
+      while (zmq_getsockopt(monitor_, ZMQ_RCVMORE, &more, &more_size) == 0 && more) {
+        char endpoint[256];
+        zmq_recv(monitor_, endpoint, sizeof endpoint, ZMQ_DONTWAIT);
+      }
+      if (size != int(sizeof head))
+        continue;
+      if (event == ZMQ_EVENT_CONNECTED)
+        peer_ = Peer::Connected;
+      else if (event == ZMQ_EVENT_DISCONNECTED || event == ZMQ_EVENT_CONNECT_RETRIED)
+        peer_ = Peer::Absent;
+    }
+  }
+
   void closeLocked(unsigned linger_ms) {
+    peer_ = Peer::Absent;
     if (!socket_)
       return;
     TransportScope scope; // ZeroMQ closes its own descriptors
     const int saved_errno = errno;
     const int linger = int(linger_ms);
+    if (monitor_) {
+      const int no_linger = 0;
+      zmq_socket_monitor(socket_, nullptr, 0);
+      zmq_setsockopt(monitor_, ZMQ_LINGER, &no_linger, sizeof no_linger);
+      zmq_close(monitor_);
+      monitor_ = nullptr;
+    }
     zmq_setsockopt(socket_, ZMQ_LINGER, &linger, sizeof linger);
     zmq_close(socket_);
     zmq_ctx_term(context_); // joins ZeroMQ's threads
     forgetRuntimeThreads();
     socket_ = context_ = nullptr;
     errno = saved_errno;
+  }
+
+  // Watches the socket's peer (ZeroMQ's socket monitor over an inproc PAIR socket), before it
+  // connects so that no event is missed.
+  bool watchPeer(std::string& error) {
+    static constexpr char kMonitorEndpoint[] = "inproc://shapetrace-peer";
+    const int no_linger = 0;
+    if (zmq_socket_monitor(socket_, kMonitorEndpoint,
+                           ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED |
+                               ZMQ_EVENT_CONNECT_RETRIED) != 0 ||
+        !(monitor_ = zmq_socket(context_, ZMQ_PAIR)) ||
+        zmq_setsockopt(monitor_, ZMQ_LINGER, &no_linger, sizeof no_linger) != 0 ||
+        zmq_connect(monitor_, kMonitorEndpoint) != 0) {
+      error = std::string("cannot watch the connection: ") + zmq_strerror(zmq_errno());
+      return false;
+    }
+    peer_ = Peer::Pending;
+    return true;
   }
 
   // Creates the context and connects. False (try again later) while backing off after a drop;
@@ -164,6 +233,7 @@ private:
       if (!socket_) {
         error = std::string("cannot create a ZeroMQ socket: ") + zmq_strerror(zmq_errno());
       } else if (!curve_server_key_.empty() && !setCurveClient(socket_, curve_server_key_, error)) {
+      } else if (!watchPeer(error)) {
       } else if (zmq_setsockopt(socket_, ZMQ_SNDHWM, &send_hwm_, sizeof send_hwm_) != 0 ||
                  zmq_setsockopt(socket_, ZMQ_IMMEDIATE, &immediate, sizeof immediate) != 0 ||
                  zmq_setsockopt(socket_, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
@@ -173,11 +243,13 @@ private:
       }
     }
     if (!error.empty()) {
+      if (monitor_)
+        zmq_close(monitor_);
       if (socket_)
         zmq_close(socket_);
       if (context_)
         zmq_ctx_term(context_);
-      socket_ = context_ = nullptr;
+      socket_ = context_ = monitor_ = nullptr;
       broken_ = true;
       std::fprintf(stderr, "shapetrace: %s; nothing is sent\n", error.c_str());
     }
@@ -192,6 +264,8 @@ private:
   std::mutex mutex_; // socket_ and context_: the drain's sends against a drop by a program thread
   void* context_ = nullptr;
   void* socket_ = nullptr;
+  void* monitor_ = nullptr; // PAIR socket receiving socket_'s monitor events
+  Peer peer_ = Peer::Absent;
   bool broken_ = false;
   bool closed_ = false;
   uint64_t retry_at_ms_ = 0;

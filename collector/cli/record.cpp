@@ -54,6 +54,8 @@ pid_t startProgram(const std::vector<std::string>& program, const std::string& e
     throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
     ::setenv("SHAPETRACE_ENDPOINT", endpoint.c_str(), 1);
+    // Recorded from the first call, not only once the connection is seen (attach on demand):
+    ::setenv("SHAPETRACE_ENABLED", "1", /*overwrite=*/0); // the user's own setting wins
     if (!lossy)
       ::setenv("SHAPETRACE_BLOCKING", "1", /*overwrite=*/0); // the user's own setting wins
     if (redact_args) ::setenv("SHAPETRACE_REDACT_ARGS", "1", 1);
@@ -209,7 +211,8 @@ Runner setupRecord(CLI::App& command) {
       ->required()
       ->expected(-1);
   command.footer("Example: shapetrace record -o trace.rec -- ./server --port 8080\n"
-                 "The program runs with SHAPETRACE_ENDPOINT set to a private socket and, unless\n"
+                 "The program runs with SHAPETRACE_ENDPOINT set to a private socket,\n"
+                 "SHAPETRACE_ENABLED=1 unless given (recorded from its first call) and, unless\n"
                  "--lossy or SHAPETRACE_BLOCKING is given, SHAPETRACE_BLOCKING=1; its exit code "
                  "is shapetrace's.");
   return [o] { return runRecord(*o); };

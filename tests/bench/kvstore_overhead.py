@@ -13,12 +13,18 @@ wake). Variants:
 
   ordinary            build/bin/kvstore
   traced, disabled    instrumented, SHAPETRACE_ENABLED=0 (hooks cost a load and a branch)
-  traced, no sink     instrumented, recording on, no collector listening (hooks, rings and the
-                      drain thread run; batches are dropped at the socket)
+  traced, detached    instrumented, attach on demand (the default) with no collector listening:
+                      recording is off until one connects (issue #19's goal: within 2% of ordinary)
+  traced, no sink     instrumented, SHAPETRACE_ENABLED=1 (always on), no collector listening
+                      (hooks, rings and the drain thread run; batches are dropped at the socket)
+  traced, attached    instrumented, attach on demand, with `shapetrace collect` (recording to a
+                      temporary directory) and `shapetrace live --no-http` running for the whole
+                      benchmark: what a service costs while it is watched live
 
   tests/bench/kvstore_overhead.py [--build-dir build] [--seconds 3] [--runs 5] [--threads 2]
 """
 import argparse
+import contextlib
 import os
 import re
 import resource
@@ -26,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 ROW = re.compile(r"^  (\w+) +(\d+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+)$", re.M)
 REQUESTS = re.compile(r"^requests: (\d+) \((\d+) per second\)", re.M)
@@ -46,6 +53,35 @@ def run(binary, env_extra, args, data_dir):
             "put p99 us": rows["put"][2], "req/s": per_second}
 
 
+@contextlib.contextmanager
+def live_pipeline(build_dir, work_dir):
+    """`shapetrace collect` and `shapetrace live` running; yields the collector's endpoint."""
+    shapetrace = os.path.join(build_dir, "bin", "shapetrace")
+    endpoint = f"ipc://{work_dir}/collector.sock"
+    publish = f"ipc://{work_dir}/publish.sock"
+    collect = subprocess.Popen([shapetrace, "collect", "--listen", endpoint, "--publish", publish,
+                                "-o", os.path.join(work_dir, "rec")],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    live = None
+    try:
+        deadline = time.monotonic() + 10
+        while not os.path.exists(f"{work_dir}/publish.sock"):
+            if collect.poll() is not None or time.monotonic() > deadline:
+                sys.exit("kvstore_overhead: shapetrace collect did not start")
+            time.sleep(0.05)
+        live = subprocess.Popen([shapetrace, "live", "--connect", publish, "--no-http"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        yield endpoint
+    finally:
+        for process in (live, collect):
+            if process:
+                process.terminate()
+                try:
+                    process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build-dir", default="build")
@@ -58,16 +94,21 @@ def main():
     for binary in (ordinary, traced):
         if not os.access(binary, os.X_OK):
             sys.exit(f"kvstore_overhead: {binary} is missing (cmake --build {opts.build_dir})")
-    variants = [
-        ("ordinary", ordinary, {}),
-        ("traced, disabled", traced, {"SHAPETRACE_ENABLED": "0"}),
-        # An endpoint nobody listens on, so that no collector on the machine receives the events.
-        ("traced, no sink", traced, {"SHAPETRACE_ENDPOINT": "ipc:///tmp/kvstore-bench-nobody"}),
-    ]
     args = ["--seconds", str(opts.seconds), "--threads", str(opts.threads), "--seed", "1",
             "--max-unflushed-mib", "0", "--flush-ms", "3600000"]
-    results = {name: [] for name, _, _ in variants}
-    with tempfile.TemporaryDirectory(prefix="kvstore-bench-") as data_dir:
+    with tempfile.TemporaryDirectory(prefix="kvstore-bench-") as data_dir, \
+            tempfile.TemporaryDirectory(prefix="kvstore-bench-live-") as live_dir, \
+            live_pipeline(opts.build_dir, live_dir) as collector:
+        # An endpoint nobody listens on, so that no collector on the machine receives the events.
+        nobody = f"ipc://{live_dir}/nobody.sock"
+        variants = [
+            ("ordinary", ordinary, {}),
+            ("traced, disabled", traced, {"SHAPETRACE_ENABLED": "0"}),
+            ("traced, detached", traced, {"SHAPETRACE_ENDPOINT": nobody}),
+            ("traced, no sink", traced, {"SHAPETRACE_ENDPOINT": nobody, "SHAPETRACE_ENABLED": "1"}),
+            ("traced, attached", traced, {"SHAPETRACE_ENDPOINT": collector}),
+        ]
+        results = {name: [] for name, _, _ in variants}
         for i in range(opts.runs):
             for name, binary, env in variants:  # interleaved, so that load changes hit all alike
                 results[name].append(run(binary, env, args, data_dir))

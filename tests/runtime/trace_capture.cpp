@@ -107,9 +107,20 @@ Capture::~Capture() {
 }
 
 std::vector<wire::StreamItem> Capture::receive(int process_ends, int timeout_ms) {
-  std::vector<wire::StreamItem> items;
   int ends = 0;
-  while (ends < process_ends) {
+  return receiveUntil(
+      [&](const std::vector<wire::StreamItem>& items) {
+        ends += items.back().kind() == wire::ItemKind::ProcessEnd ? 1 : 0;
+        return ends >= process_ends;
+      },
+      timeout_ms);
+}
+
+std::vector<wire::StreamItem>
+Capture::receiveUntil(const std::function<bool(const std::vector<wire::StreamItem>&)>& done,
+                      int timeout_ms) {
+  std::vector<wire::StreamItem> items;
+  for (;;) {
     zmq_pollitem_t poll_item{socket_, 0, ZMQ_POLLIN, 0};
     if (zmq_poll(&poll_item, 1, timeout_ms) <= 0)
       break;
@@ -122,8 +133,8 @@ std::vector<wire::StreamItem> Capture::receive(int process_ends, int timeout_ms)
     const auto* data = static_cast<const std::byte*>(zmq_msg_data(&message));
     items.push_back(wire::decodeItem({data, zmq_msg_size(&message)}));
     zmq_msg_close(&message);
-    if (items.back().kind() == wire::ItemKind::ProcessEnd)
-      ++ends;
+    if (done(items))
+      break;
   }
   return items;
 }

@@ -5,6 +5,7 @@
 
 #include "wire/codec.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -36,6 +37,11 @@ public:
   // Receives until `process_ends` ProcessEnd items arrived (or `timeout_ms` passed without any
   // message). Every message must decode; returns the items in arrival order.
   std::vector<wire::StreamItem> receive(int process_ends, int timeout_ms = 10000);
+  // Receives until `done` (asked after each item, with every item so far) says so, or
+  // `timeout_ms` passed without any message.
+  std::vector<wire::StreamItem>
+  receiveUntil(const std::function<bool(const std::vector<wire::StreamItem>&)>& done,
+               int timeout_ms = 10000);
 
 private:
   void* context_;

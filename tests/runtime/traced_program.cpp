@@ -20,6 +20,7 @@
 //   traced_program exec-missing N     execl of a program that does not exist, then N calls
 //   traced_program daemon N           inside work: daemon(); the child makes N calls and exits
 //   traced_program longjmp D N        N times: setjmp inside work, D nested leaves, longjmp out
+//   traced_program serve FILE         a service: a thread calls work every 100 us until FILE exists
 // Prints "done <args>" and exits with status 3 (so tests can see the exit code unchanged), unless
 // the command ends the process otherwise.
 #include "shapetrace/abi.h"
@@ -116,6 +117,23 @@ int run(int argc, char** argv) {
   auto arg = [&](int i) { return argc > i ? std::atol(argv[i]) : 0; };
   if (command == "calls") {
     calls(arg(2));
+  } else if (command == "serve" && argc > 2) {
+    std::atomic<bool> stop{false};
+    std::thread worker([&] {
+      enter(kThreadBody);
+      while (!stop.load()) {
+        work();
+        const timespec pause{0, 100000};
+        nanosleep(&pause, nullptr);
+      }
+      leave(kThreadBody);
+    });
+    while (access(argv[2], F_OK) != 0) {
+      const timespec pause{0, 10000000};
+      nanosleep(&pause, nullptr);
+    }
+    stop.store(true);
+    worker.join();
   } else if (command == "threads") {
     const long threads = arg(2), n = arg(3), wave = arg(4) > 0 ? arg(4) : 1;
     for (long started = 0; started < threads;) {
