@@ -28,9 +28,13 @@ const std::pair<std::string, std::string> kForkLeaksAreByDesign{"ASAN_OPTIONS", 
 
 constexpr uint32_t kMain = 0, kWork = 1, kLeaf = 2, kHandler = 3, kThreadBody = 4;
 
+// These tests check what is recorded, as `shapetrace record` runs a program: always on
+// (SHAPETRACE_ENABLED=1, unless a test sets it), not attached on demand, which attach_test.cpp
+// checks on its own.
 std::map<std::string, std::string> envFor(const Capture& capture,
                                           std::map<std::string, std::string> extra = {}) {
   extra.emplace("SHAPETRACE_ENDPOINT", capture.endpoint());
+  extra.emplace("SHAPETRACE_ENABLED", "1");
   return extra;
 }
 
