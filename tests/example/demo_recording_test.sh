@@ -13,11 +13,12 @@ mkdir -p "$work"
   --data-dir "$work/data" > "$work/record.out" 2>&1
 "$shapetrace" info "$work/rec" --json > "$work/info.json"
 "$shapetrace" analyze "$work/rec" --json "$work/analysis.json" > "$work/analysis.txt"
-python3 - "$work/info.json" "$work/analysis.json" <<'CHECK'
-import json, sys
-info = json.load(open(sys.argv[1]))
-analysis = json.load(open(sys.argv[2]))
-problems = []
+python3 - "$work/info.json" "$work/analysis.json" "$(dirname "$0")" <<'CHECK'
+import sys
+sys.path.insert(0, sys.argv[3])
+from recording_checks import common_problems, load, report
+info, analysis = load(sys.argv[1], sys.argv[2])
+problems = common_problems(info, analysis)
 names = sorted(t["name"] for p in info["processes"] for t in p["threads"])
 for name in names:
     if name.startswith("ZMQ") or name.startswith("shapetrace"):
@@ -27,16 +28,5 @@ if names != sorted(["kvstore", "flusher", "evictor", "worker-0", "worker-1", "cl
 for p in info["processes"]:
     if not p["ended"]:
         problems.append("process %x has no process end" % p["process"])
-    for t in p["threads"]:
-        if t["dropped"]:
-            problems.append("thread %s dropped %d events" % (t["name"], t["dropped"]))
-counts = {d["name"]: d["count"] for d in analysis["diagnostics"]}
-for stat in ("function_ids_out_of_range", "unknown_function_ids", "processes_without_end",
-             "unmatched_exits", "events_dropped"):
-    if counts.get(stat, 0):
-        problems.append("%s: %d" % (stat, counts[stat]))
-if problems:
-    print("\n".join(problems))
-    sys.exit(1)
-print("clean: threads %s" % ", ".join(names))
+report(problems, "clean: threads %s" % ", ".join(names))
 CHECK

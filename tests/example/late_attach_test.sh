@@ -27,11 +27,12 @@ if [ $status -ne 0 ] || ! grep -q '^requests: ' "$work/service.out"; then
 fi
 "$shapetrace" info "$work/rec" --json > "$work/info.json"
 "$shapetrace" analyze "$work/rec" --json "$work/analysis.json" > "$work/analysis.txt"
-python3 - "$work/info.json" "$work/analysis.json" <<'CHECK'
-import json, sys
-info = json.load(open(sys.argv[1]))
-analysis = json.load(open(sys.argv[2]))
-problems = []
+python3 - "$work/info.json" "$work/analysis.json" "$(dirname "$0")" <<'CHECK'
+import sys
+sys.path.insert(0, sys.argv[3])
+from recording_checks import common_problems, load, report
+info, analysis = load(sys.argv[1], sys.argv[2])
+problems = common_problems(info, analysis)
 if len(info["processes"]) != 1:
     problems.append("%d processes" % len(info["processes"]))
 for p in info["processes"]:
@@ -40,16 +41,5 @@ for p in info["processes"]:
     names = {t["name"] for t in p["threads"] if t["events"]}
     if not {"worker-0", "worker-1"} <= names:
         problems.append("threads with events: %s" % sorted(names))
-    for t in p["threads"]:
-        if t["dropped"]:
-            problems.append("thread %s dropped %d events" % (t["name"], t["dropped"]))
-counts = {d["name"]: d["count"] for d in analysis["diagnostics"]}
-for stat in ("function_ids_out_of_range", "unknown_function_ids", "processes_without_end",
-             "unmatched_exits", "events_dropped"):
-    if counts.get(stat, 0):
-        problems.append("%s: %d" % (stat, counts[stat]))
-if problems:
-    print("\n".join(problems))
-    sys.exit(1)
-print("attached late: %d events" % sum(t["events"] for p in info["processes"] for t in p["threads"]))
+report(problems, "attached late: %d events" % sum(t["events"] for p in info["processes"] for t in p["threads"]))
 CHECK
