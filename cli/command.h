@@ -17,7 +17,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,20 @@ namespace shapetrace::cli {
 
 using Runner = std::function<int()>;
 using Setup = Runner (*)(CLI::App& command);
+
+// `run`, with std::invalid_argument (what the user typed cannot mean anything: a malformed time,
+// an id that is not a number) reported as a usage error: "shapetrace NAME: error: ...", exit 2.
+// Other errors reach main, which reports them with exit 1.
+inline Runner usageErrorsExit2(const char* name, Runner run) {
+  return [name, run = std::move(run)]() -> int {
+    try {
+      return run();
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "shapetrace %s: error: %s\n", name, e.what());
+      return 2;
+    }
+  };
+}
 
 struct Command {
   std::string name;

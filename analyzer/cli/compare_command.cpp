@@ -264,14 +264,7 @@ cli::Runner setupCompare(CLI::App& command) {
   // The analysis only names shapes, clusters and outliers here: no extension, no timeline.
   command.remove_option(command.get_option("--extensions"));
   command.remove_option(command.get_option("--timeline-bins"));
-  return [args]() -> int {
-    try {
-      return runCompare(*args);
-    } catch (const std::invalid_argument& e) {
-      std::fprintf(stderr, "shapetrace compare: error: %s\n", e.what());
-      return 2;
-    }
-  };
+  return cli::usageErrorsExit2("compare", [args] { return runCompare(*args); });
 }
 
 const cli::Registration compareCommand{

@@ -208,14 +208,7 @@ cli::Runner setupExport(CLI::App& command) {
       ->capture_default_str();
   command.add_option("--jobs,-j", args->jobs, "Worker threads; 0 = one per core")
       ->check(CLI::Range(0u, 256u));
-  return [args]() -> int {
-    try {
-      return runExport(*args);
-    } catch (const std::invalid_argument& e) {
-      std::fprintf(stderr, "shapetrace export: error: %s\n", e.what());
-      return 2;
-    }
-  };
+  return cli::usageErrorsExit2("export", [args] { return runExport(*args); });
 }
 
 const cli::Registration exportCommand{

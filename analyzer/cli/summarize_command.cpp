@@ -243,16 +243,11 @@ cli::Runner setupSummarize(CLI::App& command) {
   // The analysis only names shapes, clusters and outliers here: no extension, no timeline.
   command.remove_option(command.get_option("--extensions"));
   command.remove_option(command.get_option("--timeline-bins"));
-  return [args]() -> int {
-    try {
-      if (args->encoding == "fsa" && args->k > kMaxTail)
-        throw std::invalid_argument("--k: the tail length is at most " + std::to_string(kMaxTail));
-      return runSummarize(*args);
-    } catch (const std::invalid_argument& e) {
-      std::fprintf(stderr, "shapetrace summarize: error: %s\n", e.what());
-      return 2;
-    }
-  };
+  return cli::usageErrorsExit2("summarize", [args] {
+    if (args->encoding == "fsa" && args->k > kMaxTail)
+      throw std::invalid_argument("--k: the tail length is at most " + std::to_string(kMaxTail));
+    return runSummarize(*args);
+  });
 }
 
 const cli::Registration summarizeCommand{
