@@ -34,6 +34,7 @@ public:
   void onReset() { open_.clear(); }
 
   const FlameTree& tree() const { return tree_; } // functions are the process's ids
+  FlameTree& tree() { return tree_; }
   uint64_t truncatedCalls() const { return truncated_calls_; }
 
 private:

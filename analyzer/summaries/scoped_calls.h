@@ -2,6 +2,7 @@
 #pragma once
 
 #include "export/exports.h"
+#include "extensions/flame.h"
 #include "flame_tree.h"
 #include "summaries/sequences.h"
 
@@ -22,50 +23,44 @@ public:
       traces_.emplace_back();
       traces_.back().key = info.thread;
     }
+    flame_.onReset();
     open_.clear();
   }
-  void enter(uint32_t function, uint32_t, uint64_t time_ns) override {
-    const uint32_t parent = open_.empty() ? FlameTree::kRoot : open_.back().node;
-    open_.push_back({tree_.child(parent, function), 0});
+  void enter(uint32_t function, uint32_t depth, uint64_t time_ns) override {
+    flame_.onEnter(function, depth, time_ns);
+    open_.push_back(function);
     if (per_call_) traces_.back().events.push_back({time_ns, function, true});
   }
-  void exit(uint32_t function, uint32_t, uint64_t enter_ns, uint64_t exit_ns,
+  // Counted as the flame extension counts (FlameSink): measured calls timed, their time their
+  // caller's callees'.
+  void exit(uint32_t function, uint32_t depth, uint64_t enter_ns, uint64_t exit_ns,
             bool measured) override {
-    const Open open = open_.back();
     open_.pop_back();
     if (per_call_) traces_.back().events.push_back({exit_ns, function, false});
-    FlameNode& node = tree_[open.node];
-    ++node.calls;
-    if (!measured) return;
-    // As the flame extension counts: measured calls timed, their time their caller's callees'.
-    const uint64_t duration = exit_ns - enter_ns;
-    ++node.measured;
-    node.total_ns += duration;
-    node.self_ns += duration > open.callee_ns ? duration - open.callee_ns : 0;
-    if (!open_.empty()) open_.back().callee_ns += duration;
+    FinishedCall call;
+    call.function = function;
+    call.depth = depth;
+    call.enter_ns = enter_ns;
+    call.exit_ns = exit_ns;
+    call.measured = measured;
+    flame_.onCall(call);
   }
   // Calls that lost their exit are closed where the thread's events stop, as TraceCapture does.
   void gap(uint64_t time_ns) override { close(time_ns); }
   void end(uint64_t time_ns) override { close(time_ns); }
 
-  FlameTree& tree() { return tree_; }
+  FlameTree& tree() { return flame_.tree(); }
   std::vector<exports::ThreadTrace>& traces() { return traces_; }
 
 private:
-  struct Open {
-    uint32_t node;
-    uint64_t callee_ns;
-  };
   void close(uint64_t time_ns) {
-    while (!open_.empty()) {
-      if (per_call_)
-        traces_.back().events.push_back({time_ns, tree_[open_.back().node].function, false});
-      open_.pop_back();
-    }
+    for (; !open_.empty(); open_.pop_back())
+      if (per_call_) traces_.back().events.push_back({time_ns, open_.back(), false});
+    flame_.onReset();
   }
   bool per_call_;
-  FlameTree tree_;
-  std::vector<Open> open_;
+  FlameSink flame_{SIZE_MAX};
+  std::vector<uint32_t> open_; // the open calls' functions
   std::vector<exports::ThreadTrace> traces_;
 };
 
