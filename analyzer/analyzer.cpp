@@ -18,6 +18,7 @@ struct Analyzer::Task {
   uint64_t sequence = wire::kNoSequence;
   uint64_t dropped = 0;
   std::vector<Event> events;
+  std::vector<wire::TracerWait> waits;
 
   void run();
 };
@@ -36,9 +37,9 @@ struct Analyzer::ThreadSlot {
 void Analyzer::Task::run() {
   switch (kind) {
   case Kind::Batch:
-    slot->analyzer.onBatch(sequence, events);
+    slot->analyzer.onBatch(sequence, events, waits);
     for (auto& consumer : slot->consumers)
-      consumer->onBatch(sequence, events);
+      consumer->onBatch(sequence, events, waits);
     break;
   case Kind::Gap:
     slot->analyzer.onGapMarker(dropped);
@@ -196,6 +197,7 @@ void Analyzer::consume(wire::StreamItem item) {
     Task task;
     task.sequence = batch->sequence;
     task.events = std::move(batch->events);
+    task.waits = std::move(batch->tracer_waits);
     dispatch(slotFor(process, batch->thread), std::move(task));
   } else if (auto* gap = std::get_if<wire::Gap>(&item.body)) {
     Task task;
@@ -217,8 +219,8 @@ void Analyzer::consume(wire::StreamItem item) {
     task.kind = Task::Kind::End;
     dispatch(slot, std::move(task));
   }
-  // ProcessStart, ProcessEnd, ExecFailed, ExitStatus and Annotation carry nothing the shape
-  // analysis uses yet.
+  // ProcessStart, ProcessEnd, ExecFailed, ExitStatus and annotations (items of their own or a
+  // batch's) carry nothing the shape analysis uses; extensions see them in observe().
 }
 
 void Analyzer::drain() {

@@ -65,6 +65,22 @@ struct FinishedCall {
   friend bool operator==(const FinishedCall&, const FinishedCall&) = default;
 };
 
+// A batch's events in the stretches between its tracer waits (wire::TracerWait): `events` for
+// each stretch, then `wait` with each wait's length, in order. Most batches have no wait: one
+// stretch.
+template <typename OnEvents, typename OnWait>
+void forEachStretch(std::span<const Event> events, std::span<const wire::TracerWait> waits,
+                    OnEvents&& on_events, OnWait&& on_wait) {
+  size_t done = 0;
+  for (const wire::TracerWait& wait : waits) {
+    const size_t at = std::clamp<size_t>(wait.before_event, done, events.size());
+    on_events(events.subspan(done, at - done));
+    done = at;
+    on_wait(wait.duration_ns);
+  }
+  on_events(events.subspan(done));
+}
+
 // Batch sequence numbers of one thread: regressions and missing batches, counted.
 class BatchSequence {
 public:
@@ -108,10 +124,21 @@ public:
                      uint32_t max_depth = kDefaultMaxDepth)
       : sink_(sink), shapes_(shapes), max_depth_(max_depth) {}
 
-  // A batch of the thread's events with its sequence number (wire::kNoSequence when unknown).
-  void onBatch(uint64_t sequence, std::span<const Event> events) {
+  // A batch of the thread's events with its sequence number (wire::kNoSequence when unknown) and
+  // the tracer's waits among them.
+  void onBatch(uint64_t sequence, std::span<const Event> events,
+               std::span<const wire::TracerWait> waits = {}) {
     if (sequence_.missingBefore(sequence, diagnostics_)) onGap(0);
-    onEvents(events);
+    forEachStretch(events, waits, [this](std::span<const Event> stretch) { onEvents(stretch); },
+                   [this](uint64_t duration_ns) { onTracerWait(duration_ns); });
+  }
+  // The runtime made the thread wait here (lossless recording): the open calls are measured
+  // without the wait, as ThreadAnalyzer measures them (their start moves later by it).
+  void onTracerWait(uint64_t duration_ns) {
+    diagnostics_.add(Stat::tracer_waits);
+    diagnostics_.add(Stat::tracer_wait_ns, duration_ns);
+    for (Frame& frame : stack_)
+      frame.enter_ns += duration_ns;
   }
   void onEvents(std::span<const Event> events) {
     events_ += events.size();

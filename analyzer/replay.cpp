@@ -96,6 +96,7 @@ ThreadEvents::Kind ThreadEvents::next() {
     auto& batch = std::get<wire::EventBatch>(item.body);
     sequence_ = header.sequence;
     events_ = std::move(batch.events);
+    waits_ = std::move(batch.tracer_waits);
     mapFunctions(thread_.process, events_);
     return Kind::kBatch;
   }

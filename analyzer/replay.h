@@ -49,6 +49,7 @@ public:
   Kind next();
 
   std::vector<Event>& events() { return events_; }
+  const std::vector<wire::TracerWait>& waits() const { return waits_; } // among events()
   uint64_t sequence() const { return sequence_; }
   uint64_t dropped() const { return dropped_; }
   uint64_t framesRead() const { return frames_read_; }
@@ -61,6 +62,7 @@ private:
   ThreadKey thread_;
   std::map<uint64_t, std::vector<uint32_t>> index_of_; // per process: function id -> index
   std::vector<Event> events_;
+  std::vector<wire::TracerWait> waits_;
   uint64_t sequence_ = 0;
   uint64_t dropped_ = 0;
   uint64_t frames_read_ = 0;

@@ -21,9 +21,18 @@ ThreadAnalyzer::ThreadAnalyzer(const ThreadAnalyzerSettings& settings) : setting
   result_.dag_stats.resize(1);
 }
 
-void ThreadAnalyzer::onBatch(uint64_t sequence, std::span<const Event> events) {
+void ThreadAnalyzer::onBatch(uint64_t sequence, std::span<const Event> events,
+                             std::span<const wire::TracerWait> waits) {
   if (sequence_.missingBefore(sequence, result_.diagnostics)) onGap(0);
-  onEvents(events);
+  forEachStretch(events, waits, [this](std::span<const Event> stretch) { onEvents(stretch); },
+                 [this](uint64_t duration_ns) { onTracerWait(duration_ns); });
+}
+
+void ThreadAnalyzer::onTracerWait(uint64_t duration_ns) {
+  result_.diagnostics.add(Stat::tracer_waits);
+  result_.diagnostics.add(Stat::tracer_wait_ns, duration_ns);
+  for (Frame& frame : stack_)
+    frame.enter_ns += duration_ns;
 }
 
 void ThreadAnalyzer::onEvents(std::span<const Event> events) {

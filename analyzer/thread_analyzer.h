@@ -44,10 +44,14 @@ public:
   explicit ThreadAnalyzer(const ThreadAnalyzerSettings& settings = {});
 
   // A batch of this thread's events with its sequence number (wire::kNoSequence when unknown).
-  void onBatch(uint64_t sequence, std::span<const Event> events);
+  // `waits` (in order) are the tracer's waits among the events (wire::EventBatch).
+  void onBatch(uint64_t sequence, std::span<const Event> events,
+               std::span<const wire::TracerWait> waits = {});
   void onEvents(std::span<const Event> events);
   // A gap marker: the runtime dropped `dropped` events of this thread here.
   void onGapMarker(uint64_t dropped);
+  // The runtime made the thread wait here: the open calls are measured without the wait.
+  void onTracerWait(uint64_t duration_ns);
   // Events were lost here (a gap marker, a missing batch, a limit hit): the stack is discarded.
   void onGap(uint64_t dropped);
   // The thread ended or the input stopped: open calls are dropped and counted.

@@ -15,8 +15,10 @@ namespace shapetrace::analyzer {
 class ThreadConsumer {
 public:
   virtual ~ThreadConsumer() = default;
-  // A batch of the thread's events with its sequence number (wire::kNoSequence when unknown).
-  virtual void onBatch(uint64_t sequence, std::span<const Event> events) = 0;
+  // A batch of the thread's events with its sequence number (wire::kNoSequence when unknown) and
+  // the tracer's waits among them (call_stack.h's forEachStretch).
+  virtual void onBatch(uint64_t sequence, std::span<const Event> events,
+                       std::span<const wire::TracerWait> waits = {}) = 0;
   // A gap marker: the runtime dropped `dropped` events of this thread here.
   virtual void onGapMarker(uint64_t dropped) = 0;
   // The thread ended, or the input is over.
@@ -31,8 +33,9 @@ public:
   CallStreamConsumer(ShapeLookup shapes, uint32_t max_depth, Args&&... args)
       : sink_(std::forward<Args>(args)...), stack_(sink_, shapes, max_depth) {}
 
-  void onBatch(uint64_t sequence, std::span<const Event> events) override {
-    stack_.onBatch(sequence, events);
+  void onBatch(uint64_t sequence, std::span<const Event> events,
+               std::span<const wire::TracerWait> waits = {}) override {
+    stack_.onBatch(sequence, events, waits);
   }
   void onGapMarker(uint64_t dropped) override { stack_.onGapMarker(dropped); }
   void onEnd() override { stack_.onEnd(); }

@@ -325,11 +325,19 @@ bool Drain::cycle() {
   return complete;
 }
 
+bool Drain::discardBatch() {
+  batch_.clear();
+  batch_annotations_.clear();
+  batch_waits_.clear();
+  return false;
+}
+
 bool Drain::sendBatch(ThreadState& state, uint64_t up_to) {
   DrainCursor& cursor = state.drain;
   if (batch_.count() != 0) {
-    const wire::Bytes message = wire::encodeEventBatch(runtime_.process_key, state.tid,
-                                                       cursor.next_sequence, batch_);
+    const wire::Bytes message = wire::encodeEventBatch(
+        runtime_.process_key, state.tid, cursor.next_sequence, batch_,
+        {batch_annotations_, batch_waits_});
     if (!sink_->send(message)) {
       cursor.abandoned_in_batch = 0;
       return false;
@@ -340,7 +348,15 @@ bool Drain::sendBatch(ThreadState& state, uint64_t up_to) {
     cursor.events_sent += batch_.count();
     events_sent_ += batch_.count();
     batch_.clear();
+  } else {
+    // Marks with no event around them (the thread annotated and made no call since): annotations
+    // go as items of their own; a wait always follows the event it delayed, so it has a batch.
+    for (const wire::Annotation& annotation : batch_annotations_)
+      if (!sendItem(annotation))
+        return false;
   }
+  batch_annotations_.clear();
+  batch_waits_.clear();
   // Every slot before up_to is in a sent batch, or a marker that made nothing else to send.
   cursor.abandoned_sent += cursor.abandoned_in_batch;
   cursor.abandoned_in_batch = 0;
@@ -396,7 +412,7 @@ bool Drain::drainThread(ThreadState& state) {
           !sendItem(wire::Gap{state.tid, 0,
                               cursor.next_sequence ? cursor.next_sequence - 1 : wire::kNoSequence,
                               start.detached_ns, start.attached_ns}))
-        return (batch_.clear(), false);
+        return discardBatch();
       cursor.stretch_starts.erase(cursor.stretch_starts.begin());
       if (cursor.stretch_starts.empty())
         std::vector<DrainCursor::StretchStart>().swap(cursor.stretch_starts); // its memory too
@@ -409,13 +425,13 @@ bool Drain::drainThread(ThreadState& state) {
       if (isUnnamed(slot)) [[unlikely]] {
         index = dropUnnamedEvents(state, index, head);
         if (index == DrainCursor::kNoIndex)
-          return (batch_.clear(), false);
+          return discardBatch();
         continue;
       }
       batch_.append(calibration_.toNs(slot.timestamp), slot.function_id, slot.kind);
       ++index;
       if (batch_.full() && !sendBatch(state, index))
-        return (batch_.clear(), false);
+        return discardBatch();
       continue;
     }
     // Markers that only change what the drain knows, or become events of the batch.
@@ -434,16 +450,22 @@ bool Drain::drainThread(ThreadState& state) {
     }
     if (uint32_t(slot.kind) == kAbandonMarker) {
       if (!expandAbandonMarker(state, index))
-        return (batch_.clear(), false);
+        return discardBatch();
       ++index;
+      continue;
+    }
+    if (uint32_t(slot.kind) == kAnnotationMarker || uint32_t(slot.kind) == kTracerWaitMarker) {
+      addMark(state, slot, ring.at(index + 1));
+      index += 2;
+      if (marksFull() && !sendBatch(state, index))
+        return discardBatch();
       continue;
     }
     // Markers that become items of their own, between two batches.
     if (!sendBatch(state, index))
-      return (batch_.clear(), false);
+      return discardBatch();
     const uint64_t at_ns = calibration_.toNs(slot.timestamp);
     bool sent = true;
-    uint64_t used = 1;
     switch (uint32_t(slot.kind)) {
     case kLostMarker: {
       // Recording resumed with the event after the marker (published together with it).
@@ -460,13 +482,6 @@ bool Drain::drainThread(ThreadState& state) {
       }
       break;
     }
-    case kAnnotationMarker: {
-      const Event& value = ring.at(index + 1);
-      sent = sendItem(wire::Annotation{state.tid, at_ns, runtime_.strings.lookup(slot.function_id),
-                                       int64_t(value.timestamp)});
-      used = 2;
-      break;
-    }
     case kThreadNameMarker:
       sent = sendItem(wire::ThreadName{state.tid, at_ns, runtime_.strings.lookup(slot.function_id)});
       break;
@@ -475,12 +490,24 @@ bool Drain::drainThread(ThreadState& state) {
     }
     if (!sent)
       return false;
-    index += used;
+    ++index;
     ring.release(index);
   }
   if (!sendBatch(state, index))
-    return (batch_.clear(), false);
+    return discardBatch();
   return ring.released() == ring.readable();
+}
+
+void Drain::addMark(const ThreadState& state, const Event& marker, const Event& payload) {
+  const uint64_t at_ns = calibration_.toNs(marker.timestamp);
+  const auto before_event = uint32_t(batch_.count());
+  if (uint32_t(marker.kind) == kAnnotationMarker) {
+    batch_annotations_.push_back({state.tid, at_ns, runtime_.strings.lookup(marker.function_id),
+                                  int64_t(payload.timestamp), before_event});
+  } else {
+    const uint64_t end_ns = calibration_.toNs(marker.timestamp + payload.timestamp);
+    batch_waits_.push_back({before_event, at_ns, end_ns - at_ns});
+  }
 }
 
 uint64_t Drain::dropUnnamedEvents(ThreadState& state, uint64_t index, uint64_t head) {

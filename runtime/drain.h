@@ -100,6 +100,15 @@ private:
   // Drains one thread's ring; true when the ring is empty afterwards.
   bool drainThread(ThreadState& state);
   bool sendBatch(ThreadState& state, uint64_t up_to);
+  // A batch holds at most as many marks as events (a thread that only annotates still sends
+  // messages of bounded size).
+  bool marksFull() const {
+    return batch_annotations_.size() + batch_waits_.size() >= flags().batch_events;
+  }
+  // An annotation or tracer wait (the marker and the slot after it) placed at the batch's end.
+  void addMark(const ThreadState& state, const Event& marker, const Event& payload);
+  // Forgets the batch being made (a send failed: its slots stay in the ring for the next cycle).
+  bool discardBatch();
   bool sendPendingGap(ThreadState& state, uint64_t from_ns, uint64_t to_ns);
   // A run of events with ids no module named (>= SHAPETRACE_UNREGISTERED_BASE) from `index`: not
   // sent, counted as dropped in a Gap. Returns the index after the run, or kNoIndex on failure.
@@ -118,6 +127,9 @@ private:
   uint64_t next_calibration_ns_ = 0;
   uint64_t calibration_step_ns_ = 0;
   wire::EventEncoder batch_; // the batch being made, encoded event by event
+  // The batch's annotations and tracer waits, placed among its events.
+  std::vector<wire::Annotation> batch_annotations_;
+  std::vector<wire::TracerWait> batch_waits_;
   uint64_t events_sent_ = 0;
   uint64_t drops_reported_ = 0;
   Clock::time_point last_success_ = Clock::now();

@@ -17,7 +17,8 @@
 namespace shapetrace::rt {
 
 // Ring entries that are not events. Their `kind` never collides with EventKind; the drain turns
-// them into stream items in ring order, so each lands exactly between the right two batches.
+// them into stream items in ring order, or into marks of the batch (annotations, tracer waits)
+// placed exactly between the right two events.
 enum MarkerKind : uint32_t {
   // function_id = number of events dropped (<= UINT32_MAX), timestamp = ticks of the first one.
   kLostMarker = 0x100,
@@ -37,6 +38,11 @@ enum MarkerKind : uint32_t {
   // process's current key began (the image went on after a failed exec; its earlier calls are
   // the previous key's).
   kSkippedExitMarker = 0x106,
+  // The thread waited for ring space (lossless recording) from timestamp (ticks), after the event
+  // before the marker; the next slot is kTracerWaitLength. The drain puts it in the batch.
+  kTracerWaitMarker = 0x107,
+  // timestamp = the wait's length in ticks.
+  kTracerWaitLength = 0x108,
 };
 
 // What only the drain thread reads and writes.

@@ -110,6 +110,12 @@ std::unique_ptr<ThreadConsumer> ExplainExtension::consumerFor(const ThreadKey& t
   return consumer;
 }
 
+void ExplainExtension::takeAnnotation(uint64_t process, const wire::Annotation& note) {
+  ++keys_seen_[note.key];
+  if (note.key == settings_.input_key)
+    annotations_[{process, note.thread}].emplace_back(note.timestamp_ns, note.value);
+}
+
 void ExplainExtension::observe(const wire::StreamItem& item) {
   if (const auto* table = std::get_if<wire::ModuleTable>(&item.body)) {
     auto& targets = targets_[item.process];
@@ -121,10 +127,10 @@ void ExplainExtension::observe(const wire::StreamItem& item) {
       targets[f.id] = true;
     }
   } else if (const auto* note = std::get_if<wire::Annotation>(&item.body)) {
-    ++keys_seen_[note->key];
-    if (note->key == settings_.input_key)
-      annotations_[{item.process, note->thread}].emplace_back(note->timestamp_ns, note->value);
+    takeAnnotation(item.process, *note);
   } else if (const auto* batch = std::get_if<wire::EventBatch>(&item.body)) {
+    for (const wire::Annotation& annotation : batch->annotations)
+      takeAnnotation(item.process, annotation);
     // Events are in time order within a batch: the span needs its ends only.
     if (!batch->events.empty()) {
       first_ns_ = std::min(first_ns_, batch->events.front().timestamp);

@@ -93,6 +93,9 @@ public:
   class Sink;
 
 private:
+  // An annotation (an item of its own or one of a batch's): its key is seen, its value kept
+  // when it is the input.
+  void takeAnnotation(uint64_t process, const wire::Annotation& note);
   ExplainData collect(const Analysis& analysis, FunctionIndex& functions) const;
   nlohmann::ordered_json runPoint(const Analysis& analysis, FunctionIndex& functions) const;
 

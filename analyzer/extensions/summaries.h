@@ -70,13 +70,14 @@ private:
   public:
     Consumer(uint32_t max_depth, uint32_t depth, uint64_t max_events)
         : stream_(ShapeLookup::none(), max_depth, depth, max_events) {}
-    void onBatch(uint64_t sequence, std::span<const Event> events) override {
+    void onBatch(uint64_t sequence, std::span<const Event> events,
+                 std::span<const wire::TracerWait> waits = {}) override {
       if (stream_.sink().full()) {
         skipped_ += events.size();
         return;
       }
       read_ += events.size();
-      stream_.onBatch(sequence, events);
+      stream_.onBatch(sequence, events, waits);
     }
     void onGapMarker(uint64_t dropped) override {
       if (!stream_.sink().full()) stream_.onGapMarker(dropped);

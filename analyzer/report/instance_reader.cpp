@@ -119,8 +119,14 @@ std::optional<Instance> InstanceReader::find(uint64_t process, uint32_t thread, 
       continue;
     }
     const std::vector<Event>& events = events_.events();
-    for (const Event& e : events) {
-      stack.onEvents(std::span(&e, 1));
+    const std::vector<wire::TracerWait>& waits = events_.waits();
+    size_t next_wait = 0;
+    for (size_t i = 0; i <= events.size(); ++i) {
+      // The tracer's waits before this event, measured as the analysis measured them.
+      for (; next_wait < waits.size() && waits[next_wait].before_event <= i; ++next_wait)
+        stack.onTracerWait(waits[next_wait].duration_ns);
+      if (i == events.size()) break;
+      stack.onEvents(std::span(&events[i], 1));
       if (replay.found()) {
         Instance instance = replay.takeFound(max_calls);
         instance.process = process;

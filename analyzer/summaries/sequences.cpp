@@ -171,7 +171,7 @@ void feedThread(ThreadEvents& events, const ThreadKey& thread, uint64_t from_ns,
     case ThreadEvents::Kind::kUndecodable: stack.onGap(0); break;
     case ThreadEvents::Kind::kBatch: {
       const auto& batch = events.events();
-      stack.onBatch(events.sequence(), batch);
+      stack.onBatch(events.sequence(), batch, events.waits());
       if (!batch.empty() && !more(batch.back().timestamp)) return;
       break;
     }

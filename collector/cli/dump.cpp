@@ -111,7 +111,29 @@ public:
     const uint32_t thread = threadOf(item);
     if (const auto* batch = std::get_if<wire::EventBatch>(&item.body)) {
       int& depth = depth_[{item.process, thread}];
-      for (const Event& e : batch->events) {
+      size_t next_annotation = 0, next_wait = 0;
+      // The batch's annotations and tracer waits before event `i`, each on a line of its own.
+      const auto marksBefore = [&](size_t i) {
+        for (; next_annotation < batch->annotations.size() &&
+               batch->annotations[next_annotation].before_event <= i;
+             ++next_annotation) {
+          const wire::Annotation& note = batch->annotations[next_annotation];
+          if (inRange(note.timestamp_ns))
+            std::printf("%" PRIu64 " %u/%u %*s# %s = %" PRId64 "\n", note.timestamp_ns, pid, thread,
+                        2 * depth, "", note.key.c_str(), note.value);
+        }
+        for (; next_wait < batch->tracer_waits.size() &&
+               batch->tracer_waits[next_wait].before_event <= i;
+             ++next_wait) {
+          const wire::TracerWait& wait = batch->tracer_waits[next_wait];
+          if (inRange(wait.start_ns))
+            std::printf("%" PRIu64 " %u/%u %*s# tracer wait %" PRIu64 " ns\n", wait.start_ns, pid,
+                        thread, 2 * depth, "", wait.duration_ns);
+        }
+      };
+      for (size_t i = 0; i < batch->events.size(); ++i) {
+        marksBefore(i);
+        const Event& e = batch->events[i];
         const bool enter = e.kind == EventKind::Enter;
         if (!enter && depth > 0)
           --depth;
@@ -121,6 +143,7 @@ public:
         if (enter)
           ++depth;
       }
+      marksBefore(batch->events.size());
       return;
     }
     std::printf("# %u/%u %s", pid, thread, wire::itemKindName(item.kind()));
@@ -194,6 +217,23 @@ public:
                                   {"name", names.function(item.process, e.function_id)},
                                   {"kind", kindName(e.kind)}});
             j["events"] = std::move(events);
+            if (!body.annotations.empty()) {
+              nlohmann::json notes = nlohmann::json::array();
+              for (const wire::Annotation& note : body.annotations)
+                notes.push_back({{"t", note.timestamp_ns},
+                                 {"key", note.key},
+                                 {"value", note.value},
+                                 {"before_event", note.before_event}});
+              j["annotations"] = std::move(notes);
+            }
+            if (!body.tracer_waits.empty()) {
+              nlohmann::json waits = nlohmann::json::array();
+              for (const wire::TracerWait& wait : body.tracer_waits)
+                waits.push_back({{"t", wait.start_ns},
+                                 {"duration_ns", wait.duration_ns},
+                                 {"before_event", wait.before_event}});
+              j["tracer_waits"] = std::move(waits);
+            }
           } else if constexpr (std::is_same_v<T, wire::ProcessStart>) {
             j["pid"] = body.pid;
             j["executable"] = body.executable;
@@ -287,13 +327,13 @@ public:
         emit(head + nameJson(names, item.process, e.function_id) + "}");
       }
     } else if (const auto* note = std::get_if<wire::Annotation>(&item.body)) {
-      char head[160];
-      std::snprintf(head, sizeof head,
-                    "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%u,\"tid\":%u,\"ts\":%" PRIu64 ".%03u,",
-                    pid, note->thread, note->timestamp_ns / 1000,
-                    static_cast<unsigned>(note->timestamp_ns % 1000));
-      emit(head + ("\"name\":" + nlohmann::json(note->key).dump() + ",\"args\":{\"value\":" +
-                   std::to_string(note->value) + "}}"));
+      annotation(pid, *note);
+    }
+    if (const auto* batch = std::get_if<wire::EventBatch>(&item.body)) {
+      for (const wire::Annotation& note : batch->annotations)
+        annotation(pid, note);
+      for (const wire::TracerWait& wait : batch->tracer_waits)
+        tracerWait(pid, batch->thread, wait);
     }
   }
   void finish() override { std::printf("\n]}\n"); }
@@ -307,6 +347,23 @@ private:
     emit("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + std::to_string(pid) +
          ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":" +
          nlohmann::json(name).dump() + "}}");
+  }
+  static std::string micros(uint64_t ns) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%" PRIu64 ".%03u", ns / 1000, static_cast<unsigned>(ns % 1000));
+    return text;
+  }
+  void annotation(uint32_t pid, const wire::Annotation& note) {
+    emit("{\"ph\":\"i\",\"s\":\"t\",\"pid\":" + std::to_string(pid) +
+         ",\"tid\":" + std::to_string(note.thread) + ",\"ts\":" + micros(note.timestamp_ns) +
+         ",\"name\":" + nlohmann::json(note.key).dump() + ",\"args\":{\"value\":" +
+         std::to_string(note.value) + "}}");
+  }
+  // A slice of its own, named so that it cannot be mistaken for the program's.
+  void tracerWait(uint32_t pid, uint32_t tid, const wire::TracerWait& wait) {
+    emit("{\"ph\":\"X\",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) +
+         ",\"ts\":" + micros(wait.start_ns) + ",\"dur\":" + micros(wait.duration_ns) +
+         ",\"name\":\"shapetrace: tracer wait\",\"cat\":\"shapetrace\"}");
   }
   // Function names are escaped once per function, not once per event.
   const std::string& nameJson(const Names& names, uint64_t process, uint32_t id) {

@@ -24,6 +24,7 @@ struct ThreadInfo {
   uint64_t events = 0, batches = 0, dropped_gaps = 0, dropped_reported = 0, missing_batches = 0;
   uint64_t next_sequence = 0;
   uint64_t first_ns = UINT64_MAX, last_ns = 0;
+  uint64_t tracer_waits = 0, tracer_wait_ns = 0; // waits for ring space (lossless recording)
   bool ended = false;
 };
 
@@ -147,6 +148,10 @@ void account(ProcessInfo& p, const wire::StreamItem& item) {
           t.next_sequence = std::max(t.next_sequence, body.sequence + 1);
           ++t.batches;
           t.events += body.events.size();
+          p.annotations += body.annotations.size();
+          t.tracer_waits += body.tracer_waits.size();
+          for (const wire::TracerWait& wait : body.tracer_waits)
+            t.tracer_wait_ns += wait.duration_ns;
           if (!body.events.empty()) {
             t.first_ns = std::min(t.first_ns, body.events.front().timestamp);
             t.last_ns = std::max(t.last_ns, body.events.back().timestamp);
@@ -236,6 +241,8 @@ nlohmann::json toJson(const RecordingInfo& info) {
                          {"batches", t.batches},
                          {"dropped", dropped(t)},
                          {"missing_batches", t.missing_batches},
+                         {"tracer_waits", t.tracer_waits},
+                         {"tracer_wait_ns", t.tracer_wait_ns},
                          {"first_ns", t.events ? t.first_ns : 0},
                          {"last_ns", t.last_ns},
                          {"ended", t.ended}});
@@ -354,6 +361,10 @@ void printText(const std::string& dir, const RecordingInfo& info) {
                   (unsigned long long)dropped(t));
       if (t.missing_batches)
         std::printf(", %llu batches missing", (unsigned long long)t.missing_batches);
+      if (t.tracer_waits)
+        std::printf(", waited %.3f ms for the tracer (%llu times)",
+                    static_cast<double>(t.tracer_wait_ns) / 1e6,
+                    (unsigned long long)t.tracer_waits);
       if (t.events)
         std::printf(", %.6f s", static_cast<double>(t.last_ns - t.first_ns) / 1e9);
       std::printf("\n");

@@ -129,6 +129,23 @@ struct EventBatch {
   baseNs @3 :UInt64;
   encoding @4 :EventEncoding;
   events @5 :Data;
+  # What else happened on the thread while these events were recorded, in order, each placed
+  # exactly by its `beforeEvent` (the index in `events` of the first event recorded after it;
+  # `count` when none was). Added after format version 1's first release: older readers ignore
+  # them. The runtime sends annotations here rather than as items of their own, which would cut a
+  # batch at every annotation (a service that annotates each request would send batches of a few
+  # dozen events).
+  annotations @6 :List(Annotation);
+  tracerWaits @7 :List(TracerWait);
+}
+
+# The runtime made the thread wait `durationNs` for room in its ring (lossless recording,
+# SHAPETRACE_BLOCKING): time the tracer caused, not the program. It began at `startNs`, after the
+# event before it; the calls open then were open through it.
+struct TracerWait {
+  beforeEvent @0 :UInt32;
+  startNs @1 :UInt64;
+  durationNs @2 :UInt64;
 }
 
 # The runtime dropped `dropped` events of `thread` between batch afterSequence and the next batch.
@@ -145,6 +162,7 @@ struct Annotation {
   timestampNs @1 :UInt64;
   key @2 :Text;
   value @3 :Int64;
+  beforeEvent @4 :UInt32;      # in EventBatch.annotations (above); 0 in an item of its own
 }
 
 # How the runtime saw its process image end. Every thread ends with it (a ThreadEnd is sent for

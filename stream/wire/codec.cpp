@@ -88,24 +88,47 @@ void fill(s::ThreadEnd::Builder b, const ThreadEnd& v) {
   b.setBatches(v.batches);
 }
 
+void fill(s::Annotation::Builder b, const Annotation& v) {
+  b.setThread(v.thread);
+  b.setTimestampNs(v.timestamp_ns);
+  b.setKey(text(v.key));
+  b.setValue(v.value);
+  b.setBeforeEvent(v.before_event);
+}
+
+void fill(s::TracerWait::Builder b, const TracerWait& v) {
+  b.setBeforeEvent(v.before_event);
+  b.setStartNs(v.start_ns);
+  b.setDurationNs(v.duration_ns);
+}
+
+template <typename Builder, typename T> void fillList(Builder list, std::span<const T> values) {
+  for (size_t i = 0; i < values.size(); ++i)
+    fill(list[unsigned(i)], values[i]);
+}
+
 void fillBatch(s::EventBatch::Builder b, uint32_t thread, uint64_t sequence,
-               const EventEncoder& events) {
+               const EventEncoder& events, BatchMarks marks) {
   b.setThread(thread);
   b.setSequence(sequence);
   b.setCount(static_cast<uint32_t>(events.count()));
   b.setBaseNs(events.base());
   b.setEncoding(s::EventEncoding::DELTA_VARINT);
   b.setEvents(kj::arrayPtr(events.bytes().data(), events.bytes().size()));
+  if (!marks.annotations.empty())
+    fillList(b.initAnnotations(unsigned(marks.annotations.size())), marks.annotations);
+  if (!marks.tracer_waits.empty())
+    fillList(b.initTracerWaits(unsigned(marks.tracer_waits.size())), marks.tracer_waits);
 }
 
 void fillBatch(s::EventBatch::Builder b, uint32_t thread, uint64_t sequence,
-               std::span<const Event> events) {
+               std::span<const Event> events, BatchMarks marks = {}) {
   // One encoder per thread: whoever encodes many batches should not allocate each time.
   thread_local EventEncoder encoder;
   encoder.start(events.size());
   for (const Event& e : events)
     encoder.append(e.timestamp, e.function_id, e.kind);
-  fillBatch(b, thread, sequence, encoder);
+  fillBatch(b, thread, sequence, encoder, marks);
 }
 
 void fill(s::Gap::Builder b, const Gap& v) {
@@ -114,13 +137,6 @@ void fill(s::Gap::Builder b, const Gap& v) {
   b.setAfterSequence(v.after_sequence);
   b.setFromNs(v.from_ns);
   b.setToNs(v.to_ns);
-}
-
-void fill(s::Annotation::Builder b, const Annotation& v) {
-  b.setThread(v.thread);
-  b.setTimestampNs(v.timestamp_ns);
-  b.setKey(text(v.key));
-  b.setValue(v.value);
 }
 
 void fill(s::ProcessEnd::Builder b, const ProcessEnd& v) {
@@ -216,7 +232,10 @@ Gap read(s::Gap::Reader r) {
   return {r.getThread(), r.getDropped(), r.getAfterSequence(), r.getFromNs(), r.getToNs()};
 }
 Annotation read(s::Annotation::Reader r) {
-  return {r.getThread(), r.getTimestampNs(), str(r.getKey()), r.getValue()};
+  return {r.getThread(), r.getTimestampNs(), str(r.getKey()), r.getValue(), r.getBeforeEvent()};
+}
+TracerWait read(s::TracerWait::Reader r) {
+  return {r.getBeforeEvent(), r.getStartNs(), r.getDurationNs()};
 }
 ProcessEnd read(s::ProcessEnd::Reader r) {
   ProcessEnd v;
@@ -258,6 +277,21 @@ std::span<const uint8_t> checkedBatchBytes(s::EventBatch::Reader r) {
   return bytes;
 }
 
+// A batch's marks, each placed at or before the end of its events and in order.
+template <typename List, typename T>
+void readMarks(List list, uint32_t event_count, std::vector<T>& out) {
+  out.reserve(list.size());
+  for (const auto entry : list) {
+    T mark = read(entry);
+    if (mark.before_event > event_count ||
+        (!out.empty() && mark.before_event < out.back().before_event))
+      throw FormatError(FormatErrorReason::BadValue,
+                        "a batch mark placed before event " + std::to_string(mark.before_event) +
+                            " of " + std::to_string(event_count) + ", out of place");
+    out.push_back(std::move(mark));
+  }
+}
+
 EventBatch read(s::EventBatch::Reader r) {
   EventBatch v;
   v.thread = r.getThread();
@@ -266,6 +300,8 @@ EventBatch read(s::EventBatch::Reader r) {
   const std::span<const uint8_t> bytes = checkedBatchBytes(r);
   v.events.reserve(r.getCount());
   decodeEvents(bytes, r.getCount(), r.getBaseNs(), v.events);
+  readMarks(r.getAnnotations(), r.getCount(), v.annotations);
+  readMarks(r.getTracerWaits(), r.getCount(), v.tracer_waits);
   return v;
 }
 
@@ -338,7 +374,8 @@ Bytes encodeItem(const StreamItem& item) {
         else if constexpr (std::is_same_v<T, ThreadEnd>)
           fill(root.initThreadEnd(), body);
         else if constexpr (std::is_same_v<T, EventBatch>)
-          fillBatch(root.initEventBatch(), body.thread, body.sequence, body.events);
+          fillBatch(root.initEventBatch(), body.thread, body.sequence, body.events,
+                    {body.annotations, body.tracer_waits});
         else if constexpr (std::is_same_v<T, Gap>)
           fill(root.initGap(), body);
         else if constexpr (std::is_same_v<T, Annotation>)
@@ -364,10 +401,12 @@ Bytes encodeEventBatch(uint64_t process, uint32_t thread, uint64_t sequence,
 }
 
 Bytes encodeEventBatch(uint64_t process, uint32_t thread, uint64_t sequence,
-                       const EventEncoder& events) {
-  unsigned words = static_cast<unsigned>(events.bytes().size() / 8 + 32);
+                       const EventEncoder& events, BatchMarks marks) {
+  unsigned words = static_cast<unsigned>(events.bytes().size() / 8 + 32 +
+                                         marks.annotations.size() * 8 +
+                                         marks.tracer_waits.size() * 4);
   capnp::MallocMessageBuilder message(words);
-  fillBatch(initRoot(message, process).initEventBatch(), thread, sequence, events);
+  fillBatch(initRoot(message, process).initEventBatch(), thread, sequence, events, marks);
   return toBytes(message);
 }
 

@@ -31,9 +31,14 @@ Bytes encodeItem(const StreamItem& item);
 // building an EventBatch value first: the runtime's drain path.
 Bytes encodeEventBatch(uint64_t process, uint32_t thread, uint64_t sequence,
                        std::span<const Event> events);
+// What a batch carries besides its events (EventBatch.annotations and tracer_waits).
+struct BatchMarks {
+  std::span<const Annotation> annotations;
+  std::span<const TracerWait> tracer_waits;
+};
 // The same from events already encoded one by one (the runtime's drain path).
 Bytes encodeEventBatch(uint64_t process, uint32_t thread, uint64_t sequence,
-                       const EventEncoder& events);
+                       const EventEncoder& events, BatchMarks marks = {});
 
 // Parses and fully validates one message. Throws FormatError on anything wrong.
 StreamItem decodeItem(std::span<const std::byte> message);

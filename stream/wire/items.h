@@ -91,10 +91,32 @@ struct ThreadEnd {
   friend bool operator==(const ThreadEnd&, const ThreadEnd&) = default;
 };
 
+// An annotation (shapetrace_annotate): an item of its own, or one of an EventBatch's, where
+// `before_event` places it among the batch's events (the index of the first event after it).
+struct Annotation {
+  uint32_t thread = 0;
+  uint64_t timestamp_ns = 0;
+  std::string key;
+  int64_t value = 0;
+  uint32_t before_event = 0;
+  friend bool operator==(const Annotation&, const Annotation&) = default;
+};
+
+// A wait for ring space the runtime imposed on the thread (lossless recording): see
+// stream.capnp's TracerWait.
+struct TracerWait {
+  uint32_t before_event = 0;
+  uint64_t start_ns = 0;
+  uint64_t duration_ns = 0;
+  friend bool operator==(const TracerWait&, const TracerWait&) = default;
+};
+
 struct EventBatch {
   uint32_t thread = 0;
   uint64_t sequence = 0;
   std::vector<Event> events; // timestamps in nanoseconds
+  std::vector<Annotation> annotations; // in order, each before_event <= events.size()
+  std::vector<TracerWait> tracer_waits; // in order, each before_event <= events.size()
   friend bool operator==(const EventBatch&, const EventBatch&) = default;
 };
 
@@ -107,14 +129,6 @@ struct Gap {
   uint64_t from_ns = 0;
   uint64_t to_ns = 0;
   friend bool operator==(const Gap&, const Gap&) = default;
-};
-
-struct Annotation {
-  uint32_t thread = 0;
-  uint64_t timestamp_ns = 0;
-  std::string key;
-  int64_t value = 0;
-  friend bool operator==(const Annotation&, const Annotation&) = default;
 };
 
 struct ProcessEnd {

@@ -41,6 +41,22 @@ FinishedCall finished(uint32_t function, uint32_t caller, uint32_t depth, uint64
 Event enter(uint64_t t, uint32_t f) { return {t, f, EventKind::Enter}; }
 Event leave(uint64_t t, uint32_t f) { return {t, f, EventKind::Exit}; }
 
+// A tracer wait (wire::TracerWait) inside calls 1 and 2: their starts move later by it, as in
+// ThreadAnalyzer, so their durations are the program's own; a call entered after it is untouched.
+TEST(CallStackTest, TracerWaitsAreTakenOutOfTheOpenCalls) {
+  RecordingSink sink;
+  CallStack<RecordingSink> stack(sink);
+  const std::vector<Event> events{enter(10, 1), enter(20, 2), leave(1030, 2), enter(1040, 3),
+                                  leave(1050, 3), leave(1060, 1)};
+  const std::vector<wire::TracerWait> waits{{2, 25, 1000}};
+  stack.onBatch(0, events, waits);
+  EXPECT_THAT(sink.calls, ::testing::ElementsAre(finished(2, 1, 1, 1020, 1030),
+                                                 finished(3, 1, 1, 1040, 1050),
+                                                 finished(1, kNoCaller, 0, 1010, 1060)));
+  EXPECT_EQ(stack.diagnostics().count(Stat::tracer_waits), 1u);
+  EXPECT_EQ(stack.diagnostics().count(Stat::tracer_wait_ns), 1000u);
+}
+
 TEST(CallStackTest, NestedCallsFinishInOrderWithCallerAndDepth) {
   RecordingSink sink;
   CallStack<RecordingSink> stack(sink);

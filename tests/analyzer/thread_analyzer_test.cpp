@@ -354,6 +354,32 @@ TEST(ThreadAnalyzerTest, FunctionMomentsCoverEveryShapeOfTheFunction) {
   EXPECT_EQ(a.shapeStates()[leafOf(a, 1)].stats.moments.count(), 250u);
 }
 
+// The 20 calls of the outlier test below, the 1000 ns one made so by a 890 ns wait of the tracer
+// (lossless recording, ring full) inside it, placed exactly between its events as the runtime puts
+// it; and a leaf with a wait between its enter and exit. No outlier: the tracer's time is not the
+// program's. The open calls' starts move later by the wait, so their durations exclude it.
+TEST(ThreadAnalyzerTest, TracerWaitsAreTakenOutOfTheOpenCalls) {
+  std::vector<testing::Call> calls;
+  for (int i = 0; i < 20; ++i)
+    calls.push_back(call(1, {}, i % 2 == 0 ? 100 : 110));
+  calls.push_back(call(2, {call(1, {}, 100)}, 10));
+  std::vector<Event> events = eventsOf(calls);
+  const size_t leaf_exit = events.size() - 2; // the inner call's exit
+  // 890 ns after the inner call's enter: every event from its exit on is 890 ns later.
+  for (size_t i = leaf_exit; i < events.size(); ++i)
+    events[i].timestamp += 890;
+  const uint64_t wait_start = events[leaf_exit - 1].timestamp;
+  const std::vector<wire::TracerWait> waits{{uint32_t(leaf_exit), wait_start, 890}};
+  ThreadAnalyzer a;
+  a.onBatch(0, events, waits);
+  a.onEnd();
+  EXPECT_THAT(a.outliers(), ::testing::IsEmpty());
+  EXPECT_EQ(a.functionStates()[1].stats.moments.max(), 110u);
+  EXPECT_EQ(a.functionStates()[2].stats.moments.max(), 110u); // 10 of its own, 100 of its child's
+  EXPECT_EQ(a.diagnostics().count(Stat::tracer_waits), 1u);
+  EXPECT_EQ(a.diagnostics().count(Stat::tracer_wait_ns), 890u);
+}
+
 // 20 calls of 100 or 110 ns (mean 105, sd 5), then one of 1000 ns: an outlier against both its
 // function and its shape ("same work, slower"). Then a call of the same function with a child
 // that takes long: an outlier for the function only ("did more work": a new shape).

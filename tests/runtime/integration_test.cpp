@@ -294,6 +294,27 @@ TEST(RuntimeIntegration, BlockingModeLosesNothingWithATinyRing) {
   ASSERT_EQ(threads.size(), 1u);
   EXPECT_EQ(shape(threads.begin()->second.events), callsPattern(calls));
   EXPECT_EQ(threads.begin()->second.dropped, 0u);
+  // The thread waited for the drain (256 slots for 200,000 events): each wait is in the stream,
+  // placed after the event it delayed (whose time was taken before it) and before the next one.
+  // (A wait may open the next batch: the drain can take the event before its wait is written.)
+  size_t waits = 0;
+  uint64_t previous_ns = 0; // the thread's last event before the batch
+  for (const auto& item : traced.items) {
+    const auto* batch = std::get_if<wire::EventBatch>(&item.body);
+    if (!batch)
+      continue;
+    for (const wire::TracerWait& wait : batch->tracer_waits) {
+      ++waits;
+      ASSERT_LE(wait.before_event, batch->events.size());
+      EXPECT_GE(wait.start_ns, wait.before_event ? batch->events[wait.before_event - 1].timestamp
+                                                 : previous_ns);
+      if (wait.before_event < batch->events.size())
+        EXPECT_LE(wait.start_ns + wait.duration_ns, batch->events[wait.before_event].timestamp);
+    }
+    if (!batch->events.empty())
+      previous_ns = batch->events.back().timestamp;
+  }
+  EXPECT_GT(waits, 0u);
 }
 
 TEST(RuntimeIntegration, NoCollectorChangesNothing) {
@@ -324,22 +345,37 @@ TEST(RuntimeIntegration, AnnotationsAndThreadNamesArriveInPlace) {
   const auto names = itemsOfType<wire::ThreadName>(traced.items);
   ASSERT_EQ(names.size(), 1u);
   EXPECT_EQ(names[0].name, "main-loop");
-  // Each annotation comes after the events recorded before it and before those recorded after it.
+  // Each annotation comes after the events recorded before it and before those recorded after it:
+  // in the batch that holds those events (placed by before_event), or as an item between batches.
   // Events counted between annotations, however the drain happened to cut the batches.
   std::vector<std::string> order;
   long events = 0;
+  const auto annotation = [&](const wire::Annotation& note) {
+    EXPECT_EQ(note.key, "request.size");
+    order.push_back(std::to_string(events));
+    order.push_back("a" + std::to_string(note.value));
+    events = 0;
+  };
+  size_t in_batches = 0;
   for (const auto& item : traced.items) {
-    if (auto* annotation = std::get_if<wire::Annotation>(&item.body)) {
-      EXPECT_EQ(annotation->key, "request.size");
-      order.push_back(std::to_string(events));
-      order.push_back("a" + std::to_string(annotation->value));
-      events = 0;
+    if (auto* note = std::get_if<wire::Annotation>(&item.body)) {
+      annotation(*note);
     } else if (auto* batch = std::get_if<wire::EventBatch>(&item.body)) {
-      events += long(batch->events.size());
+      uint32_t placed = 0;
+      for (const wire::Annotation& mark : batch->annotations) {
+        events += long(mark.before_event - placed);
+        placed = mark.before_event;
+        annotation(mark);
+        ++in_batches;
+      }
+      events += long(batch->events.size() - placed);
     }
   }
   order.push_back(std::to_string(events));
   EXPECT_THAT(order, ElementsAre("1", "a100", "4", "a101", "4", "a102", "5"));
+  // Annotations travel in the batch of the events around them (only one made when nothing was left
+  // to send would go as an item of its own): they do not cut batches.
+  EXPECT_GE(in_batches, 2u);
 }
 
 TEST(RuntimeIntegration, SwitchingRecordingOffKeepsCallsBalanced) {

@@ -40,6 +40,10 @@ std::vector<StreamItem> everyItem() {
                   {1005, 18, EventKind::UnwindExit}, // a clock that stepped back still round-trips
                   {1006, 17, EventKind::AbandonedExit},
                   {UINT64_MAX, UINT32_MAX, EventKind::Exit}};
+  // Marks at the start, between events and after the last one.
+  batch.annotations = {{77, 999, "request_bytes", 512, 0}, {77, 1011, "phase", -1, 2},
+                       {77, 1011, "phase", -2, 2}, {77, UINT64_MAX, "last", 0, 5}};
+  batch.tracer_waits = {{1, 1001, 7}, {5, UINT64_MAX - 9, 9}};
   ProcessStart exec_start = start;
   exec_start.origin = ProcessOrigin::Exec;
   exec_start.previous_image = 0x99aabbccddeeff00;
@@ -52,7 +56,7 @@ std::vector<StreamItem> everyItem() {
       {4, ThreadName{77, 6000, "renamed"}},
       {5, ThreadEnd{77, 7000, 100, 3, 9}},
       {6, batch},
-      {7, EventBatch{78, 0, {}}},
+      {7, EventBatch{78, 0, {}, {}, {}}},
       {8, Gap{77, 250, 8, 2000, 3000}},
       {9, Gap{77, 1, kNoSequence, 10, 10}},
       {10, Annotation{77, 1500, "request_bytes", -42}},
@@ -103,7 +107,7 @@ TEST(Codec, PeekGivesHeaderWithoutEvents) {
 TEST(Codec, EncodeEventBatchEqualsEncodeItem) {
   std::vector<Event> events = {{10, 1, EventKind::Enter}, {20, 1, EventKind::Exit}};
   Bytes direct = encodeEventBatch(5, 6, 7, events);
-  EXPECT_EQ(decodeItem(direct), (StreamItem{5, EventBatch{6, 7, events}}));
+  EXPECT_EQ(decodeItem(direct), (StreamItem{5, EventBatch{6, 7, events, {}, {}}}));
 }
 
 FormatErrorReason reasonOf(std::span<const std::byte> message) {
@@ -114,6 +118,33 @@ FormatErrorReason reasonOf(std::span<const std::byte> message) {
   }
   ADD_FAILURE() << "message was accepted";
   return FormatErrorReason::Malformed;
+}
+
+// The runtime's path: an encoder's events with the batch's marks.
+TEST(Codec, EncodeEventBatchCarriesItsMarks) {
+  EventEncoder encoder;
+  encoder.start(4);
+  encoder.append(10, 1, EventKind::Enter);
+  encoder.append(20, 1, EventKind::Exit);
+  const std::vector<Annotation> notes{{6, 15, "size", 4096, 1}};
+  const std::vector<TracerWait> waits{{1, 12, 3}};
+  const Bytes message = encodeEventBatch(5, 6, 7, encoder, {notes, waits});
+  const std::vector<Event> events{{10, 1, EventKind::Enter}, {20, 1, EventKind::Exit}};
+  EXPECT_EQ(decodeItem(message), (StreamItem{5, EventBatch{6, 7, events, notes, waits}}));
+}
+
+// A mark placed after the batch's end or before the previous mark's place is refused, as is
+// anything else a writer never produces: a reader could not place it.
+TEST(Codec, MisplacedBatchMarksAreRejected) {
+  const std::vector<Event> events{{10, 1, EventKind::Enter}, {20, 1, EventKind::Exit}};
+  const auto encoded = [&](std::vector<Annotation> notes, std::vector<TracerWait> waits) {
+    return encodeItem(StreamItem{5, EventBatch{6, 7, events, std::move(notes), std::move(waits)}});
+  };
+  EXPECT_EQ(reasonOf(encoded({{6, 15, "size", 1, 3}}, {})), FormatErrorReason::BadValue);
+  EXPECT_EQ(reasonOf(encoded({}, {{3, 15, 1}})), FormatErrorReason::BadValue);
+  EXPECT_EQ(reasonOf(encoded({{6, 15, "a", 1, 2}, {6, 12, "b", 1, 1}}, {})),
+            FormatErrorReason::BadValue);
+  EXPECT_EQ(reasonOf(encoded({}, {{2, 15, 1}, {0, 9, 1}})), FormatErrorReason::BadValue);
 }
 
 TEST(Codec, EveryTruncationIsRejected) {

@@ -46,7 +46,7 @@ ST.Tables = class {
       `<th data-col="${c.id}" class="${c.num ? 'num' : ''}${c.id === column.id ? ` sorted${ascending ? ' asc' : ''}` : ''}">${c.label}</th>`).join('');
     const body = rows.map((r) => `<tr data-key="${ST.fmt.html(def.key(r))}">` + def.columns.map((c) => {
       const v = c.value(r);
-      const content = c.cell ? c.cell(r) : ST.fmt.html(c.text ? c.text(v) : v);
+      const content = c.cell ? c.cell(r) : ST.fmt.html(c.text ? c.text(v, r) : v);
       const cls = [c.num ? 'num' : '', c.cls || '', c.bad && c.bad(v) ? 'bad' : ''].join(' ').trim();
       return `<td class="${cls}">${content}</td>`;
     }).join('') + '</tr>').join('');
@@ -188,6 +188,10 @@ ST.tabs.register({
         { id: 'calls', label: 'Calls', num: true, value: (t) => t.calls, text: (v) => f.count(v) },
         { id: 'ribbons', label: 'Ribbons', num: true, value: (t) => t.ribbons.length },
         { id: 'outliers', label: 'Outliers', num: true, value: (t) => t.outliers.length, bad: (v) => v > 0 },
+        // Time the tracer made the thread wait for ring space (lossless recording): taken out of
+        // the calls' durations, shown so that nobody mistakes it for the program's.
+        { id: 'tracer_waits', label: 'Tracer waits', num: true, value: (t) => t.diagnostics.tracer_wait_ns || 0,
+          text: (v, t) => (v ? `${f.ns(v)} (${f.count(t.diagnostics.tracer_waits)})` : ''), bad: (v) => v > 0 },
         { id: 'diagnostics', label: 'Diagnostics', value: (t) => Object.entries(t.diagnostics).map(([k, v]) => `${k}: ${v}`).join(', ') },
       ],
     };
