@@ -142,8 +142,20 @@ public:
   }
   void onEvents(std::span<const Event> events) {
     events_ += events.size();
-    for (const Event& event : events)
-      onEvent(event);
+    const Event* const end = events.data() + events.size();
+    for (const Event* next = events.data(); next != end; ++next) {
+      // A call without children has its exit right after its enter (most calls do): finished
+      // here without a frame, as ThreadAnalyzer does. Anything unusual takes the general path.
+      if (next->kind == EventKind::Enter && next + 1 != end && next[1].kind == EventKind::Exit &&
+          next[1].function_id == next->function_id && next->function_id < kMaxFunctionId &&
+          next->timestamp >= last_ns_ && next[1].timestamp >= next->timestamp &&
+          stack_.size() < max_depth_) [[likely]] {
+        finishLeaf(next->function_id, next->timestamp, next[1].timestamp);
+        ++next;
+        continue;
+      }
+      onEvent(*next);
+    }
   }
   // A gap marker: the runtime dropped `dropped` events of this thread here.
   void onGapMarker(uint64_t dropped) {
@@ -242,9 +254,20 @@ private:
     finishTop(time_ns, true);
   }
 
+  [[gnu::always_inline]] void finishLeaf(uint32_t function, uint64_t enter_ns, uint64_t exit_ns) {
+    last_ns_ = exit_ns;
+    sink_.onEnter(function, static_cast<uint32_t>(stack_.size()), enter_ns);
+    finish(Frame{function, enter_ns, child_shapes_.size()}, exit_ns, true);
+  }
+
   [[gnu::always_inline]] void finishTop(uint64_t time_ns, bool measured) {
     const Frame frame = stack_.back();
     stack_.pop_back();
+    finish(frame, time_ns, measured);
+  }
+
+  // The call of `frame`, no longer on the stack, ends at `time_ns`.
+  [[gnu::always_inline]] void finish(const Frame& frame, uint64_t time_ns, bool measured) {
     FinishedCall call;
     call.function = frame.function;
     call.caller = stack_.empty() ? kNoCaller : stack_.back().function;
