@@ -21,13 +21,29 @@ wake). Variants:
                       temporary directory) and `shapetrace live --no-http` running for the whole
                       benchmark: what a service costs while it is watched live
 
+With --record (issue #21: recording every event at close to the hooks' own cost), instead of the
+live variants:
+
+  in-process          instrumented, SHAPETRACE_OUTPUT=DIR SHAPETRACE_BLOCKING=1: the runtime writes
+                      the recording itself
+  record              `shapetrace record -o DIR -- kvstore` (lossless: threads wait for ring space)
+  record --lossy      the same, dropping (and counting) what the pipeline cannot take
+  uftrace             a -pg build recorded by `uftrace record` (when uftrace is installed)
+
+CPU time then includes the recording process (`shapetrace record` and its collector); each
+recording's events, drops and tracer waits are printed, and `shapetrace analyze` and `shapetrace
+report` are timed (wall, peak RSS) on the largest lossless recording.
+
   tests/bench/kvstore_overhead.py [--build-dir build] [--seconds 3] [--runs 5] [--threads 2]
+                                  [--record]
 """
 import argparse
 import contextlib
+import json
 import os
 import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -38,10 +54,11 @@ ROW = re.compile(r"^  (\w+) +(\d+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d
 REQUESTS = re.compile(r"^requests: (\d+) \((\d+) per second\)", re.M)
 
 
-def run(binary, env_extra, args, data_dir):
+def run(command, env_extra, args, data_dir):
+    """Runs kvstore (`command`: the binary, or a recorder's command line ending with it)."""
     env = dict(os.environ, **env_extra)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out = subprocess.run([binary, *args, "--data-dir", data_dir], env=env, check=True,
+    out = subprocess.run([*command, *args, "--data-dir", data_dir], env=env, check=True,
                          capture_output=True, text=True).stdout
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -82,12 +99,78 @@ def live_pipeline(build_dir, work_dir):
                     process.kill()
 
 
+def recording_figures(shapetrace, directory):
+    """Events, drops and tracer waits of a recording (`shapetrace info --json`)."""
+    info = json.loads(subprocess.run([shapetrace, "info", directory, "--json"], check=True,
+                                     capture_output=True, text=True).stdout)
+    threads = [t for p in info["processes"] for t in p["threads"]]
+    return {"events": sum(t["events"] for t in threads),
+            "dropped": sum(t["dropped"] for t in threads),
+            "tracer waits": sum(t["tracer_waits"] for t in threads),
+            "tracer wait ms": sum(t["tracer_wait_ns"] for t in threads) / 1e6}
+
+
+def timed(command):
+    """Wall seconds and peak RSS (MiB) of one command."""
+    start = time.monotonic()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    if status != 0:
+        sys.exit(f"kvstore_overhead: {' '.join(command)} failed ({status})")
+    return time.monotonic() - start, usage.ru_maxrss / 1024
+
+
+def build_pg(build_dir, work_dir):
+    """kvstore built with -pg for uftrace, from the same sources; None without uftrace."""
+    if not shutil.which("uftrace"):
+        return None
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples",
+                          "kvstore")
+    pg_dir = os.path.join(work_dir, "pg")
+    subprocess.run(["cmake", "-S", source, "-B", pg_dir, "-G", "Ninja",
+                    "-DCMAKE_CXX_COMPILER=clang++-19", "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
+                    "-DCMAKE_CXX_FLAGS=-pg"], check=True, capture_output=True)
+    subprocess.run(["cmake", "--build", pg_dir], check=True, capture_output=True)
+    return os.path.join(pg_dir, "bin", "kvstore")
+
+
+def record_variants(opts, ordinary, traced, work_dir):
+    shapetrace = os.path.join(opts.build_dir, "bin", "shapetrace")
+    recordings = os.path.join(work_dir, "recordings")
+
+    def fresh(name):  # an empty directory per run: recordings are deleted after their figures
+        path = os.path.join(recordings, name)
+        shutil.rmtree(path, ignore_errors=True)
+        return path
+
+    in_process = fresh("in-process")
+    variants = [
+        ("ordinary", [ordinary], {}, None),
+        ("traced, disabled", [traced], {"SHAPETRACE_ENABLED": "0"}, None),
+        ("in-process", [traced], {"SHAPETRACE_OUTPUT": in_process, "SHAPETRACE_BLOCKING": "1",
+                                  "SHAPETRACE_ENABLED": "1"}, in_process),
+        ("record", [shapetrace, "record", "-o", fresh("record"), "--", traced], {},
+         os.path.join(recordings, "record")),
+        ("record --lossy", [shapetrace, "record", "--lossy", "-o", fresh("lossy"), "--", traced],
+         {}, os.path.join(recordings, "lossy")),
+    ]
+    pg = build_pg(opts.build_dir, work_dir)
+    if pg:
+        variants.append(("uftrace", ["uftrace", "record", "-d", fresh("uftrace"), pg], {},
+                         None))
+    else:
+        print("kvstore_overhead: uftrace is not installed, its row is left out", file=sys.stderr)
+    return variants, shapetrace
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build-dir", default="build")
     parser.add_argument("--seconds", type=float, default=3)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--record", action="store_true",
+                        help="compare ways of recording every event instead of live monitoring")
     opts = parser.parse_args()
     ordinary = os.path.join(opts.build_dir, "bin", "kvstore")
     traced = os.path.join(opts.build_dir, "examples", "kvstore-traced", "bin", "kvstore")
@@ -96,34 +179,69 @@ def main():
             sys.exit(f"kvstore_overhead: {binary} is missing (cmake --build {opts.build_dir})")
     args = ["--seconds", str(opts.seconds), "--threads", str(opts.threads), "--seed", "1",
             "--max-unflushed-mib", "0", "--flush-ms", "3600000"]
-    with tempfile.TemporaryDirectory(prefix="kvstore-bench-") as data_dir, \
-            tempfile.TemporaryDirectory(prefix="kvstore-bench-live-") as live_dir, \
-            live_pipeline(opts.build_dir, live_dir) as collector:
-        # An endpoint nobody listens on, so that no collector on the machine receives the events.
-        nobody = f"ipc://{live_dir}/nobody.sock"
-        variants = [
-            ("ordinary", ordinary, {}),
-            ("traced, disabled", traced, {"SHAPETRACE_ENABLED": "0"}),
-            ("traced, detached", traced, {"SHAPETRACE_ENDPOINT": nobody}),
-            ("traced, no sink", traced, {"SHAPETRACE_ENDPOINT": nobody, "SHAPETRACE_ENABLED": "1"}),
-            ("traced, attached", traced, {"SHAPETRACE_ENDPOINT": collector}),
-        ]
-        results = {name: [] for name, _, _ in variants}
+    with contextlib.ExitStack() as stack:
+        data_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="kvstore-bench-"))
+        work_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="kvstore-bench-work-"))
+        if opts.record:
+            variants, shapetrace = record_variants(opts, ordinary, traced, work_dir)
+        else:
+            collector = stack.enter_context(live_pipeline(opts.build_dir, work_dir))
+            # An endpoint nobody listens on, so that no collector on the machine receives them.
+            nobody = f"ipc://{work_dir}/nobody.sock"
+            variants = [
+                ("ordinary", [ordinary], {}, None),
+                ("traced, disabled", [traced], {"SHAPETRACE_ENABLED": "0"}, None),
+                ("traced, detached", [traced], {"SHAPETRACE_ENDPOINT": nobody}, None),
+                ("traced, no sink", [traced],
+                 {"SHAPETRACE_ENDPOINT": nobody, "SHAPETRACE_ENABLED": "1"}, None),
+                ("traced, attached", [traced], {"SHAPETRACE_ENDPOINT": collector}, None),
+            ]
+        results = {name: [] for name, _, _, _ in variants}
+        largest = (0, None)
         for i in range(opts.runs):
-            for name, binary, env in variants:  # interleaved, so that load changes hit all alike
-                results[name].append(run(binary, env, args, data_dir))
-                print(f"run {i + 1}/{opts.runs} {name}: {results[name][-1]}", file=sys.stderr)
+            for name, command, env, recording in variants:  # interleaved: load hits all alike
+                result = run(command, env, args, data_dir)
+                if recording:
+                    result.update(recording_figures(shapetrace, recording))
+                    if name != "record --lossy" and result["events"] > largest[0]:
+                        kept = os.path.join(work_dir, "largest")
+                        shutil.rmtree(kept, ignore_errors=True)
+                        os.rename(recording, kept)
+                        largest = (result["events"], kept)
+                    shutil.rmtree(recording, ignore_errors=True)
+                results[name].append(result)
+                print(f"run {i + 1}/{opts.runs} {name}: {result}", file=sys.stderr)
+        print_table(variants, results)
+        if largest[1]:
+            print(f"\nanalysis of the largest lossless recording ({largest[0]:,} events):")
+            for label, command in [
+                    ("analyze", [shapetrace, "analyze", largest[1], "--json", os.devnull]),
+                    ("analyze -j 2", [shapetrace, "analyze", "-j", "2", largest[1],
+                                      "--json", os.devnull]),
+                    ("report", [shapetrace, "report", largest[1], "-o",
+                                os.path.join(work_dir, "report.html")])]:
+                seconds, peak = timed(command)
+                print(f"  {label}: {seconds:.1f} s, peak RSS {peak:.0f} MiB")
+
+
+def print_table(variants, results):
     metrics = ["CPU ns/request", "get p50 us", "get p99 us", "put p50 us", "put p99 us", "req/s"]
+    extra = ["events", "dropped", "tracer waits", "tracer wait ms"]
+    if not any("events" in r for rows in results.values() for r in rows):
+        extra = []
     base = {m: statistics.median(r[m] for r in results["ordinary"]) for m in metrics}
-    print(f"| variant | {' | '.join(metrics)} |")
-    print("|---|" + "---:|" * len(metrics))
-    for name, _, _ in variants:
+    print(f"| variant | {' | '.join(metrics + extra)} |")
+    print("|---|" + "---:|" * len(metrics + extra))
+    for name, _, _, _ in variants:
         cells = []
         for m in metrics:
             value = statistics.median(r[m] for r in results[name])
             ratio = value / base[m] if base[m] else float("nan")
             digits = 2 if " us" in m else 0
             cells.append(f"{value:.{digits}f} ({ratio:.2f}x)")
+        for m in extra:
+            values = [r[m] for r in results[name] if m in r]
+            cells.append(f"{statistics.median(values):,.0f}" if values else "")
         print(f"| {name} | {' | '.join(cells)} |")
 
 
