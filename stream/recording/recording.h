@@ -37,6 +37,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -187,7 +188,9 @@ struct Frame {
 
 // Reads a recording directory: every intact frame in order (segment by segment), the damage it
 // met on the way, and seeks through the index. Not thread-safe; segments are mapped read-only
-// on first use and kept mapped until the reader is destroyed.
+// on first use and kept mapped until the reader is destroyed. Reading in order, the pages well
+// behind the reader leave its resident memory (they come back from the page cache if a frame
+// handed out earlier is read again), so RSS does not grow with the recording.
 class RecordingReader {
 public:
   // Throws std::runtime_error when `dir` is not a directory or holds no segment file.
@@ -224,11 +227,19 @@ public:
 
 private:
   struct Segment;
+  struct ThreadPlace {
+    uint64_t time_ns;
+    uint32_t position; // in segments_
+    uint64_t offset;
+  };
   Segment& open(uint32_t segment);
+  void moveTo(uint32_t position, uint64_t offset);
   void noteDamage(const Damage& damage);
 
   std::string dir_;
   std::vector<std::unique_ptr<Segment>> segments_;
+  // Per (process, thread): its items' places in recording order (seek()), built at the first seek.
+  std::optional<std::map<std::pair<uint64_t, uint32_t>, std::vector<ThreadPlace>>> thread_places_;
   uint32_t current_ = 0;
   std::vector<Damage> damage_;
   uint64_t undecodable_ = 0;

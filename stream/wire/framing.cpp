@@ -145,6 +145,14 @@ void MappedFile::prefault(size_t offset, size_t length) const {
 #endif
 }
 
+void MappedFile::release(size_t offset, size_t length) const {
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t begin = offset / page * page;
+  const size_t end = std::min(size_, offset + length);
+  if (data_ == nullptr || begin >= end) return;
+  ::madvise(const_cast<std::byte*>(data_) + begin, end - begin, MADV_DONTNEED);
+}
+
 MappedFile::~MappedFile() {
   if (data_)
     ::munmap(const_cast<std::byte*>(data_), size_);

@@ -76,6 +76,11 @@ public:
   // Maps [offset, offset + length) in now, in one call, rather than page fault by page fault as
   // it is read (MADV_POPULATE_READ; only advice: nothing happens where the kernel lacks it).
   void prefault(size_t offset, size_t length) const;
+  // Lets go of the pages of [offset, offset + length) (MADV_DONTNEED): they leave the process's
+  // resident memory and come back from the file (the page cache) if read again, so every span
+  // into the mapping stays valid. A reader going through a recording in order calls it behind
+  // itself, so that its RSS does not grow with the recording's size.
+  void release(size_t offset, size_t length) const;
 
 private:
   const std::byte* data_ = nullptr;
