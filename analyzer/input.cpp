@@ -108,7 +108,7 @@ nlohmann::ordered_json loadRunModel(const std::string& path, const AnalysisSetti
                                     std::string_view command, const TimeWindow& window) {
   namespace fs = std::filesystem;
   if (fs::is_directory(path)) {
-    recording::RecordingReader reader(path);
+    recording::RecordingReader reader(path, recording::RecordingReader::Pages::kReleaseBehind);
     Analyzer analyzer(settings, workers, std::move(extensions));
     const Analysis analysis = analyzeRecording(reader, analyzer, command, window);
     if (!window.whole() && analysis.calls == 0)

@@ -120,7 +120,7 @@ int runAnalyze(const AnalyzeArgs& args) {
   settings.sum_dag_statistics = args.dag;
   Analyzer analyzer(settings, args.analysis.workerCount(), args.analysis.makeSelectedExtensions());
   if (!args.dir.empty()) {
-    recording::RecordingReader reader(args.dir);
+    recording::RecordingReader reader(args.dir, recording::RecordingReader::Pages::kReleaseBehind);
     readRecording(reader, analyzer, "analyze");
   } else {
     std::signal(SIGINT, onSignal);

@@ -433,7 +433,7 @@ void dumpSeeking(recording::RecordingReader& reader, const DumpOptions& o, Sink&
 int runDump(const DumpOptions& o) {
   if (o.from && o.to && *o.from > *o.to)
     throw std::runtime_error("--from is after --to");
-  recording::RecordingReader reader(o.dir);
+  recording::RecordingReader reader(o.dir, recording::RecordingReader::Pages::kReleaseBehind);
   std::unique_ptr<Sink> sink;
   if (o.format == "text")
     sink = std::make_unique<TextSink>(o);

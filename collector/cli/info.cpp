@@ -174,7 +174,7 @@ void account(ProcessInfo& p, const wire::StreamItem& item) {
 
 RecordingInfo readInfo(const std::string& dir) {
   RecordingInfo info;
-  recording::RecordingReader reader(dir);
+  recording::RecordingReader reader(dir, recording::RecordingReader::Pages::kReleaseBehind);
   info.segments = reader.segmentCount();
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     if (entry.path().extension() == ".seg")

@@ -49,7 +49,8 @@ constexpr size_t kPrefaultChunk = size_t{8} << 20;
 constexpr size_t kReleaseLag = size_t{32} << 20;
 } // namespace
 
-RecordingReader::RecordingReader(std::string dir) : dir_(std::move(dir)) {
+RecordingReader::RecordingReader(std::string dir, Pages pages)
+    : dir_(std::move(dir)), pages_(pages) {
   std::error_code ec;
   if (!fs::is_directory(dir_, ec))
     throw std::runtime_error(dir_ + " is not a directory");
@@ -121,7 +122,7 @@ std::optional<Frame> RecordingReader::next() {
             // What lies a few chunks behind was read: out of the process's memory (the frames
             // handed out stay readable, from the page cache).
             const size_t behind = r.offset > kReleaseLag ? r.offset - kReleaseLag : 0;
-            if (behind > s.released) {
+            if (pages_ == Pages::kReleaseBehind && behind > s.released) {
               s.file->release(s.released, behind - s.released);
               s.released = behind;
             }
@@ -134,16 +135,13 @@ std::optional<Frame> RecordingReader::next() {
                     s.number, r.offset, r.length});
       }
     }
-    if (s.file) {
+    if (s.file && pages_ == Pages::kReleaseBehind) {
       s.file->release(s.released, s.file->bytes().size());
       s.released = s.file->bytes().size();
     }
     ++current_;
-    if (current_ < segments_.size()) {
-      Segment& following = open(current_);
-      if (following.scanner)
-        following.scanner->seek(wire::kFileHeaderBytes);
-    }
+    if (current_ < segments_.size())
+      moveTo(current_, wire::kFileHeaderBytes);
   }
   return std::nullopt;
 }
@@ -162,20 +160,11 @@ std::optional<wire::StreamItem> RecordingReader::nextItem() {
 void RecordingReader::rewind() { moveTo(0, wire::kFileHeaderBytes); }
 
 void RecordingReader::moveTo(uint32_t position, uint64_t offset) {
-  // Reading goes on elsewhere: what was read before leaves the process's resident memory, as
-  // behind a reader going in order (next()); many look-ups would otherwise map in the recording.
-  for (const auto& segment : segments_) {
-    if (segment->file && segment->released < segment->file->bytes().size())
-      segment->file->release(0, segment->file->bytes().size());
-    segment->released = 0;
-  }
   current_ = position;
   Segment& s = open(position);
   if (s.scanner)
     s.scanner->seek(offset);
-  s.released = offset;
-  // A look-up reads a few frames: map ahead in chunks only once it has read a megabyte.
-  s.prefaulted = offset + kPrefaultChunk / 2 + (size_t{1} << 20);
+  s.released = std::min<size_t>(s.released, offset);
 }
 
 const std::vector<IndexRecord>& RecordingReader::index(uint32_t segment_number) {
@@ -208,9 +197,11 @@ const std::vector<IndexRecord>& RecordingReader::index(uint32_t segment_number) 
     previous = record.offset;
     s.index->push_back(record);
   }
-  // Checking each record touched a page per frame: a third of the segment, not to be kept.
-  s.file->release(0, bytes.size());
-  s.released = 0;
+  if (pages_ == Pages::kReleaseBehind) {
+    // Checking each record touched a page per frame: a third of the segment, not to be kept.
+    s.file->release(0, bytes.size());
+    s.released = 0;
+  }
   if (usable && !s.index->empty())
     return *s.index;
 

@@ -188,13 +188,17 @@ struct Frame {
 
 // Reads a recording directory: every intact frame in order (segment by segment), the damage it
 // met on the way, and seeks through the index. Not thread-safe; segments are mapped read-only
-// on first use and kept mapped until the reader is destroyed. Reading in order, the pages well
-// behind the reader leave its resident memory (they come back from the page cache if a frame
-// handed out earlier is read again), so RSS does not grow with the recording.
+// on first use and kept mapped until the reader is destroyed.
 class RecordingReader {
 public:
+  // What becomes of the pages read. kKeep: they stay resident (file-backed, reclaimable) for
+  // whatever reads them again (a report's look-ups after its analysis). kReleaseBehind: for a
+  // reader that goes through the recording once, the pages well behind it leave the process's
+  // resident memory (they come back from the page cache if a frame handed out earlier is read
+  // again), so RSS does not grow with the recording; re-reading them would cost page faults.
+  enum class Pages : uint8_t { kKeep, kReleaseBehind };
   // Throws std::runtime_error when `dir` is not a directory or holds no segment file.
-  explicit RecordingReader(std::string dir);
+  explicit RecordingReader(std::string dir, Pages pages = Pages::kKeep);
   ~RecordingReader();
   RecordingReader(const RecordingReader&) = delete;
   RecordingReader& operator=(const RecordingReader&) = delete;
@@ -237,6 +241,7 @@ private:
   void noteDamage(const Damage& damage);
 
   std::string dir_;
+  Pages pages_;
   std::vector<std::unique_ptr<Segment>> segments_;
   // Per (process, thread): its items' places in recording order (seek()), built at the first seek.
   std::optional<std::map<std::pair<uint64_t, uint32_t>, std::vector<ThreadPlace>>> thread_places_;
