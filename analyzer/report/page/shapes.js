@@ -102,9 +102,9 @@ ST.ClusterPanel = class {
       stat('min', f.ns(s.min_ns)) + stat('max', f.ns(s.max_ns)) + stat('outliers', f.count(c.outliers), c.outliers > 0) +
       stat('max distance', c.max_distance.toFixed(2)) +
       stat('instances', this.model.clusterInstances(clusterId).length) +
-      `</div>${this.model.data.live?.flame ? '<button type="button" class="cluster-flame">flame graph of its calls</button>' : ''}` +
+      `</div>${this.model.data.live?.flame || this.model.data.flame_scopes?.clusters.some((e) => e.cluster === clusterId) ? '<button type="button" class="cluster-flame">flame graph of its calls</button>' : ''}` +
       `<div class="section-title">Shapes</div>${shapes}${more}`;
-    // Live with the collector's recording: this cluster's flame graph, read from it.
+    // This cluster's flame graph: read from the collector's recording live, embedded in a report.
     this.element.querySelector('.cluster-flame')?.addEventListener('click', () => ST.app?.flameView?.showCluster(clusterId));
   }
 };
