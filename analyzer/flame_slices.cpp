@@ -10,10 +10,11 @@ FlameSlices::FlameSlices(uint32_t max_slices, size_t max_entries)
     : max_slices_(std::max<uint32_t>(max_slices, 1)), max_entries_(max_entries) {}
 
 FlameSlice FlameSlices::closeCurrent() const {
+  // Nodes in order of first touch: sorting every closed slice cost more than the calls' adds
+  // (slices() sorts once, at the end).
   FlameSlice slice;
   slice.index = current_;
   slice.nodes = touched_;
-  std::sort(slice.nodes.begin(), slice.nodes.end());
   slice.values.reserve(slice.nodes.size());
   for (const uint32_t node : slice.nodes)
     slice.values.push_back(dense_[node]);
@@ -63,6 +64,20 @@ void FlameSlices::widen() {
 std::vector<FlameSlice> FlameSlices::slices() const {
   std::vector<FlameSlice> out = closed_;
   if (!touched_.empty()) out.push_back(closeCurrent());
+  for (FlameSlice& slice : out) {
+    std::vector<size_t> order(slice.nodes.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    std::sort(order.begin(), order.end(),
+              [&](size_t a, size_t b) { return slice.nodes[a] < slice.nodes[b]; });
+    FlameSlice sorted;
+    sorted.index = slice.index;
+    for (const size_t i : order) {
+      sorted.nodes.push_back(slice.nodes[i]);
+      sorted.values.push_back(slice.values[i]);
+    }
+    slice = std::move(sorted);
+  }
   return out;
 }
 
@@ -77,34 +92,39 @@ std::vector<FlameSlice> FlameSlices::coarsened(std::vector<FlameSlice> slices, u
                                                unsigned to_shift) {
   if (to_shift <= from_shift) return slices;
   const unsigned by = to_shift - from_shift;
+  // Where each node sits in the slice being merged into (kAbsent: not there), reset after each.
+  constexpr uint32_t kAbsent = UINT32_MAX;
+  uint32_t max_node = 0;
+  for (const FlameSlice& s : slices)
+    for (const uint32_t node : s.nodes)
+      max_node = std::max(max_node, node);
+  std::vector<uint32_t> position(slices.empty() ? 0 : size_t{max_node} + 1, kAbsent);
   std::vector<FlameSlice> out;
+  auto forget = [&](const FlameSlice& s) {
+    for (const uint32_t node : s.nodes)
+      position[node] = kAbsent;
+  };
   for (FlameSlice& s : slices) {
     const uint64_t index = s.index >> by;
     if (out.empty() || out.back().index != index) {
+      if (!out.empty()) forget(out.back());
       s.index = index;
       out.push_back(std::move(s));
+      for (size_t i = 0; i < out.back().nodes.size(); ++i)
+        position[out.back().nodes[i]] = static_cast<uint32_t>(i);
       continue;
     }
-    // Merge two sorted node lists.
     FlameSlice& into = out.back();
-    FlameSlice merged;
-    merged.index = index;
-    size_t a = 0, b = 0;
-    while (a < into.nodes.size() || b < s.nodes.size()) {
-      if (b == s.nodes.size() || (a < into.nodes.size() && into.nodes[a] < s.nodes[b])) {
-        merged.nodes.push_back(into.nodes[a]);
-        merged.values.push_back(into.values[a++]);
-      } else if (a == into.nodes.size() || s.nodes[b] < into.nodes[a]) {
-        merged.nodes.push_back(s.nodes[b]);
-        merged.values.push_back(s.values[b++]);
+    for (size_t i = 0; i < s.nodes.size(); ++i) {
+      uint32_t& at = position[s.nodes[i]];
+      if (at == kAbsent) {
+        at = static_cast<uint32_t>(into.nodes.size());
+        into.nodes.push_back(s.nodes[i]);
+        into.values.push_back(s.values[i]);
       } else {
-        merged.nodes.push_back(into.nodes[a]);
-        FlameValues v = into.values[a++];
-        v.add(s.values[b++]);
-        merged.values.push_back(v);
+        into.values[at].add(s.values[i]);
       }
     }
-    into = std::move(merged);
   }
   return out;
 }

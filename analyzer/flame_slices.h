@@ -7,7 +7,7 @@
 // (timeline.h): a thread keeps at most `max_slices` of them, and when a call ends past the last one
 // the width doubles and neighbouring slices merge. Slices of different threads therefore re-slice
 // exactly onto a common (coarser) width. The current slice is a dense array over the thread's nodes
-// (one add per call, no hash look-up); a closed slice keeps only the nodes it touched, sorted. When
+// (one add per call, no hash look-up); a closed slice keeps only the nodes it touched. When
 // the closed slices hold more than `max_entries` (node, slice) entries, the width doubles again, so
 // memory stays within max(max_entries, nodes) entries whatever the run's length.
 #pragma once
@@ -34,7 +34,7 @@ struct FlameValues {
 
 struct FlameSlice {
   uint64_t index = 0; // covers [index << shift, (index + 1) << shift)
-  std::vector<uint32_t> nodes; // ascending
+  std::vector<uint32_t> nodes; // ascending in slices(); in order of first touch while kept
   std::vector<FlameValues> values;
 };
 
@@ -60,12 +60,13 @@ public:
     v.self_ns += self_ns;
   }
 
-  // Closed slices plus the current one, in time order, at width 2^shift().
+  // Closed slices plus the current one, in time order, at width 2^shift(), nodes ascending.
   std::vector<FlameSlice> slices() const;
   unsigned shift() const { return shift_; }
   uint32_t maxSlices() const { return max_slices_; }
 
-  // Slices re-sliced onto width 2^shift (shift >= their own): neighbours merge, values add.
+  // Slices re-sliced onto width 2^shift (shift >= their own): neighbours merge, values add (a
+  // merged slice keeps the first one's node order, then the new nodes of the next).
   static std::vector<FlameSlice> coarsened(std::vector<FlameSlice> slices, unsigned from_shift,
                                            unsigned to_shift);
   // (node, slice) entries over the slices.
