@@ -3,6 +3,7 @@
 
 #include "call_stack.h"
 #include "extensions/flame.h"
+#include "flame_slices.h"
 #include "replay.h"
 
 #include <algorithm>
@@ -14,99 +15,105 @@ namespace {
 
 constexpr size_t kNone = SIZE_MAX;
 
-// Adds `from` (a candidate's tree) into `into`, by stack; calls whose stack `into` has no room for
-// are counted in `truncated`.
-void addTree(FlameTree& into, const FlameTree& from, uint64_t& truncated) {
-  std::vector<uint32_t> image(from.size(), FlameTree::kRoot);
-  for (uint32_t id = 1; id < from.size(); ++id) {
-    const FlameNode& n = from[id];
-    const uint32_t parent = image[n.parent];
-    image[id] = parent == FlameTree::kNoNode ? FlameTree::kNoNode : into.child(parent, n.function);
-    if (image[id] == FlameTree::kNoNode) {
-      truncated += n.calls;
-      continue;
-    }
-    into[image[id]].add(n);
-  }
-}
+// A scope's values over its function's context tree (node ids of Wanted::contexts).
+using Values = std::vector<FlameValues>;
+
+struct Entry {
+  uint32_t node; // in the candidate's function's context tree
+  FlameValues values;
+};
 
 // What the pass looks for, shared by every thread.
 struct Wanted {
   std::vector<size_t> cluster_slot;  // by cluster id
   std::vector<size_t> function_slot; // by function index
-  std::vector<bool> candidate;       // by function index: a candidate's function
+  std::vector<size_t> context;       // by function index: its context tree, kNone: no candidate
   std::set<std::tuple<uint64_t, uint32_t, uint64_t, uint32_t>> outliers; // process, thread, start, fn
   size_t max_nested = 8;
-  size_t max_nodes = 4096;
 };
 
-// One thread's calls into the scope trees (a call-stack sink, call_stack.h).
+// Where the calls go: per candidate function, the tree of the stacks met under its calls (rooted
+// at the function), and per scope the values on that tree's nodes.
+struct Accumulators {
+  std::vector<FlameTree> contexts;
+  std::vector<Values> clusters, outliers, typical; // by slot
+  std::vector<ScopeTree>* cluster_trees = nullptr; // for the roots and nested counts
+  std::vector<ScopeTree>* outlier_trees = nullptr;
+  std::vector<ScopeTree>* typical_trees = nullptr;
+};
+
+// One thread's calls into the scope trees (a call-stack sink, call_stack.h). A candidate's calls
+// are logged as (context node, values) entries, one log per nesting level, and added to its scope
+// when it ends: no tree per call, no hash look-up but the one per call and open candidate.
 class ScopeTreeSink {
 public:
   ScopeTreeSink(const Wanted& wanted, const Analysis& analysis, const ThreadKey& thread,
-                ScopeTrees& out)
-      : wanted_(wanted), analysis_(analysis), thread_(thread), out_(out) {}
+                Accumulators& acc, ScopeTrees& out)
+      : wanted_(wanted), analysis_(analysis), thread_(thread), acc_(acc), out_(out) {}
 
   void onEnter(uint32_t function, uint32_t, uint64_t) {
     frames_.push_back({function, 0});
     for (size_t k = 0; k < open_; ++k) {
       Candidate& c = candidates_[k];
       const uint32_t parent = c.path.back();
-      c.path.push_back(parent == FlameTree::kNoNode ? parent : c.tree.child(parent, function));
+      c.path.push_back(parent == FlameTree::kNoNode ? parent
+                                                    : acc_.contexts[c.context].child(parent, function));
     }
-    if (function >= wanted_.candidate.size() || !wanted_.candidate[function]) return;
+    if (function >= wanted_.context.size() || wanted_.context[function] == kNone) return;
     if (open_ == wanted_.max_nested) {
       ++out_.missed_calls;
       return;
     }
     if (open_ == candidates_.size()) candidates_.emplace_back();
     Candidate& c = candidates_[open_++];
-    c.tree = FlameTree(wanted_.max_nodes);
-    c.path.assign(1, c.tree.child(FlameTree::kRoot, function));
     c.function = function;
+    c.context = wanted_.context[function];
+    c.path.assign(1, acc_.contexts[c.context].child(FlameTree::kRoot, function));
     c.frame = frames_.size() - 1;
+    c.log.clear();
     c.pending.clear();
   }
 
   void onCall(const FinishedCall& call) {
     const Frame frame = frames_.back();
     frames_.pop_back();
-    const uint64_t duration = call.measured ? call.exit_ns - call.enter_ns : 0;
-    const uint64_t self = duration > frame.callee_ns ? duration - frame.callee_ns : 0;
-    if (call.measured && !frames_.empty()) frames_.back().callee_ns += duration;
+    FlameValues v;
+    v.calls = 1;
+    if (call.measured) {
+      const uint64_t duration = call.exit_ns - call.enter_ns;
+      v.measured = 1;
+      v.total_ns = duration;
+      v.self_ns = duration > frame.callee_ns ? duration - frame.callee_ns : 0;
+      if (!frames_.empty()) frames_.back().callee_ns += duration;
+    }
     for (size_t k = 0; k < open_; ++k) {
       Candidate& c = candidates_[k];
       const uint32_t node = c.path.back();
       c.path.pop_back();
-      if (node == FlameTree::kNoNode) {
+      if (node == FlameTree::kNoNode)
         ++out_.truncated_calls;
-        continue;
-      }
-      FlameNode& n = c.tree[node];
-      ++n.calls;
-      if (!call.measured) continue;
-      ++n.measured;
-      n.total_ns += duration;
-      n.self_ns += self;
+      else
+        c.log.push_back({node, v});
     }
     if (open_ > 0 && candidates_[open_ - 1].frame == frames_.size()) close(call);
   }
 
-  // The open calls were discarded: so is every open candidate, but the trees of the finished calls
-  // waiting on them are a cluster's outermost calls after all.
-  // An outermost call of an outlier function cut here keeps the calls it finished, among its
-  // typical calls (it has no end, so it is no outlier), as `export --function` keeps them.
+  // The open calls were discarded: so is every open candidate, but the calls of a cluster waiting
+  // on them are its outermost calls after all, and an outermost call of an outlier function cut
+  // here keeps the calls it finished, among its typical calls (it has no end, so it is no
+  // outlier), as `export --function` keeps them.
   void onReset() {
     for (size_t k = open_; k-- > 0;) {
       Candidate& c = candidates_[k];
-      for (Pending& p : c.pending)
-        addRoot(out_.cluster_trees[p.slot], p.tree);
+      for (const Pending& p : c.pending)
+        addRoot(acc_.clusters[p.slot], (*acc_.cluster_trees)[p.slot], p.log);
       bool outermost = true;
       for (size_t j = 0; j < k; ++j)
         outermost = outermost && candidates_[j].function != c.function;
-      if (outermost && c.function < wanted_.function_slot.size() &&
-          wanted_.function_slot[c.function] != kNone)
-        addRoot(out_.typical_trees[wanted_.function_slot[c.function]], c.tree);
+      if (outermost && wanted_.function_slot[c.function] != kNone) {
+        const size_t f = wanted_.function_slot[c.function];
+        addRoot(acc_.typical[f], (*acc_.typical_trees)[f], c.log);
+      }
     }
     open_ = 0;
     frames_.clear();
@@ -119,19 +126,23 @@ private:
   };
   struct Pending {
     size_t slot; // into the cluster trees
-    FlameTree tree;
+    std::vector<Entry> log;
   };
   struct Candidate {
-    FlameTree tree;
-    std::vector<uint32_t> path; // per frame from the candidate's up: its node (kNoNode: none)
     uint32_t function = 0;
-    size_t frame = 0;             // its frame's index
+    size_t context = 0;
+    std::vector<uint32_t> path; // per frame from the candidate's up: its context node
+    size_t frame = 0;           // its frame's index
+    std::vector<Entry> log;     // its calls so far
     std::vector<Pending> pending; // calls of a cluster under it, waiting for its own cluster
   };
 
-  void addRoot(ScopeTree& scope, const FlameTree& tree) {
+  static void addRoot(Values& values, ScopeTree& scope, const std::vector<Entry>& log) {
     ++scope.roots;
-    addTree(scope.tree, tree, out_.truncated_calls);
+    for (const Entry& e : log) {
+      if (e.node >= values.size()) values.resize(std::max<size_t>(e.node + 1, values.size() * 2));
+      values[e.node].add(e.values);
+    }
   }
 
   void close(const FinishedCall& call) {
@@ -143,43 +154,63 @@ private:
         holder = &candidates_[k];
         break;
       }
-    const ClusterId cluster = call.shape != kNullShape && call.shape < analysis_.clustering.cluster_of_shape.size()
-                                  ? analysis_.clustering.cluster_of_shape[call.shape]
-                                  : kNoCluster;
-    const size_t slot = cluster < wanted_.cluster_slot.size() ? wanted_.cluster_slot[cluster] : kNone;
+    const auto& of_shape = analysis_.clustering.cluster_of_shape;
+    const ClusterId cluster =
+        call.shape != kNullShape && call.shape < of_shape.size() ? of_shape[call.shape] : kNoCluster;
+    const size_t slot =
+        cluster < wanted_.cluster_slot.size() ? wanted_.cluster_slot[cluster] : kNone;
     // Calls of other clusters waiting on this one: not nested in a call of their cluster here.
     for (Pending& p : c.pending) {
-      if (p.slot == slot) {
-        ++out_.cluster_trees[p.slot].nested;
-      } else if (holder != nullptr) {
+      if (p.slot == slot)
+        ++(*acc_.cluster_trees)[p.slot].nested;
+      else if (holder != nullptr)
         holder->pending.push_back(std::move(p));
-      } else {
-        addRoot(out_.cluster_trees[p.slot], p.tree);
-      }
+      else
+        addRoot(acc_.clusters[p.slot], (*acc_.cluster_trees)[p.slot], p.log);
     }
     c.pending.clear();
-    if (holder == nullptr && c.function < wanted_.function_slot.size() &&
-        wanted_.function_slot[c.function] != kNone) {
+    if (holder == nullptr && wanted_.function_slot[c.function] != kNone) {
       const size_t f = wanted_.function_slot[c.function];
       const bool outlier =
           wanted_.outliers.count({thread_.process, thread_.thread, call.enter_ns, c.function}) > 0;
-      addRoot(outlier ? out_.outlier_trees[f] : out_.typical_trees[f], c.tree);
+      if (outlier)
+        addRoot(acc_.outliers[f], (*acc_.outlier_trees)[f], c.log);
+      else
+        addRoot(acc_.typical[f], (*acc_.typical_trees)[f], c.log);
     }
     if (slot == kNone) return;
     if (holder != nullptr)
-      holder->pending.push_back({slot, std::move(c.tree)});
+      holder->pending.push_back({slot, c.log});
     else
-      addRoot(out_.cluster_trees[slot], c.tree);
+      addRoot(acc_.clusters[slot], (*acc_.cluster_trees)[slot], c.log);
   }
 
   const Wanted& wanted_;
   const Analysis& analysis_;
   ThreadKey thread_;
+  Accumulators& acc_;
   ScopeTrees& out_;
   std::vector<Frame> frames_;
   std::vector<Candidate> candidates_; // [0, open_) are open, outermost first
   size_t open_ = 0;
 };
+
+// A scope's tree: the context tree's nodes that have calls in the scope, with its values.
+FlameTree scopeTree(const FlameTree& context, const Values& values) {
+  FlameTree out;
+  std::vector<uint32_t> image(context.size(), FlameTree::kNoNode);
+  image[FlameTree::kRoot] = FlameTree::kRoot;
+  for (uint32_t id = 1; id < context.size() && id < values.size(); ++id) {
+    if (values[id].calls == 0 || image[context[id].parent] == FlameTree::kNoNode) continue;
+    image[id] = out.child(image[context[id].parent], context[id].function);
+    FlameNode& n = out[image[id]];
+    n.calls = values[id].calls;
+    n.measured = values[id].measured;
+    n.total_ns = values[id].total_ns;
+    n.self_ns = values[id].self_ns;
+  }
+  return out;
+}
 
 } // namespace
 
@@ -192,9 +223,14 @@ ScopeTrees readScopeTrees(recording::RecordingReader& reader, const Analysis& an
 
   Wanted wanted;
   wanted.max_nested = std::max<size_t>(limits.max_nested, 1);
-  wanted.max_nodes = limits.max_nodes;
+  Accumulators acc;
   const size_t functions = analysis.functions.size();
-  wanted.candidate.assign(functions, false);
+  wanted.context.assign(functions, kNone);
+  auto candidate = [&](uint32_t f) {
+    if (wanted.context[f] != kNone) return;
+    wanted.context[f] = acc.contexts.size();
+    acc.contexts.emplace_back(limits.max_nodes);
+  };
   // Clusters with the most time (the null shape's cluster has no calls of its own).
   const auto& clusters = analysis.clustering.clusters;
   std::vector<ClusterId> order;
@@ -208,10 +244,11 @@ ScopeTrees readScopeTrees(recording::RecordingReader& reader, const Analysis& an
   if (order.size() > limits.max_clusters) order.resize(limits.max_clusters);
   wanted.cluster_slot.assign(clusters.size(), kNone);
   for (const ClusterId c : order) {
+    if (clusters[c].function >= functions) continue;
     wanted.cluster_slot[c] = out.clusters.size();
     out.clusters.push_back(c);
     out.cluster_trees.emplace_back(limits.max_nodes);
-    if (clusters[c].function < functions) wanted.candidate[clusters[c].function] = true;
+    candidate(clusters[c].function);
   }
   // Functions with the most kept outliers.
   std::vector<uint64_t> kept(functions, 0);
@@ -233,8 +270,14 @@ ScopeTrees readScopeTrees(recording::RecordingReader& reader, const Analysis& an
     out.functions.push_back(f);
     out.outlier_trees.emplace_back(limits.max_nodes);
     out.typical_trees.emplace_back(limits.max_nodes);
-    wanted.candidate[f] = true;
+    candidate(f);
   }
+  acc.clusters.resize(out.clusters.size());
+  acc.outliers.resize(out.functions.size());
+  acc.typical.resize(out.functions.size());
+  acc.cluster_trees = &out.cluster_trees;
+  acc.outlier_trees = &out.outlier_trees;
+  acc.typical_trees = &out.typical_trees;
   if (out.clusters.empty() && out.functions.empty()) return out;
 
   // Each thread from its start, for its share of the event budget.
@@ -244,7 +287,7 @@ ScopeTrees readScopeTrees(recording::RecordingReader& reader, const Analysis& an
     const auto share = static_cast<uint64_t>(
         static_cast<long double>(limits.max_events) * t.events / std::max<uint64_t>(out.events, 1));
     const uint64_t budget = out.events <= limits.max_events ? UINT64_MAX : std::max<uint64_t>(share, 1);
-    ScopeTreeSink sink(wanted, analysis, t.key, out);
+    ScopeTreeSink sink(wanted, analysis, t.key, acc, out);
     CallStack<ScopeTreeSink> stack(sink, ShapeLookup::find(analysis.shapes), max_depth);
     if (!events.start(t.key, 0)) continue;
     uint64_t read = 0;
@@ -263,6 +306,14 @@ ScopeTrees readScopeTrees(recording::RecordingReader& reader, const Analysis& an
     }
     stack.onEnd();
     out.events_read += std::min(read, t.events);
+  }
+  for (size_t i = 0; i < out.clusters.size(); ++i)
+    out.cluster_trees[i].tree =
+        scopeTree(acc.contexts[wanted.context[clusters[out.clusters[i]].function]], acc.clusters[i]);
+  for (size_t i = 0; i < out.functions.size(); ++i) {
+    const FlameTree& context = acc.contexts[wanted.context[out.functions[i]]];
+    out.outlier_trees[i].tree = scopeTree(context, acc.outliers[i]);
+    out.typical_trees[i].tree = scopeTree(context, acc.typical[i]);
   }
   return out;
 }

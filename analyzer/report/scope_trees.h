@@ -6,9 +6,9 @@
 // Each thread is replayed through the call stream (call_stack.h) with the analysis' shape table,
 // so every finished call has the shape, and so the cluster, the analyzer gave it. An open call of a
 // function that a chosen cluster or outlier function has is a *candidate*: every call under it is
-// counted, as it ends, in the candidate's own calling-context tree (rooted at the candidate's
-// function, counted as the flame extension counts: measured calls timed, self time their time minus
-// their measured callees'). When the candidate ends, its cluster decides where the tree goes:
+// logged as it ends, on the node of its stack (relative to the candidate) in the function's context
+// tree (counted as the flame extension counts: measured calls timed, self time their time minus
+// their measured callees'). When the candidate ends, its cluster decides where its log goes:
 // - the scope of a cluster holds its *outermost* calls (a call of the cluster nested in another
 //   call of it is already in that one's tree, as `export --cluster` takes them): a candidate with
 //   no open caller of the same function is outermost; otherwise its tree waits on that caller and
@@ -18,8 +18,9 @@
 //
 // Bounds, each reported with the trees: the clusters with the most time (`max_clusters`), the
 // functions with the most kept outliers (`max_functions`), at most `max_nested` candidates open at
-// once (deeper ones are not counted: `missed_calls`), `max_nodes` nodes per tree (past it a new
-// stack counts as its caller's own time, as the flame extension's bound), and `max_events` events
+// once (deeper ones are not counted: `missed_calls`), `max_nodes` distinct stacks under the calls of
+// one function (its context tree, shared by its scopes; past it a call on a new stack is counted in
+// `truncated_calls` and left out of the trees), and `max_events` events
 // read: each thread is read from its start for its share of the budget (its events over all
 // events), so a long run's scopes hold the calls of its first part, and say so.
 #pragma once
