@@ -193,10 +193,12 @@ test('scopes: the visible range, a cluster, outliers against typical calls, one 
   assert.equal((await view()).weight, rootWeight(entry.typical.nodes));
   await saveScreenshot(page, 'flame-outliers');
 
-  // One call: an outlier opened from the timeline's data; its tree weighs the call's duration.
-  await page.selectOption('#flame-scope', 'instance');
+  // One call: an outlier opened (as its table row opens it), then the instance view's button; its
+  // tree weighs the call's duration.
   const inst = data.instances.find((i) => i.reason === 'outlier' && i.calls.length > 2 && !i.omitted_calls);
   await page.evaluate((o) => window.shapetrace.app.openOutlier(window.shapetrace.app.model.outliers.find((x) => x.start_ns === o.start_ns && x.function === o.function)), inst);
+  await page.locator('#instance-panel .instance-flame').click();
+  assert.equal(await page.locator('#flame-scope').inputValue(), 'instance');
   v = await view();
   assert.equal(v.weight, inst.duration_ns);
   assert.deepEqual(v.top, [inst.function]);

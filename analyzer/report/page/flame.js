@@ -325,7 +325,7 @@ ST.FlameView = class {
     const embedded = (this.ext.slices ? '<option value="range">the timeline\'s visible range</option>' : '') +
       (this.scopes && !fromRecording ? '<option value="cluster">the cluster in the side panel</option>' : '') +
       (outlierFns.length ? '<option value="outliers">outlier calls of a function</option><option value="typical">typical calls of that function</option>' : '') +
-      (model.instances?.length ? '<option value="instance">the call opened below</option>' : '');
+      (model.instances?.length || model.data.live?.instances ? '<option value="instance">the call opened below</option>' : '');
     scope.innerHTML = '<option value="all">all threads</option>' + this.ext.threads.map((t, i) =>
       `<option value="${i}">${ST.fmt.html(model.threadByKey?.get(model.key(t.process, t.thread))?.label ?? `thread ${t.thread}`)}</option>`).join('') + embedded + fromRecording;
     const fnSelect = this.$('flame-function'), fnSelected = fnSelect.value;
@@ -364,6 +364,14 @@ ST.FlameView = class {
     if (this.$('flame-scope').value !== 'range') return;
     clearTimeout(this.rangeTimer);
     this.rangeTimer = setTimeout(() => this.rebuild(), 120);
+  }
+
+  // The flame graph of one call (the instance view's button).
+  showInstance(inst) {
+    this.instance = inst;
+    this.$('flame-scope').value = 'instance';
+    this.rebuild();
+    this.section.scrollIntoView({ block: 'nearest' });
   }
 
   // A call was opened in the instance view: the 'instance' scope shows it.
