@@ -195,7 +195,9 @@ test('scopes: the visible range, a cluster, outliers against typical calls, one 
 
   // One call: an outlier opened (as its table row opens it), then the instance view's button; its
   // tree weighs the call's duration.
-  const inst = data.instances.find((i) => i.reason === 'outlier' && i.calls.length > 2 && !i.omitted_calls);
+  // (A call three levels deep at least, for the funky graph below.)
+  const inst = data.instances.find((i) => i.reason === 'outlier' && !i.omitted_calls && i.calls.some((c) => c[1] >= 2));
+  assert.ok(inst, 'an outlier call three levels deep');
   await page.evaluate((o) => window.shapetrace.app.openOutlier(window.shapetrace.app.model.outliers.find((x) => x.start_ns === o.start_ns && x.function === o.function)), inst);
   await page.locator('#instance-panel .instance-flame').click();
   assert.equal(await page.locator('#flame-scope').inputValue(), 'instance');
@@ -203,6 +205,39 @@ test('scopes: the visible range, a cluster, outliers against typical calls, one 
   assert.equal(v.weight, inst.duration_ns);
   assert.deepEqual(v.top, [inst.function]);
   assert.match(v.label, /one call of .* \(outlier\)/);
+
+  // The funky graph of a function inside that call: its calls, inclusive and exclusive time, and
+  // each callee's inclusive time equal direct sums over the call's embedded calls.
+  const calls = inst.calls, parentOf = [], open = [];
+  calls.forEach(([, depth], i) => { open.length = depth; parentOf[i] = depth ? open[depth - 1] : -1; open.push(i); });
+  const dur = (i) => calls[i][3] - calls[i][2];
+  const counts = new Map();
+  // The function below the root with the most calls that call others.
+  calls.forEach(([f], i) => { if (i > 0 && parentOf.includes(i)) counts.set(f, (counts.get(f) ?? 0) + 1); });
+  const F = [...counts.entries()].sort((a, b) => b[1] - a[1])[0][0];
+  const ofF = calls.map((c, i) => i).filter((i) => calls[i][0] === F);
+  const under = (i, f) => { for (let a = parentOf[i]; a >= 0; a = parentOf[a]) if (calls[a][0] === f) return true; return false; };
+  const direct = { calls: ofF.length, incl: 0, self: 0, callees: new Map() };
+  for (const i of ofF) {
+    if (!under(i, F)) direct.incl += dur(i);
+    const kids = calls.map((c, j) => j).filter((j) => parentOf[j] === i);
+    direct.self += Math.max(0, dur(i) - kids.reduce((sum, j) => sum + dur(j), 0));
+    for (const j of kids) direct.callees.set(calls[j][0], (direct.callees.get(calls[j][0]) ?? 0) + dur(j));
+  }
+  assert.ok(ofF.every((i) => !under(i, F)), 'no recursion of the function in this call');
+  assert.ok(direct.callees.size > 0 && direct.self < direct.incl);
+  const funky = await page.evaluate((fn) => {
+    const fv = window.shapetrace.app.flameView;
+    fv.funkyFn = fn; fv.draw();
+    const up = fv.funkyUp;
+    return { calls: up.calls[1], incl: up.weight[1], self: up.self[1], callers: fv.funkyDown.weight[1],
+      callees: up.children[1].map((c) => [up.fn[c], up.weight[c]]) };
+  }, F);
+  assert.equal(funky.calls, direct.calls);
+  assert.equal(funky.incl, direct.incl);
+  assert.equal(funky.self, direct.self);
+  assert.equal(funky.callers, direct.incl, 'the callers half weighs the function\'s frames');
+  assert.deepEqual(new Map(funky.callees), direct.callees);
   assert.deepEqual(page.problems, []);
   await page.close();
 });
