@@ -26,6 +26,7 @@ struct Entry {
 // What the pass looks for, shared by every thread.
 struct Wanted {
   std::vector<size_t> cluster_slot;  // by cluster id
+  std::vector<size_t> shape_slot;    // by shape id
   std::vector<size_t> function_slot; // by function index
   std::vector<size_t> context;       // by function index: its context tree, kNone: no candidate
   std::set<std::tuple<uint64_t, uint32_t, uint64_t, uint32_t>> outliers; // process, thread, start, fn
@@ -36,8 +37,9 @@ struct Wanted {
 // at the function), and per scope the values on that tree's nodes.
 struct Accumulators {
   std::vector<FlameTree> contexts;
-  std::vector<Values> clusters, outliers, typical; // by slot
+  std::vector<Values> clusters, shapes, outliers, typical; // by slot
   std::vector<ScopeTree>* cluster_trees = nullptr; // for the roots and nested counts
+  std::vector<ScopeTree>* shape_trees = nullptr;
   std::vector<ScopeTree>* outlier_trees = nullptr;
   std::vector<ScopeTree>* typical_trees = nullptr;
 };
@@ -159,6 +161,10 @@ private:
         call.shape != kNullShape && call.shape < of_shape.size() ? of_shape[call.shape] : kNoCluster;
     const size_t slot =
         cluster < wanted_.cluster_slot.size() ? wanted_.cluster_slot[cluster] : kNone;
+    if (call.shape < wanted_.shape_slot.size() && wanted_.shape_slot[call.shape] != kNone) {
+      const size_t k = wanted_.shape_slot[call.shape];
+      addRoot(acc_.shapes[k], (*acc_.shape_trees)[k], c.log);
+    }
     // Calls of other clusters waiting on this one: not nested in a call of their cluster here.
     for (Pending& p : c.pending) {
       if (p.slot == slot)
@@ -250,6 +256,14 @@ ScopeTrees readScopeTrees(recording::RecordingReader& reader, const Analysis& an
     out.cluster_trees.emplace_back(limits.max_nodes);
     candidate(clusters[c].function);
   }
+  wanted.shape_slot.assign(analysis.shapes.size(), kNone);
+  for (const ClusterId c : out.clusters)
+    for (const ShapeId shape : clusters[c].shapes)
+      if (out.shapes.size() < limits.max_shapes && shape < analysis.shapes.size()) {
+        wanted.shape_slot[shape] = out.shapes.size();
+        out.shapes.push_back(shape);
+        out.shape_trees.emplace_back(limits.max_nodes);
+      }
   // Functions with the most kept outliers.
   std::vector<uint64_t> kept(functions, 0);
   for (const Outlier& o : analysis.outliers)
@@ -273,6 +287,8 @@ ScopeTrees readScopeTrees(recording::RecordingReader& reader, const Analysis& an
     candidate(f);
   }
   acc.clusters.resize(out.clusters.size());
+  acc.shapes.resize(out.shapes.size());
+  acc.shape_trees = &out.shape_trees;
   acc.outliers.resize(out.functions.size());
   acc.typical.resize(out.functions.size());
   acc.cluster_trees = &out.cluster_trees;
@@ -310,6 +326,9 @@ ScopeTrees readScopeTrees(recording::RecordingReader& reader, const Analysis& an
   for (size_t i = 0; i < out.clusters.size(); ++i)
     out.cluster_trees[i].tree =
         scopeTree(acc.contexts[wanted.context[clusters[out.clusters[i]].function]], acc.clusters[i]);
+  for (size_t i = 0; i < out.shapes.size(); ++i)
+    out.shape_trees[i].tree =
+        scopeTree(acc.contexts[wanted.context[analysis.shapes.function(out.shapes[i])]], acc.shapes[i]);
   for (size_t i = 0; i < out.functions.size(); ++i) {
     const FlameTree& context = acc.contexts[wanted.context[out.functions[i]]];
     out.outlier_trees[i].tree = scopeTree(context, acc.outliers[i]);
@@ -341,6 +360,18 @@ nlohmann::ordered_json scopeTreesJson(const ScopeTrees& trees, const Analysis& a
     clusters.push_back(std::move(j));
   }
   json["clusters"] = std::move(clusters);
+  nlohmann::ordered_json shapes = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < trees.shapes.size(); ++i) {
+    const ShapeId shape = trees.shapes[i];
+    nlohmann::ordered_json j;
+    j["shape"] = shape;
+    j["cluster"] = analysis.clustering.cluster_of_shape[shape];
+    j["roots"] = trees.shape_trees[i].roots;
+    j["calls"] = analysis.shape_states[shape].calls;
+    j["nodes"] = treeColumns(trees.shape_trees[i].tree);
+    shapes.push_back(std::move(j));
+  }
+  json["shapes"] = std::move(shapes);
   nlohmann::ordered_json functions = nlohmann::ordered_json::array();
   for (size_t i = 0; i < trees.functions.size(); ++i) {
     const uint32_t f = trees.functions[i];

@@ -16,7 +16,8 @@
 // - the scope of a function's outliers holds its outermost calls (no open caller of the same
 //   function) that the analysis kept as outliers; its other outermost calls are its typical calls.
 //
-// Bounds, each reported with the trees: the clusters with the most time (`max_clusters`), the
+// Bounds, each reported with the trees: the clusters with the most time (`max_clusters`) and their
+// shapes (`max_shapes`, cluster by cluster), the
 // functions with the most kept outliers (`max_functions`), at most `max_nested` candidates open at
 // once (deeper ones are not counted: `missed_calls`), `max_nodes` distinct stacks under the calls of
 // one function (its context tree, shared by its scopes; past it a call on a new stack is counted in
@@ -38,6 +39,7 @@ namespace shapetrace::analyzer::report {
 
 struct ScopeTreeLimits {
   size_t max_clusters = 40;
+  size_t max_shapes = 160; // the chosen clusters' shapes, cluster by cluster
   size_t max_functions = 20;
   size_t max_nested = 8;
   size_t max_nodes = 4096;
@@ -54,6 +56,8 @@ struct ScopeTree {
 struct ScopeTrees {
   std::vector<ClusterId> clusters;  // the chosen clusters, most time first
   std::vector<ScopeTree> cluster_trees;
+  std::vector<ShapeId> shapes;      // the chosen clusters' shapes
+  std::vector<ScopeTree> shape_trees;
   std::vector<uint32_t> functions;  // the chosen outlier functions, most outliers first
   std::vector<ScopeTree> outlier_trees;
   std::vector<ScopeTree> typical_trees;
@@ -70,6 +74,7 @@ ScopeTrees readScopeTrees(recording::RecordingReader& reader, const Analysis& an
 // {"events_read", "events", "complete", "max_nodes", "max_nested", "missed_calls",
 //  "truncated_calls",
 //  "clusters": [{"cluster", "roots", "nested", "calls" (the analysis' count), "nodes": columns}],
+//  "shapes": [{"shape", "cluster", "roots", "calls", "nodes"}],
 //  "functions": [{"function", "outliers": {"roots", "kept" (the analysis' outliers of it),
 //                 "nodes"}, "typical": {"roots", "nodes"}}]}
 // (node columns as the flame extension's "nodes", treeColumns).

@@ -180,6 +180,15 @@ test('scopes: the visible range, a cluster, outliers against typical calls, one 
   assert.match(v.label, new RegExp(`cluster #${busiest.cluster} .*: ${busiest.roots.toLocaleString('en-US')} calls`));
   assert.equal(v.capped, 'false');
 
+  // A shape of that cluster: its button in the side panel.
+  const shape = scopes.shapes.find((e) => e.cluster === busiest.cluster);
+  await page.locator(`#cluster-panel .shape-flame[data-shape="${shape.shape}"]`).click();
+  v = await view();
+  assert.equal(await page.locator('#flame-scope').inputValue(), 'shape');
+  assert.equal(v.weight, rootWeight(shape.nodes));
+  assert.equal(shape.roots, shape.calls);
+  assert.match(v.label, new RegExp(`shape #${shape.shape} of cluster #${busiest.cluster} .*: ${shape.roots.toLocaleString('en-US')} calls`));
+
   // A function's outliers: from the Frame tab of a frame of that function.
   const entry = scopes.functions[0];
   await page.evaluate((fn) => { const app = window.shapetrace.app; app.flameFocus = fn; app.tables.show('flameFunction'); }, entry.function);
@@ -245,7 +254,7 @@ test('scopes: the visible range, a cluster, outliers against typical calls, one 
 test('a report whose scope trees were capped says so', { timeout: 120_000 }, async () => {
   const capped = path.join(work, 'capped.html');
   const out = execFileSync(shapetrace, ['report', path.join(work, 'rec'), '-o', capped, '--flame-scope-events', '3000', '--flame-scope-clusters', '2']).toString();
-  assert.match(out, /scoped flame graphs: 2 clusters, outliers of \d+ functions, from \d+ of \d+ events \(--flame-scope-events/);
+  assert.match(out, /scoped flame graphs: 2 clusters, \d+ shapes, outliers of \d+ functions, from \d+ of \d+ events \(--flame-scope-events/);
   const cappedData = embeddedData(await readFile(capped, 'utf8'));
   assert.equal(cappedData.flame_scopes.complete, false);
   const page = await openPage(browser.context, capped);

@@ -174,6 +174,25 @@ TEST_F(ScopeTreesTest, EachClustersTreeIsTheWalkOfItsOutermostCalls) {
   EXPECT_GT(roots, 1000u);
 }
 
+TEST_F(ScopeTreesTest, EachShapesTreeIsTheWalkOfItsCalls) {
+  load(randomTrace(4));
+  ScopeTreeLimits limits;
+  limits.max_clusters = 1000;
+  limits.max_shapes = 100000;
+  const ScopeTrees trees = readScopeTrees(*reader, analysis, limits);
+  ASSERT_GT(trees.shapes.size(), trees.clusters.size()) << "clusters of several shapes";
+  for (size_t i = 0; i < trees.shapes.size(); ++i) {
+    Scope scope = allThreads();
+    scope.roots = Scope::Roots::kShapes;
+    scope.shapes.assign(analysis.shapes.size(), false);
+    scope.shapes[trees.shapes[i]] = true;
+    EXPECT_EQ(lines(trees.shape_trees[i].tree), lines(walk(scope))) << "shape " << trees.shapes[i];
+    EXPECT_EQ(trees.shape_trees[i].roots, analysis.shape_states[trees.shapes[i]].calls);
+  }
+  limits.max_shapes = 5;
+  EXPECT_EQ(readScopeTrees(*reader, analysis, limits).shapes.size(), 5u);
+}
+
 TEST_F(ScopeTreesTest, AFunctionsOutlierAndTypicalTreesAreTheWalksOfThoseCalls) {
   load(randomTrace(2));
   const ScopeTrees trees = readScopeTrees(*reader, analysis, ScopeTreeLimits{});

@@ -113,9 +113,10 @@ int runReport(const ReportArgs& args) {
               detail.capped ? ", capped by the detail limits" : "",
               static_cast<double>(page.size()) / 1e6);
   if (scope_trees)
-    std::printf("scoped flame graphs: %zu clusters, outliers of %zu functions, from %llu of %llu "
-                "events%s\n",
-                scope_trees->clusters.size(), scope_trees->functions.size(),
+    std::printf("scoped flame graphs: %zu clusters, %zu shapes, outliers of %zu functions, from "
+                "%llu of %llu events%s\n",
+                scope_trees->clusters.size(), scope_trees->shapes.size(),
+                scope_trees->functions.size(),
                 static_cast<unsigned long long>(scope_trees->events_read),
                 static_cast<unsigned long long>(scope_trees->events),
                 scope_trees->complete() ? "" : " (--flame-scope-events; the page says so)");
@@ -161,6 +162,10 @@ cli::Runner setupReport(CLI::App& command) {
       ->capture_default_str();
   command.add_option("--flame-scope-clusters", options->scope_trees.max_clusters,
                      "Clusters with the most time that get a flame graph of their calls")
+      ->capture_default_str();
+  command.add_option("--flame-scope-shapes", options->scope_trees.max_shapes,
+                     "Shapes of those clusters (cluster by cluster) that get a flame graph of their "
+                     "calls")
       ->capture_default_str();
   command.add_option("--flame-scope-functions", options->scope_trees.max_functions,
                      "Functions with the most outliers that get flame graphs of their outlier and "

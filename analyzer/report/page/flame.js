@@ -296,7 +296,7 @@ ST.FlameView = class {
     this.state = { hoverFn: null, match: null, weights: new Map(), rootWeight: 1 };
     // A scope read from the recording is taken as it is when chosen (the visible range, the
     // cluster shown): live updates do not read it again.
-    $('flame-scope').addEventListener('change', () => { this.recordedParams = null; this.clusterShown = null; this.rebuild(); });
+    $('flame-scope').addEventListener('change', () => { this.recordedParams = null; this.clusterShown = null; this.shapeShown = null; this.rebuild(); });
     $('flame-function').addEventListener('change', () => this.rebuild());
     $('flame-fold').addEventListener('change', () => this.rebuild());
     $('flame-inverted').addEventListener('change', () => { this.flame.opts.up = !$('flame-inverted').checked; this.draw(); });
@@ -324,6 +324,7 @@ ST.FlameView = class {
     const outlierFns = this.scopes?.functions ?? [];
     const embedded = (this.ext.slices ? '<option value="range">the timeline\'s visible range</option>' : '') +
       (this.scopes && !fromRecording ? '<option value="cluster">the cluster in the side panel</option>' : '') +
+      (this.scopes?.shapes?.length ? '<option value="shape">a shape of that cluster (its flame graph button)</option>' : '') +
       (outlierFns.length ? '<option value="outliers">outlier calls of a function</option><option value="typical">typical calls of that function</option>' : '') +
       (model.instances?.length || model.data.live?.instances ? '<option value="instance">the call opened below</option>' : '');
     scope.innerHTML = '<option value="all">all threads</option>' + this.ext.threads.map((t, i) =>
@@ -341,6 +342,14 @@ ST.FlameView = class {
     this.$('flame-scope').value = 'cluster';
     this.recordedParams = { cluster: id };
     this.clusterShown = id;
+    this.rebuild();
+    this.section.scrollIntoView({ block: 'nearest' });
+  }
+
+  // The flame graph of one shape's calls (a shape's button in the side panel).
+  showShape(id) {
+    this.$('flame-scope').value = 'shape';
+    this.shapeShown = id;
     this.rebuild();
     this.section.scrollIntoView({ block: 'nearest' });
   }
@@ -403,6 +412,14 @@ ST.FlameView = class {
         label: `cluster #${id} (${f.shortName(m.functionName(m.clusters[id]?.function))}): ${f.count(e.roots)} calls and everything under them` +
           (seen < e.calls ? ` (${f.count(seen)} of its ${f.count(e.calls)} calls)` : '') + coverage() + this.bounds() };
     }
+    if (scope === 'shape') {
+      const id = this.shapeShown ?? m.clusters[this.app.clusterPanel?.shown]?.shapes[0] ?? null;
+      const e = sc.shapes.find((x) => x.shape === id);
+      if (!e) return { tree: null, label: `shape #${id} is not among the shapes of the clusters whose flame graphs the report embeds (--flame-scope-clusters, --flame-scope-shapes)`, capped: true };
+      return { tree: ST.flame.fromExtension({ nodes: e.nodes }), capped: !sc.complete || e.roots < e.calls || sc.truncated_calls > 0 || sc.missed_calls > 0,
+        label: `shape #${id} of cluster #${e.cluster} (${f.shortName(m.functionName(m.clusters[e.cluster]?.function))}): ${f.count(e.roots)} calls and everything under them` +
+          (e.roots < e.calls ? ` (of its ${f.count(e.calls)} calls)` : '') + coverage() + this.bounds() };
+    }
     if (scope === 'outliers' || scope === 'typical') {
       const fn = Number(this.$('flame-function').value);
       const e = sc.functions.find((x) => x.function === fn) ?? sc.functions[0];
@@ -458,7 +475,7 @@ ST.FlameView = class {
     const scope = this.$('flame-scope').value;
     this.$('flame-function').hidden = !(scope === 'outliers' || scope === 'typical');
     let base;
-    if (scope === 'range' || scope === 'outliers' || scope === 'typical' || scope === 'instance' ||
+    if (scope === 'range' || scope === 'shape' || scope === 'outliers' || scope === 'typical' || scope === 'instance' ||
         (scope === 'cluster' && this.scopes && !this.model.data.live?.flame)) {
       const e = this.embeddedScope(scope);
       this.section.dataset.scopeLabel = e.label;

@@ -87,7 +87,8 @@ ST.ClusterPanel = class {
       const shape = this.model.shapes.get(id);
       return `<div class="shape-card"><div class="meta">shape #${id} · depth ${shape.depth} · ` +
         `${f.count(shape.calls)} calls · mean ${f.ns(shape.stats.mean_ns)}` +
-        `${shape.outliers ? ` · <b style="color:var(--outlier)">${shape.outliers} outliers</b>` : ''}</div>` +
+        `${shape.outliers ? ` · <b style="color:var(--outlier)">${shape.outliers} outliers</b>` : ''}` +
+        `${this.model.data.flame_scopes?.shapes?.some((e) => e.shape === id) ? ` <button type="button" class="shape-flame" data-shape="${id}">flame graph</button>` : ''}</div>` +
         `${ST.shapes.svg(this.model, id)}</div>`;
     }).join('');
     const more = c.shapes.length > 8 ? `<div class="placeholder">and ${c.shapes.length - 8} more shapes</div>` : '';
@@ -106,6 +107,7 @@ ST.ClusterPanel = class {
       `<div class="section-title">Shapes</div>${shapes}${more}`;
     // This cluster's flame graph: read from the collector's recording live, embedded in a report.
     this.element.querySelector('.cluster-flame')?.addEventListener('click', () => ST.app?.flameView?.showCluster(clusterId));
+    this.element.querySelectorAll('.shape-flame').forEach((b) => b.addEventListener('click', () => ST.app?.flameView?.showShape(Number(b.dataset.shape))));
   }
 };
 
