@@ -348,6 +348,29 @@ nlohmann::ordered_json scopeTreesJson(const ScopeTrees& trees, const Analysis& a
   json["max_nested"] = limits.max_nested;
   json["missed_calls"] = trees.missed_calls;
   json["truncated_calls"] = trees.truncated_calls;
+  // The page's bound: trees are embedded while their nodes fit in max_total_nodes, the clusters'
+  // first, then the outlier functions', then the shapes'; the others get "nodes": null.
+  size_t budget = limits.max_total_nodes;
+  size_t left_out = 0;
+  auto nodes = [&](const FlameTree& tree) -> nlohmann::ordered_json {
+    if (tree.size() > budget) {
+      ++left_out;
+      return nullptr;
+    }
+    budget -= tree.size();
+    return treeColumns(tree);
+  };
+  std::vector<nlohmann::ordered_json> cluster_nodes, function_nodes, shape_nodes;
+  for (const ScopeTree& t : trees.cluster_trees)
+    cluster_nodes.push_back(nodes(t.tree));
+  for (size_t i = 0; i < trees.functions.size(); ++i) {
+    function_nodes.push_back(nodes(trees.outlier_trees[i].tree));
+    function_nodes.push_back(nodes(trees.typical_trees[i].tree));
+  }
+  for (const ScopeTree& t : trees.shape_trees)
+    shape_nodes.push_back(nodes(t.tree));
+  json["max_total_nodes"] = limits.max_total_nodes;
+  json["left_out_trees"] = left_out;
   nlohmann::ordered_json clusters = nlohmann::ordered_json::array();
   for (size_t i = 0; i < trees.clusters.size(); ++i) {
     const ClusterId c = trees.clusters[i];
@@ -356,7 +379,7 @@ nlohmann::ordered_json scopeTreesJson(const ScopeTrees& trees, const Analysis& a
     j["roots"] = trees.cluster_trees[i].roots;
     j["nested"] = trees.cluster_trees[i].nested;
     j["calls"] = analysis.cluster_calls[c];
-    j["nodes"] = treeColumns(trees.cluster_trees[i].tree);
+    j["nodes"] = std::move(cluster_nodes[i]);
     clusters.push_back(std::move(j));
   }
   json["clusters"] = std::move(clusters);
@@ -368,7 +391,7 @@ nlohmann::ordered_json scopeTreesJson(const ScopeTrees& trees, const Analysis& a
     j["cluster"] = analysis.clustering.cluster_of_shape[shape];
     j["roots"] = trees.shape_trees[i].roots;
     j["calls"] = analysis.shape_states[shape].calls;
-    j["nodes"] = treeColumns(trees.shape_trees[i].tree);
+    j["nodes"] = std::move(shape_nodes[i]);
     shapes.push_back(std::move(j));
   }
   json["shapes"] = std::move(shapes);
@@ -382,9 +405,9 @@ nlohmann::ordered_json scopeTreesJson(const ScopeTrees& trees, const Analysis& a
       kept += o.function == f;
     j["outliers"] = {{"roots", trees.outlier_trees[i].roots},
                      {"kept", kept},
-                     {"nodes", treeColumns(trees.outlier_trees[i].tree)}};
+                     {"nodes", std::move(function_nodes[2 * i])}};
     j["typical"] = {{"roots", trees.typical_trees[i].roots},
-                    {"nodes", treeColumns(trees.typical_trees[i].tree)}};
+                    {"nodes", std::move(function_nodes[2 * i + 1])}};
     functions.push_back(std::move(j));
   }
   json["functions"] = std::move(functions);

@@ -44,6 +44,7 @@ struct ScopeTreeLimits {
   size_t max_nested = 8;
   size_t max_nodes = 4096;
   uint64_t max_events = 20'000'000; // 0: no scope trees
+  size_t max_total_nodes = size_t{1} << 18; // over every embedded tree (the page's size)
 };
 
 struct ScopeTree {
@@ -71,8 +72,9 @@ struct ScopeTrees {
 ScopeTrees readScopeTrees(recording::RecordingReader& reader, const Analysis& analysis,
                           const ScopeTreeLimits& limits);
 
-// {"events_read", "events", "complete", "max_nodes", "max_nested", "missed_calls",
-//  "truncated_calls",
+// {"events_read", "events", "complete", "max_events", "max_nodes", "max_nested", "missed_calls",
+//  "truncated_calls", "max_total_nodes", "left_out_trees" (trees past max_total_nodes: the
+//  clusters' are embedded first, then the functions', then the shapes'; the others' "nodes" null),
 //  "clusters": [{"cluster", "roots", "nested", "calls" (the analysis' count), "nodes": columns}],
 //  "shapes": [{"shape", "cluster", "roots", "calls", "nodes"}],
 //  "functions": [{"function", "outliers": {"roots", "kept" (the analysis' outliers of it),

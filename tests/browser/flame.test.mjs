@@ -272,6 +272,17 @@ test('a report whose scope trees were capped says so', { timeout: 120_000 }, asy
   assert.match(await label.innerText(), /is not among the 2 clusters with the most time/);
   assert.deepEqual(page.problems, []);
   await page.close();
+  // A page bound that no tree fits: every scoped graph is left out, and the page says why.
+  const bounded = path.join(work, 'bounded.html');
+  execFileSync(shapetrace, ['report', path.join(work, 'rec'), '-o', bounded, '--flame-scope-total-nodes', '1']);
+  const boundedData = embeddedData(await readFile(bounded, 'utf8'));
+  assert.ok(boundedData.flame_scopes.clusters.every((e) => e.nodes === null));
+  const page2 = await openPage(browser.context, bounded);
+  await page2.waitForSelector('body[data-ready="true"]');
+  await page2.evaluate((c) => window.shapetrace.app.flameView.showCluster(c), boundedData.flame_scopes.clusters[0].cluster);
+  assert.match(await page2.locator('#flame-scope-label').innerText(), /left out to bound the page/);
+  assert.deepEqual(page2.problems, []);
+  await page2.close();
 });
 
 test('a 10^6-node flame graph redraws quickly (printed, not asserted)', { timeout: 120_000 }, async () => {

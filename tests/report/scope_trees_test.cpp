@@ -269,6 +269,12 @@ TEST_F(ScopeTreesTest, BoundsSayWhatTheyLeftOut) {
   // Clusters by total time, most first.
   EXPECT_GE(analysis.cluster_stats[trees.clusters[0]].moments.sum(),
             analysis.cluster_stats[trees.clusters[1]].moments.sum());
+  // The page's bound on nodes: the clusters' trees first, the rest left out and counted.
+  limits.max_total_nodes = trees.cluster_trees[0].tree.size();
+  const auto small = scopeTreesJson(trees, analysis, limits);
+  EXPECT_FALSE(small["clusters"][0]["nodes"].is_null());
+  EXPECT_TRUE(small["clusters"][1]["nodes"].is_null());
+  EXPECT_EQ(small["left_out_trees"], trees.clusters.size() - 1 + 2 * trees.functions.size() + trees.shapes.size());
   limits.max_events = 0;
   EXPECT_TRUE(readScopeTrees(*reader, analysis, limits).clusters.empty());
 }

@@ -171,6 +171,10 @@ cli::Runner setupReport(CLI::App& command) {
                      "Functions with the most outliers that get flame graphs of their outlier and "
                      "typical calls")
       ->capture_default_str();
+  command.add_option("--flame-scope-total-nodes", options->scope_trees.max_total_nodes,
+                     "Nodes of all the scoped flame graphs embedded (bounds the page's size; "
+                     "clusters first, then outlier functions, then shapes)")
+      ->capture_default_str();
   command.add_option("--flame-scope-nodes", options->scope_trees.max_nodes,
                      "Nodes (distinct stacks) per scoped flame graph")
       ->check(CLI::PositiveNumber)

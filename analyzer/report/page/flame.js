@@ -406,6 +406,7 @@ ST.FlameView = class {
       const id = this.clusterShown ?? this.app.clusterPanel?.shown ?? null;
       const e = sc.clusters.find((c) => c.cluster === id);
       if (!e) return { tree: null, label: `cluster #${id} is not among the ${sc.clusters.length} clusters with the most time whose flame graphs the report embeds (--flame-scope-clusters)`, capped: true };
+      if (!e.nodes) return { tree: null, label: `cluster #${id}: its flame graph was left out to bound the page (the report embeds at most ${f.count(sc.max_total_nodes)} nodes of scoped flame graphs)`, capped: true };
       const seen = e.roots + e.nested;
       const capped = !sc.complete || seen < e.calls || sc.truncated_calls > 0 || sc.missed_calls > 0;
       return { tree: ST.flame.fromExtension({ nodes: e.nodes }), capped,
@@ -416,6 +417,7 @@ ST.FlameView = class {
       const id = this.shapeShown ?? m.clusters[this.app.clusterPanel?.shown]?.shapes[0] ?? null;
       const e = sc.shapes.find((x) => x.shape === id);
       if (!e) return { tree: null, label: `shape #${id} is not among the shapes of the clusters whose flame graphs the report embeds (--flame-scope-clusters, --flame-scope-shapes)`, capped: true };
+      if (!e.nodes) return { tree: null, label: `shape #${id}: its flame graph was left out to bound the page (the report embeds at most ${f.count(sc.max_total_nodes)} nodes of scoped flame graphs)`, capped: true };
       return { tree: ST.flame.fromExtension({ nodes: e.nodes }), capped: !sc.complete || e.roots < e.calls || sc.truncated_calls > 0 || sc.missed_calls > 0,
         label: `shape #${id} of cluster #${e.cluster} (${f.shortName(m.functionName(m.clusters[e.cluster]?.function))}): ${f.count(e.roots)} calls and everything under them` +
           (e.roots < e.calls ? ` (of its ${f.count(e.calls)} calls)` : '') + coverage() + this.bounds() };
@@ -425,8 +427,9 @@ ST.FlameView = class {
       const e = sc.functions.find((x) => x.function === fn) ?? sc.functions[0];
       const part = scope === 'outliers' ? e.outliers : e.typical;
       const name = f.shortName(m.functionName(e.function));
+      if (!part.nodes) return { tree: null, label: `the ${scope} calls of ${name}: their flame graph was left out to bound the page (the report embeds at most ${f.count(sc.max_total_nodes)} nodes of scoped flame graphs)`, capped: true };
       const tree = ST.flame.fromExtension({ nodes: part.nodes });
-      const mean = (p) => (p.roots ? ` (mean ${f.ns(ST.flame.fromExtension({ nodes: p.nodes }).weight[0] / p.roots)})` : '');
+      const mean = (p) => (p.roots && p.nodes ? ` (mean ${f.ns(ST.flame.fromExtension({ nodes: p.nodes }).weight[0] / p.roots)})` : '');
       const label = scope === 'outliers'
         ? `${f.count(part.roots)} outlier calls of ${name}${part.roots < part.kept ? ` (of the ${f.count(part.kept)} the analysis kept)` : ''}${mean(part)} against ${f.count(e.typical.roots)} typical calls${mean(e.typical)}`
         : `${f.count(part.roots)} typical calls of ${name}${mean(part)} against ${f.count(e.outliers.roots)} outlier calls${mean(e.outliers)}`;
