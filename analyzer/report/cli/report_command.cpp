@@ -176,7 +176,8 @@ cli::Runner setupReport(CLI::App& command) {
                      "clusters first, then outlier functions, then shapes)")
       ->capture_default_str();
   command.add_option("--flame-scope-nodes", options->scope_trees.max_nodes,
-                     "Nodes (distinct stacks) per scoped flame graph")
+                     "Distinct stacks under the calls of one function, shared by its scoped flame "
+                     "graphs (calls on further stacks are left out and counted)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   command.add_option("--explain-function", options->explain.function,
