@@ -119,7 +119,9 @@ int runExport(const ExportArgs& args) {
   const bool per_call = args.format == "speedscope" || args.format == "perfetto";
   if (beyondThreads(args.scope)) return exportScope(args, per_call);
   std::vector<NamedExtension> extensions;
-  auto flame_owner = std::make_unique<FlameExtension>();
+  // The exports write trees and calls, not time windows: no time slices (flame_slices.h).
+  auto flame_owner =
+      std::make_unique<FlameExtension>(FlameExtension::kDefaultMaxNodes, kDefaultMaxDepth, 0);
   const FlameExtension* flame = flame_owner.get();
   extensions.push_back({std::string(FlameExtension::kName), std::move(flame_owner)});
   exports::TraceCapture* capture = nullptr;

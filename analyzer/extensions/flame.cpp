@@ -22,17 +22,23 @@ void FlameSink::onCall(const FinishedCall& call) {
   }
   FlameNode& node = tree_[open.node];
   ++node.calls;
-  if (!call.measured) return;
+  if (!call.measured) {
+    if (!slices_.empty()) slices_.front().add(open.node, call.exit_ns, false, 0, 0);
+    return;
+  }
   const uint64_t duration = call.exit_ns - call.enter_ns;
+  // A callee's time can exceed its caller's only for timestamps clamped after a regression.
+  const uint64_t self = duration > open.callee_ns ? duration - open.callee_ns : 0;
   ++node.measured;
   node.total_ns += duration;
-  // A callee's time can exceed its caller's only for timestamps clamped after a regression.
-  node.self_ns += duration > open.callee_ns ? duration - open.callee_ns : 0;
+  node.self_ns += self;
   if (!open_.empty()) open_.back().callee_ns += duration;
+  if (!slices_.empty()) slices_.front().add(open.node, call.exit_ns, true, duration, self);
 }
 
 std::unique_ptr<ThreadConsumer> FlameExtension::consumerFor(const ThreadKey& thread) {
-  auto consumer = std::make_unique<Consumer>(ShapeLookup::none(), max_depth_, max_nodes_);
+  auto consumer =
+      std::make_unique<Consumer>(ShapeLookup::none(), max_depth_, max_nodes_, max_slices_);
   consumers_[thread] = consumer.get();
   return consumer;
 }
@@ -61,6 +67,35 @@ MergedFlame FlameExtension::merged(FunctionIndex& functions, bool thread_trees) 
     }
     out.truncated_calls += consumer->sink().truncatedCalls();
     out.threads.push_back(std::move(thread));
+  }
+  return out;
+}
+
+std::vector<FlameSlice> FlameExtension::mergedSlices(const MergedFlame& merged,
+                                                    unsigned& shift) const {
+  shift = FlameSlices::kFirstShift;
+  for (const auto& [key, consumer] : consumers_)
+    if (const FlameSlices* s = consumer->sink().slices()) shift = std::max(shift, s->shift());
+  std::map<uint64_t, std::map<uint32_t, FlameValues>> sum; // slice -> merged node -> values
+  size_t t = 0;
+  for (const auto& [key, consumer] : consumers_) {
+    const MergedFlame::Thread& thread = merged.threads[t++];
+    const FlameSlices* s = consumer->sink().slices();
+    if (s == nullptr) continue;
+    for (const FlameSlice& slice : FlameSlices::coarsened(s->slices(), s->shift(), shift)) {
+      auto& nodes = sum[slice.index];
+      for (size_t i = 0; i < slice.nodes.size(); ++i)
+        nodes[thread.nodes[slice.nodes[i] - 1]].add(slice.values[i]);
+    }
+  }
+  std::vector<FlameSlice> out;
+  for (const auto& [index, nodes] : sum) {
+    FlameSlice& slice = out.emplace_back();
+    slice.index = index;
+    for (const auto& [node, values] : nodes) {
+      slice.nodes.push_back(node);
+      slice.values.push_back(values);
+    }
   }
   return out;
 }
@@ -119,6 +154,39 @@ nlohmann::ordered_json FlameExtension::result(const Analysis&, FunctionIndex& fu
     threads.push_back(std::move(thread));
   }
   json["threads"] = std::move(threads);
+  if (max_slices_ > 0) {
+    unsigned shift = 0;
+    std::vector<FlameSlice> slices = mergedSlices(m, shift);
+    unsigned widened = 0;
+    while (FlameSlices::entries(slices) > kMaxResultSliceEntries && slices.size() > 1) {
+      slices = FlameSlices::coarsened(std::move(slices), shift, shift + 1);
+      ++shift;
+      ++widened;
+    }
+    nlohmann::ordered_json out;
+    out["width_ns"] = uint64_t{1} << shift;
+    out["max_per_thread"] = max_slices_;
+    out["widened_for_size"] = widened;
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const FlameSlice& slice : slices) {
+      nlohmann::ordered_json j;
+      j["start_ns"] = slice.index << shift;
+      j["nodes"] = slice.nodes;
+      auto column = [&](auto field) {
+        nlohmann::ordered_json c = nlohmann::ordered_json::array();
+        for (const FlameValues& v : slice.values)
+          c.push_back(v.*field);
+        return c;
+      };
+      j["calls"] = column(&FlameValues::calls);
+      j["measured"] = column(&FlameValues::measured);
+      j["total_ns"] = column(&FlameValues::total_ns);
+      j["self_ns"] = column(&FlameValues::self_ns);
+      list.push_back(std::move(j));
+    }
+    out["slices"] = std::move(list);
+    json["slices"] = std::move(out);
+  }
   return json;
 }
 

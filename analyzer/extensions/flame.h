@@ -17,6 +17,7 @@
 #pragma once
 
 #include "extension.h"
+#include "flame_slices.h"
 #include "flame_tree.h"
 
 #include <cstdint>
@@ -29,6 +30,10 @@ namespace shapetrace::analyzer {
 class FlameSink {
 public:
   explicit FlameSink(size_t max_nodes) : tree_(max_nodes) {}
+  // With `max_slices` > 0, also each node's values per time slice (flame_slices.h).
+  FlameSink(size_t max_nodes, uint32_t max_slices) : tree_(max_nodes) {
+    if (max_slices > 0) slices_.emplace_back(max_slices);
+  }
   void onEnter(uint32_t function, uint32_t depth, uint64_t time_ns);
   void onCall(const FinishedCall& call);
   void onReset() { open_.clear(); }
@@ -36,6 +41,7 @@ public:
   const FlameTree& tree() const { return tree_; } // functions are the process's ids
   FlameTree& tree() { return tree_; }
   uint64_t truncatedCalls() const { return truncated_calls_; }
+  const FlameSlices* slices() const { return slices_.empty() ? nullptr : &slices_.front(); }
 
 private:
   struct Open {
@@ -45,6 +51,7 @@ private:
   FlameTree tree_;
   std::vector<Open> open_;
   uint64_t truncated_calls_ = 0;
+  std::vector<FlameSlices> slices_; // one, or none
 };
 
 // The merged tree with the model's function indices, and each thread's part of it.
@@ -59,7 +66,7 @@ struct MergedFlame {
     FlameTree tree;
   };
   FlameTree tree;
-  std::vector<Thread> threads;
+  std::vector<Thread> threads; // in (process, thread) order, as the extension's consumers
   uint64_t truncated_calls = 0;
 };
 
@@ -73,25 +80,38 @@ public:
   static constexpr std::string_view kName = "flame";
   static constexpr size_t kDefaultMaxNodes = size_t{1} << 20;
 
+  // (node, slice) entries the merged slices may hold in the result (about 40 bytes each in JSON):
+  // past it the slices are widened until they fit, and the result says how often.
+  static constexpr size_t kMaxResultSliceEntries = size_t{1} << 17;
+
   explicit FlameExtension(size_t max_nodes_per_thread = kDefaultMaxNodes,
-                          uint32_t max_depth = kDefaultMaxDepth)
-      : max_nodes_(max_nodes_per_thread), max_depth_(max_depth) {}
+                          uint32_t max_depth = kDefaultMaxDepth,
+                          uint32_t max_slices = FlameSlices::kDefaultMaxSlices)
+      : max_nodes_(max_nodes_per_thread), max_depth_(max_depth), max_slices_(max_slices) {}
   std::unique_ptr<ThreadConsumer> consumerFor(const ThreadKey& thread) override;
   // {"max_nodes_per_thread", "truncated_calls",
   //  "nodes": {"parent": [], "function": [], "calls": [], "measured": [], "total_ns": [],
   //            "self_ns": []},                       // columns, node 0 the root (-1, -1)
   //  "threads": [{"process", "thread", "nodes": [merged ids], "calls": [], "measured": [],
-  //               "total_ns": [], "self_ns": []}]}   // the thread's values on those nodes
+  //               "total_ns": [], "self_ns": []}],   // the thread's values on those nodes
+  //  "slices": {"width_ns", "max_per_thread", "widened_for_size",
+  //             "slices": [{"start_ns", "nodes": [merged ids], "calls": [], "measured": [],
+  //                         "total_ns": [], "self_ns": []}]}}   // all threads, by call end
   nlohmann::ordered_json result(const Analysis& analysis, FunctionIndex& functions) const override;
 
   // The merged tree and each thread's nodes and values on it; with `thread_trees`, each thread's
   // own tree too (what `export --thread` needs; the JSON result does not).
   MergedFlame merged(FunctionIndex& functions, bool thread_trees = true) const;
 
+  // Every thread's slices on the merged tree's nodes (`merged` from merged()), summed over threads,
+  // at the narrowest width every thread's slices fit (its shift returned in `shift`).
+  std::vector<FlameSlice> mergedSlices(const MergedFlame& merged, unsigned& shift) const;
+
 private:
   using Consumer = CallStreamConsumer<FlameSink>;
   size_t max_nodes_;
   uint32_t max_depth_; // calls deeper are left out, as the analysis leaves them out
+  uint32_t max_slices_;
   std::map<ThreadKey, const Consumer*> consumers_;
 };
 

@@ -84,7 +84,9 @@ std::vector<wire::StreamItem> randomThread(uint64_t process, uint32_t thread, ui
 // measured callees' time); an exit finds the nearest frame of its function from the top, the
 // frames above it end unmeasured (their time stays their caller's own), it ends measured; a gap
 // empties the stack. Self time per stack text, summed over threads.
-std::string walkFolded(const std::vector<wire::StreamItem>& items) {
+// Only the calls that end in [from_ns, to_ns) count (a time window's tree, flame_slices.h).
+std::string walkFolded(const std::vector<wire::StreamItem>& items, uint64_t from_ns = 0,
+                       uint64_t to_ns = UINT64_MAX) {
   struct Frame {
     std::string stack;
     uint32_t function;
@@ -117,7 +119,7 @@ std::string walkFolded(const std::vector<wire::StreamItem>& items) {
       const Frame frame = stack.back();
       stack.pop_back();
       const uint64_t duration = t - frame.enter;
-      self[frame.stack] += duration - std::min(duration, frame.callees);
+      if (t >= from_ns && t < to_ns) self[frame.stack] += duration - std::min(duration, frame.callees);
       if (!stack.empty()) stack.back().callees += duration;
     }
   }
@@ -150,12 +152,18 @@ struct FlameRun {
 };
 
 FlameRun run(const std::vector<wire::StreamItem>& items, unsigned jobs = 1,
-        size_t max_nodes = FlameExtension::kDefaultMaxNodes) {
+             size_t max_nodes = FlameExtension::kDefaultMaxNodes,
+             uint32_t max_slices = FlameSlices::kDefaultMaxSlices,
+             FlameExtension** kept = nullptr) {
   std::vector<NamedExtension> extensions;
-  auto flame = std::make_unique<FlameExtension>(max_nodes);
+  auto flame = std::make_unique<FlameExtension>(max_nodes, kDefaultMaxDepth, max_slices);
+  if (kept != nullptr) *kept = flame.get();
   FlameExtension* extension = flame.get();
   extensions.push_back({"flame", std::move(flame)});
-  Analyzer analyzer({}, jobs, std::move(extensions));
+  static std::vector<std::unique_ptr<Analyzer>> analyzers; // kept alive for `kept`
+  auto analyzer_owner = std::make_unique<Analyzer>(AnalysisSettings{}, jobs, std::move(extensions));
+  Analyzer& analyzer = *analyzer_owner;
+  if (kept != nullptr) analyzers.push_back(std::move(analyzer_owner));
   for (const auto& item : items)
     analyzer.consume(item);
   analyzer.finish();
@@ -194,6 +202,84 @@ TEST(FlameTest, FoldedStacksEqualAStraightforwardStackWalk) {
     EXPECT_GT(r.analysis.diagnostics.count(Stat::unwind_exits), 0u);
     EXPECT_GT(r.analysis.diagnostics.count(Stat::gap_markers), 0u);
   }
+}
+
+// A tree with the merged tree's nodes and the values of slices [first, last).
+FlameTree windowTree(const FlameTree& whole, const std::vector<FlameSlice>& slices, size_t first,
+                     size_t last) {
+  FlameTree tree;
+  for (uint32_t id = 1; id < whole.size(); ++id)
+    tree.child(whole[id].parent, whole[id].function);
+  for (size_t s = first; s < last; ++s)
+    for (size_t i = 0; i < slices[s].nodes.size(); ++i) {
+      FlameNode& node = tree[slices[s].nodes[i]];
+      const FlameValues& v = slices[s].values[i];
+      node.add({0, 0, v.calls, v.measured, v.total_ns, v.self_ns});
+    }
+  return tree;
+}
+
+TEST(FlameTest, ATimeWindowsTreeIsTheWalkOfTheCallsThatEndedInIt) {
+  const auto items = generated();
+  // 64 slices a thread (widened a few times over the trace), and 5 (widened often).
+  for (const uint32_t max_slices : {64u, 5u}) {
+    FlameExtension* extension = nullptr;
+    FlameRun r = run(items, 2, FlameExtension::kDefaultMaxNodes, max_slices, &extension);
+    FunctionIndex functions(r.analysis, nullptr);
+    unsigned shift = 0;
+    const std::vector<FlameSlice> slices = extension->mergedSlices(r.flame, shift);
+    ASSERT_GE(slices.size(), 3u) << max_slices;
+    EXPECT_GT(shift, FlameSlices::kFirstShift) << "the slices were widened";
+    // Every slice, every run of slices, and all of them (= the whole tree, calls included).
+    for (size_t first = 0; first < slices.size(); ++first)
+      for (const size_t last : {first + 1, std::min(slices.size(), first + 3), slices.size()}) {
+        const uint64_t from = slices[first].index << shift;
+        const uint64_t to = last == slices.size() ? UINT64_MAX : slices[last].index << shift;
+        EXPECT_EQ(folded(windowTree(r.flame.tree, slices, first, last), r.analysis),
+                  walkFolded(items, from, to))
+            << max_slices << " slices " << first << ".." << last;
+      }
+    const FlameTree all = windowTree(r.flame.tree, slices, 0, slices.size());
+    for (uint32_t id = 1; id < all.size(); ++id) {
+      EXPECT_EQ(all[id].calls, r.flame.tree[id].calls) << id;
+      EXPECT_EQ(all[id].measured, r.flame.tree[id].measured) << id;
+      EXPECT_EQ(all[id].total_ns, r.flame.tree[id].total_ns) << id;
+    }
+    // The JSON result holds the same slices.
+    const Json json = extension->result(r.analysis, functions);
+    ASSERT_EQ(json["slices"]["slices"].size(), slices.size());
+    EXPECT_EQ(json["slices"]["width_ns"], uint64_t{1} << shift);
+    EXPECT_EQ(json["slices"]["slices"][1]["start_ns"], slices[1].index << shift);
+    EXPECT_EQ(json["slices"]["slices"][1]["nodes"], Json(slices[1].nodes));
+  }
+}
+
+TEST(FlameTest, SlicesPastTheirEntryBoundWidenAndStillAddUp) {
+  // Two nodes alternate in every 1 us slice; at most 8 closed entries forces widening.
+  FlameSlices bounded(1000, 8);
+  FlameSlices free(1000, SIZE_MAX);
+  uint64_t calls = 0;
+  for (uint64_t t = 0; t < 200; ++t) {
+    bounded.add(1 + t % 2, t << 10, true, 10, 5);
+    free.add(1 + t % 2, t << 10, true, 10, 5);
+    ++calls;
+  }
+  EXPECT_GT(bounded.shift(), FlameSlices::kFirstShift);
+  EXPECT_LE(FlameSlices::entries(bounded.slices()), 8u + 2u) << "closed entries + the current";
+  const auto coarse = FlameSlices::coarsened(free.slices(), free.shift(), bounded.shift());
+  const auto kept = bounded.slices();
+  ASSERT_EQ(coarse.size(), kept.size());
+  for (size_t s = 0; s < kept.size(); ++s) {
+    EXPECT_EQ(coarse[s].index, kept[s].index);
+    EXPECT_EQ(coarse[s].nodes, kept[s].nodes);
+    for (size_t i = 0; i < kept[s].nodes.size(); ++i)
+      EXPECT_EQ(coarse[s].values[i].self_ns, kept[s].values[i].self_ns);
+  }
+  uint64_t counted = 0;
+  for (const auto& s : kept)
+    for (const auto& v : s.values)
+      counted += v.calls;
+  EXPECT_EQ(counted, calls);
 }
 
 TEST(FlameTest, EachThreadsTreeIsItsOwnWalk) {

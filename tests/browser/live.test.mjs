@@ -213,6 +213,22 @@ test('with --recording, a click opens the exact call from the collector\'s recor
     });
     assert.deepEqual(clusterRoot, ['kv::Server::handle(kv::Request const&)'], 'the cluster\'s calls are the roots');
     await saveScreenshot(page, 'live-cluster-flame');
+    // The time slices of the live model: the whole run's range holds every finished call, so its
+    // graph weighs what the whole-run graph weighs.
+    const weightOf = (scope) => page.evaluate((sc) => {
+      const v = window.shapetrace.app.flameView;
+      document.getElementById('flame-scope').value = sc;
+      v.rebuild();
+      return v.tree.weight[0];
+    }, scope);
+    await page.evaluate(() => window.shapetrace.app.timeline.fit());
+    const whole = await weightOf('all');
+    assert.ok(whole > 0);
+    assert.equal(await weightOf('range'), whole);
+    // The call opened in the instance view, from its button.
+    await page.locator('#instance-panel .instance-flame').click();
+    assert.equal(await page.locator('#flame-scope').inputValue(), 'instance');
+    assert.equal(await page.evaluate(() => window.shapetrace.app.flameView.tree.weight[0]), clicked.duration_ns);
     assert.deepEqual(page.problems, []);
     await page.close();
   } finally {

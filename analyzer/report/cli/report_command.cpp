@@ -15,9 +15,12 @@
 #include "report/comparison.h"
 #include "report/page.h"
 #include "report/report_data.h"
+#include "report/scope_trees.h"
+#include "extensions/flame.h"
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 
 namespace shapetrace::analyzer::report {
@@ -34,6 +37,7 @@ struct ReportArgs {
   std::string baseline; // a recording or an analysis JSON to compare with
   AnalysisFlags analysis;
   DetailLimits limits;
+  ScopeTreeLimits scope_trees; // the flame graphs of clusters and of outliers against typical calls
   ExplainSettings explain; // the Explain view: when explain.function is given
 };
 
@@ -61,6 +65,13 @@ int runReport(const ReportArgs& args) {
   const auto comparisons = collectComparisons(instances, reader, analysis, embedded, args.limits);
   auto data = reportData(analysis, {"recording", args.dir, utcNow()}, embedded, args.limits,
                          detail, comparisons);
+  // The flame graphs of clusters and of outliers need each call's cluster, known when it ends:
+  // one bounded replay of the recording (scope_trees.h).
+  std::optional<ScopeTrees> scope_trees;
+  if (analyzer.extension(FlameExtension::kName) != nullptr && args.scope_trees.max_events > 0) {
+    scope_trees = readScopeTrees(reader, analysis, args.scope_trees);
+    data["flame_scopes"] = scopeTreesJson(*scope_trees, analysis, args.scope_trees);
+  }
   if (!args.baseline.empty()) {
     // The baseline is analysed as this run is, with the flame graph for the differential one.
     const auto base = loadRunModel(
@@ -101,6 +112,14 @@ int runReport(const ReportArgs& args) {
               detail.outlier_instances, comparisons.size(),
               detail.capped ? ", capped by the detail limits" : "",
               static_cast<double>(page.size()) / 1e6);
+  if (scope_trees)
+    std::printf("scoped flame graphs: %zu clusters, %zu shapes, outliers of %zu functions, from "
+                "%llu of %llu events%s\n",
+                scope_trees->clusters.size(), scope_trees->shapes.size(),
+                scope_trees->functions.size(),
+                static_cast<unsigned long long>(scope_trees->events_read),
+                static_cast<unsigned long long>(scope_trees->events),
+                scope_trees->complete() ? "" : " (--flame-scope-events; the page says so)");
   return 0;
 }
 
@@ -135,6 +154,30 @@ cli::Runner setupReport(CLI::App& command) {
       ->capture_default_str();
   command.add_option("--max-total-calls", options->limits.max_total_calls,
                      "Most calls listed over all embedded instances (bounds the page's size)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command.add_option("--flame-scope-events", options->scope_trees.max_events,
+                     "Events read back for the flame graphs of clusters and of outliers against "
+                     "typical calls, each thread from its start for its share (0: none)")
+      ->capture_default_str();
+  command.add_option("--flame-scope-clusters", options->scope_trees.max_clusters,
+                     "Clusters with the most time that get a flame graph of their calls")
+      ->capture_default_str();
+  command.add_option("--flame-scope-shapes", options->scope_trees.max_shapes,
+                     "Shapes of those clusters (cluster by cluster) that get a flame graph of their "
+                     "calls")
+      ->capture_default_str();
+  command.add_option("--flame-scope-functions", options->scope_trees.max_functions,
+                     "Functions with the most outliers that get flame graphs of their outlier and "
+                     "typical calls")
+      ->capture_default_str();
+  command.add_option("--flame-scope-total-nodes", options->scope_trees.max_total_nodes,
+                     "Nodes of all the scoped flame graphs embedded (bounds the page's size; "
+                     "clusters first, then outlier functions, then shapes)")
+      ->capture_default_str();
+  command.add_option("--flame-scope-nodes", options->scope_trees.max_nodes,
+                     "Distinct stacks under the calls of one function, shared by its scoped flame "
+                     "graphs (calls on further stacks are left out and counted)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   command.add_option("--explain-function", options->explain.function,

@@ -115,6 +115,7 @@ ST.App = class {
     const v = this.timeline.view, m = this.model;
     document.getElementById('range').textContent =
       `${ST.fmt.ns(v.start - m.t0)} – ${ST.fmt.ns(v.end - m.t0)} (${ST.fmt.ns(v.end - v.start)})`;
+    this.flameView?.onRange();
   }
 
   // A cluster pointed at in a table, the legend or the timeline: its panel, emphasised on the timeline.
@@ -212,6 +213,7 @@ ST.App = class {
     this.timeline.selected = found.instance;
     this.timeline.draw();
     this.instanceView.show(found.instance, found.exact ? '' : 'the nearest embedded instance of this cluster');
+    this.flameView?.onInstance(found.instance);
     // The same call in the summary view, and an outlier beside its typical call.
     this.summaryView?.showInstance(found.instance);
     if (found.instance.reason === 'outlier') this.compareView?.showOutlier(found.instance);

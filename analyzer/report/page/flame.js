@@ -36,6 +36,42 @@ ST.flame = {
     return ST.flame.finish(t);
   },
 
+  // The tree of the calls that ended in [from, to), from the extension's time slices (the slices
+  // that overlap the range: trees add up exactly, slice by slice). Also the range it covers.
+  fromSlices(ext, from, to) {
+    const sl = ext.slices, n = ext.nodes.parent.length;
+    const t = { parent: Int32Array.from(ext.nodes.parent), fn: Int32Array.from(ext.nodes.function),
+      calls: new Float64Array(n), self: new Float64Array(n), total: new Float64Array(n) };
+    let first = Infinity, last = -Infinity, used = 0;
+    for (const s of sl.slices) {
+      const end = s.start_ns + sl.width_ns;
+      if (end <= from || s.start_ns >= to) continue;
+      first = Math.min(first, s.start_ns); last = Math.max(last, end); ++used;
+      s.nodes.forEach((id, i) => { t.calls[id] += s.calls[i]; t.self[id] += s.self_ns[i]; t.total[id] += s.total_ns[i]; });
+    }
+    for (let i = 1; i < n; ++i) if (t.parent[i] === 0) { t.calls[0] += t.calls[i]; t.total[0] += t.total[i]; }
+    return { tree: ST.flame.finish(t), from: first, to: last, slices: used };
+  },
+
+  // The tree of one embedded call (calls: [function, depth, start, end], in entry order).
+  fromInstance(inst) {
+    const parent = [-1], fn = [-1], calls = [0], self = [0], total = [0];
+    const key = new Map(), open = [], node = [], childNs = [];
+    inst.calls.forEach(([f, depth, start, end], i) => {
+      open.length = depth;
+      const p = depth === 0 ? 0 : node[open[depth - 1]];
+      const k = `${p}:${f}`;
+      let id = key.get(k);
+      if (id === undefined) { id = parent.length; parent.push(p); fn.push(f); calls.push(0); self.push(0); total.push(0); key.set(k, id); }
+      node[i] = id; childNs[i] = 0; open.push(i);
+      calls[id] += 1; total[id] += end - start;
+      if (depth > 0) childNs[open[depth - 1]] += end - start;
+    });
+    inst.calls.forEach(([, , start, end], i) => { self[node[i]] += Math.max(0, end - start - childNs[i]); });
+    return ST.flame.finish({ parent: Int32Array.from(parent), fn: Int32Array.from(fn), calls: Float64Array.from(calls),
+      self: Float64Array.from(self), total: Float64Array.from(total) });
+  },
+
   finish(t) {
     const n = t.parent.length;
     t.weight = new Float64Array(n);
@@ -237,6 +273,7 @@ ST.FlameView = class {
       <div class="panel-title">Flame graph <span class="flame-hint">exact time of every call · hover: every frame of the function · click: zoom and centre the funky graph</span></div>
       <div class="toolbar flame-toolbar">
         <select id="flame-scope" title="Scope"></select>
+        <select id="flame-function" title="The function whose outlier or typical calls are shown" hidden></select>
         <select id="flame-fold" title="Recursion folding (003)"><option value="none">no folding</option><option value="direct">fold direct recursion</option><option value="indirect">fold all recursion</option></select>
         <label><input type="checkbox" id="flame-inverted"> icicle</label>
         <input type="search" id="flame-search" placeholder="search (regular expression)">
@@ -259,7 +296,8 @@ ST.FlameView = class {
     this.state = { hoverFn: null, match: null, weights: new Map(), rootWeight: 1 };
     // A scope read from the recording is taken as it is when chosen (the visible range, the
     // cluster shown): live updates do not read it again.
-    $('flame-scope').addEventListener('change', () => { this.recordedParams = null; this.rebuild(); });
+    $('flame-scope').addEventListener('change', () => { this.recordedParams = null; this.clusterShown = null; this.shapeShown = null; this.rebuild(); });
+    $('flame-function').addEventListener('change', () => this.rebuild());
     $('flame-fold').addEventListener('change', () => this.rebuild());
     $('flame-inverted').addEventListener('change', () => { this.flame.opts.up = !$('flame-inverted').checked; this.draw(); });
     $('flame-search').addEventListener('input', () => this.search($('flame-search').value));
@@ -280,18 +318,135 @@ ST.FlameView = class {
     const fromRecording = model.data.live?.flame
       ? '<option value="window">the timeline\'s visible range (recording)</option>' +
         '<option value="cluster">the cluster in the side panel (recording)</option>' : '';
+    // The report's scopes: time slices of the extension, and the trees `shapetrace report` read
+    // back for the clusters with the most time and the functions with the most outliers.
+    this.scopes = model.data.flame_scopes ?? null;
+    const outlierFns = this.scopes?.functions ?? [];
+    const embedded = (this.ext.slices ? '<option value="range">the timeline\'s visible range</option>' : '') +
+      (this.scopes && !fromRecording ? '<option value="cluster">the cluster in the side panel</option>' : '') +
+      (this.scopes?.shapes?.length ? '<option value="shape">a shape of that cluster (its flame graph button)</option>' : '') +
+      (outlierFns.length ? '<option value="outliers">outlier calls of a function</option><option value="typical">typical calls of that function</option>' : '') +
+      (model.instances?.length || model.data.live?.instances ? '<option value="instance">the call opened below</option>' : '');
     scope.innerHTML = '<option value="all">all threads</option>' + this.ext.threads.map((t, i) =>
-      `<option value="${i}">${ST.fmt.html(model.threadByKey?.get(model.key(t.process, t.thread))?.label ?? `thread ${t.thread}`)}</option>`).join('') + fromRecording;
+      `<option value="${i}">${ST.fmt.html(model.threadByKey?.get(model.key(t.process, t.thread))?.label ?? `thread ${t.thread}`)}</option>`).join('') + embedded + fromRecording;
+    const fnSelect = this.$('flame-function'), fnSelected = fnSelect.value;
+    fnSelect.innerHTML = outlierFns.map((e) => `<option value="${e.function}">${ST.fmt.html(ST.fmt.shortName(model.functionName(e.function)))} (${e.outliers.kept} outliers)</option>`).join('');
+    if (fnSelected) fnSelect.value = fnSelected;
     if (selected) scope.value = selected;
     this.rebuild();
   }
 
-  // The flame graph of one cluster's calls (and everything under them), from the recording.
+  // The flame graph of one cluster's calls (and everything under them): read from the recording
+  // live, embedded in a report.
   showCluster(id) {
     this.$('flame-scope').value = 'cluster';
     this.recordedParams = { cluster: id };
+    this.clusterShown = id;
     this.rebuild();
     this.section.scrollIntoView({ block: 'nearest' });
+  }
+
+  // The flame graph of one shape's calls (a shape's button in the side panel).
+  showShape(id) {
+    this.$('flame-scope').value = 'shape';
+    this.shapeShown = id;
+    this.rebuild();
+    this.section.scrollIntoView({ block: 'nearest' });
+  }
+
+  // Whether the page has a flame graph for this cluster's calls.
+  hasCluster(id) {
+    return Boolean(this.model.data.live?.flame) || Boolean(this.scopes?.clusters.some((c) => c.cluster === id));
+  }
+
+  // The outlier calls of a function (or its typical calls), when the report embeds them.
+  hasOutliers(fn) { return Boolean(this.scopes?.functions.some((e) => e.function === fn)); }
+  showOutliers(fn, which = 'outliers') {
+    this.$('flame-scope').value = which;
+    this.$('flame-function').value = String(fn);
+    this.rebuild();
+    this.section.scrollIntoView({ block: 'nearest' });
+  }
+
+  // The timeline moved: a range scope follows it (once it settles).
+  onRange() {
+    if (this.$('flame-scope').value !== 'range') return;
+    clearTimeout(this.rangeTimer);
+    this.rangeTimer = setTimeout(() => this.rebuild(), 120);
+  }
+
+  // The flame graph of one call (the instance view's button).
+  showInstance(inst) {
+    this.instance = inst;
+    this.$('flame-scope').value = 'instance';
+    this.rebuild();
+    this.section.scrollIntoView({ block: 'nearest' });
+  }
+
+  // A call was opened in the instance view: the 'instance' scope shows it.
+  onInstance(inst) {
+    this.instance = inst;
+    if (this.$('flame-scope').value === 'instance') this.rebuild();
+  }
+
+  // The tree of an embedded scope and the words that say what it holds (and what it lacks).
+  embeddedScope(scope) {
+    const f = ST.fmt, m = this.model, sc = this.scopes;
+    const coverage = () => (sc.complete ? '' : ` — the report read ${(100 * sc.events_read / sc.events).toFixed(1)}% of the events (each thread from its start, --flame-scope-events), so this holds the calls of the run's first part`);
+    if (scope === 'range') {
+      const v = this.app.timeline.view;
+      const r = ST.flame.fromSlices(this.ext, v.start, v.end);
+      const sl = this.ext.slices;
+      const label = r.slices === 0 ? 'no call ended in the visible range'
+        : `calls that ended in ${f.ns(r.from - m.t0)} – ${f.ns(r.to - m.t0)} (the visible range rounded out to ${r.slices} slices of ${f.ns(sl.width_ns)})` +
+          (sl.widened_for_size ? ` — slices widened ${sl.widened_for_size}× to bound the page` : '');
+      return { tree: r.tree, label, capped: sl.widened_for_size > 0 };
+    }
+    if (scope === 'cluster') {
+      const id = this.clusterShown ?? this.app.clusterPanel?.shown ?? null;
+      const e = sc.clusters.find((c) => c.cluster === id);
+      if (!e) return { tree: null, label: `cluster #${id} is not among the ${sc.clusters.length} clusters with the most time whose flame graphs the report embeds (--flame-scope-clusters)`, capped: true };
+      if (!e.nodes) return { tree: null, label: `cluster #${id}: its flame graph was left out to bound the page (the report embeds at most ${f.count(sc.max_total_nodes)} nodes of scoped flame graphs)`, capped: true };
+      const seen = e.roots + e.nested;
+      const capped = !sc.complete || seen < e.calls || sc.truncated_calls > 0 || sc.missed_calls > 0;
+      return { tree: ST.flame.fromExtension({ nodes: e.nodes }), capped,
+        label: `cluster #${id} (${f.shortName(m.functionName(m.clusters[id]?.function))}): ${f.count(e.roots)} calls and everything under them` +
+          (seen < e.calls ? ` (${f.count(seen)} of its ${f.count(e.calls)} calls)` : '') + coverage() + this.bounds() };
+    }
+    if (scope === 'shape') {
+      const id = this.shapeShown ?? m.clusters[this.app.clusterPanel?.shown]?.shapes[0] ?? null;
+      const e = sc.shapes.find((x) => x.shape === id);
+      if (!e) return { tree: null, label: `shape #${id} is not among the shapes of the clusters whose flame graphs the report embeds (--flame-scope-clusters, --flame-scope-shapes)`, capped: true };
+      if (!e.nodes) return { tree: null, label: `shape #${id}: its flame graph was left out to bound the page (the report embeds at most ${f.count(sc.max_total_nodes)} nodes of scoped flame graphs)`, capped: true };
+      return { tree: ST.flame.fromExtension({ nodes: e.nodes }), capped: !sc.complete || e.roots < e.calls || sc.truncated_calls > 0 || sc.missed_calls > 0,
+        label: `shape #${id} of cluster #${e.cluster} (${f.shortName(m.functionName(m.clusters[e.cluster]?.function))}): ${f.count(e.roots)} calls and everything under them` +
+          (e.roots < e.calls ? ` (of its ${f.count(e.calls)} calls)` : '') + coverage() + this.bounds() };
+    }
+    if (scope === 'outliers' || scope === 'typical') {
+      const fn = Number(this.$('flame-function').value);
+      const e = sc.functions.find((x) => x.function === fn) ?? sc.functions[0];
+      const part = scope === 'outliers' ? e.outliers : e.typical;
+      const name = f.shortName(m.functionName(e.function));
+      if (!part.nodes) return { tree: null, label: `the ${scope} calls of ${name}: their flame graph was left out to bound the page (the report embeds at most ${f.count(sc.max_total_nodes)} nodes of scoped flame graphs)`, capped: true };
+      const tree = ST.flame.fromExtension({ nodes: part.nodes });
+      const mean = (p) => (p.roots && p.nodes ? ` (mean ${f.ns(ST.flame.fromExtension({ nodes: p.nodes }).weight[0] / p.roots)})` : '');
+      const label = scope === 'outliers'
+        ? `${f.count(part.roots)} outlier calls of ${name}${part.roots < part.kept ? ` (of the ${f.count(part.kept)} the analysis kept)` : ''}${mean(part)} against ${f.count(e.typical.roots)} typical calls${mean(e.typical)}`
+        : `${f.count(part.roots)} typical calls of ${name}${mean(part)} against ${f.count(e.outliers.roots)} outlier calls${mean(e.outliers)}`;
+      return { tree, label: label + coverage() + this.bounds(), capped: !sc.complete || part.roots < (part.kept ?? 0) };
+    }
+    // 'instance'
+    const inst = this.instance;
+    if (!inst) return { tree: null, label: 'open a call (click an occurrence or an outlier on the timeline)', capped: false };
+    return { tree: ST.flame.fromInstance(inst), capped: inst.omitted_calls > 0,
+      label: `one call of ${f.shortName(m.functionName(inst.function))} (${inst.reason}) at ${f.ns(inst.start_ns - m.t0)}` +
+        (inst.omitted_calls ? ` — ${f.count(inst.omitted_calls)} of its calls are not embedded (--max-instance-calls)` : '') };
+  }
+
+  bounds() {
+    const sc = this.scopes, f = ST.fmt;
+    return (sc.truncated_calls ? ` — ${f.count(sc.truncated_calls)} calls past ${f.count(sc.max_nodes)} stacks per graph left out (--flame-scope-nodes)` : '') +
+      (sc.missed_calls ? ` — ${f.count(sc.missed_calls)} calls nested past ${sc.max_nested} open scopes not counted` : '');
   }
 
   // The tree of a scope read from the recording by the live server; null until it has arrived
@@ -321,8 +476,18 @@ ST.FlameView = class {
 
   rebuild() {
     const scope = this.$('flame-scope').value;
+    this.$('flame-function').hidden = !(scope === 'outliers' || scope === 'typical');
     let base;
-    if (scope === 'window' || scope === 'cluster') {
+    if (scope === 'range' || scope === 'shape' || scope === 'outliers' || scope === 'typical' || scope === 'instance' ||
+        (scope === 'cluster' && this.scopes && !this.model.data.live?.flame)) {
+      const e = this.embeddedScope(scope);
+      this.section.dataset.scopeLabel = e.label;
+      this.section.dataset.scopeCapped = String(e.capped);
+      const label = this.$('flame-scope-label');
+      label.textContent = e.label;
+      label.classList.toggle('capped', e.capped);
+      base = e.tree ?? ST.flame.finish({ parent: Int32Array.of(-1), fn: Int32Array.of(-1), calls: new Float64Array(1), self: new Float64Array(1), total: new Float64Array(1) });
+    } else if (scope === 'window' || scope === 'cluster') {
       const ext = this.recorded(scope);
       const label = this.fetching || !this.fetched ? 'reading the recording…' : this.fetched.label;
       this.section.dataset.scopeLabel = label;
@@ -331,7 +496,9 @@ ST.FlameView = class {
       base = ST.flame.fromExtension(ext, undefined);
     } else {
       delete this.section.dataset.scopeLabel;
+      delete this.section.dataset.scopeCapped;
       this.$('flame-scope-label').textContent = '';
+      this.$('flame-scope-label').classList.remove('capped');
       base = ST.flame.fromExtension(this.ext, scope === 'all' || scope === '' ? undefined : this.ext.threads[Number(scope)]);
     }
     // The zoom root's stack of functions, to find it again in the new tree (a live update).
@@ -482,7 +649,9 @@ ST.tabs.register({
   define: (m, app) => {
     const f = ST.fmt;
     const fn = app.flameFocus ?? null;
+    const flame = app.flameView;
     const rows = fn === null ? [] : [
+      ...(flame?.hasOutliers(fn) ? [{ kind: 'flame', key: 'flame', cluster: null, what: 'flame graph of its outlier calls against its typical calls', calls: null, duration: null, p99: null }] : []),
       ...m.clusters.filter((c) => c.function === fn).map((c) => ({ kind: 'cluster', key: `c${c.id}`, cluster: c.id, what: `cluster #${c.id} (${c.shapes.length} shapes)`, calls: c.stats.count, duration: c.totalNs, p99: c.stats.p99_ns })),
       ...m.outliers.filter((o) => o.function === fn).map((o) => ({ kind: 'outlier', key: `o${o.index}`, outlier: o, cluster: o.cluster, what: `${m.threadByKey.get(m.key(o.process, o.thread))?.label ?? o.thread} at ${f.ns(o.start_ns - m.t0)}`, calls: 1, duration: o.duration_ns, p99: null })),
     ];
@@ -493,8 +662,8 @@ ST.tabs.register({
       columns: [
         { id: 'kind', label: 'Kind', value: (r) => r.kind },
         { id: 'what', label: fn === null ? 'Click a frame of the flame graph' : 'Cluster or outlier call', value: (r) => r.what, cls: 'name' },
-        { id: 'calls', label: 'Calls', num: true, value: (r) => r.calls, text: (v) => f.count(v) },
-        { id: 'duration', label: 'Time', num: true, value: (r) => r.duration, text: f.ns },
+        { id: 'calls', label: 'Calls', num: true, value: (r) => r.calls ?? -1, text: (v) => (v < 0 ? '–' : f.count(v)) },
+        { id: 'duration', label: 'Time', num: true, value: (r) => r.duration ?? Infinity, text: (v) => (v === Infinity ? '–' : f.ns(v)) },
         { id: 'p99', label: 'p99', num: true, value: (r) => r.p99 ?? -1, text: (v) => (v < 0 ? '–' : f.ns(v)) },
       ],
     };
@@ -502,7 +671,8 @@ ST.tabs.register({
   row: (app, kind, r) => {
     if (r.cluster !== null && r.cluster !== undefined) app.hoverCluster(r.cluster);
     if (kind !== 'click') return;
-    if (r.kind === 'outlier') app.openOutlier(r.outlier); else app.openCluster(r.cluster);
+    if (r.kind === 'flame') app.flameView.showOutliers(app.flameFocus);
+    else if (r.kind === 'outlier') app.openOutlier(r.outlier); else app.openCluster(r.cluster);
   },
 });
 

@@ -33,7 +33,9 @@ ST.InstanceView = class {
       `${instance.calls.length} calls · ${why}` +
       `${instance.cluster !== null ? ` · cluster #${instance.cluster}` : ''} · shape #${instance.shape}` +
       `${instance.omitted_calls ? ` · ${f.count(instance.omitted_calls)} more calls not embedded` : ''}` +
-      `${note ? ` · ${f.html(note)}` : ''}</span>`;
+      `${note ? ` · ${f.html(note)}` : ''}</span>` +
+      (ST.flame?.data(m) ? ' <button type="button" class="instance-flame">flame graph of this call</button>' : '');
+    this.title.querySelector('.instance-flame')?.addEventListener('click', () => ST.app?.flameView?.showInstance(instance));
     this.panel.classList.add('has-instance');
     this.panel.dataset.instance = instance.id;
     this.listFunctions();

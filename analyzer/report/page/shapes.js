@@ -87,7 +87,8 @@ ST.ClusterPanel = class {
       const shape = this.model.shapes.get(id);
       return `<div class="shape-card"><div class="meta">shape #${id} · depth ${shape.depth} · ` +
         `${f.count(shape.calls)} calls · mean ${f.ns(shape.stats.mean_ns)}` +
-        `${shape.outliers ? ` · <b style="color:var(--outlier)">${shape.outliers} outliers</b>` : ''}</div>` +
+        `${shape.outliers ? ` · <b style="color:var(--outlier)">${shape.outliers} outliers</b>` : ''}` +
+        `${this.model.data.flame_scopes?.shapes?.some((e) => e.shape === id) ? ` <button type="button" class="shape-flame" data-shape="${id}">flame graph</button>` : ''}</div>` +
         `${ST.shapes.svg(this.model, id)}</div>`;
     }).join('');
     const more = c.shapes.length > 8 ? `<div class="placeholder">and ${c.shapes.length - 8} more shapes</div>` : '';
@@ -102,10 +103,11 @@ ST.ClusterPanel = class {
       stat('min', f.ns(s.min_ns)) + stat('max', f.ns(s.max_ns)) + stat('outliers', f.count(c.outliers), c.outliers > 0) +
       stat('max distance', c.max_distance.toFixed(2)) +
       stat('instances', this.model.clusterInstances(clusterId).length) +
-      `</div>${this.model.data.live?.flame ? '<button type="button" class="cluster-flame">flame graph of its calls</button>' : ''}` +
+      `</div>${this.model.data.live?.flame || this.model.data.flame_scopes?.clusters.some((e) => e.cluster === clusterId) ? '<button type="button" class="cluster-flame">flame graph of its calls</button>' : ''}` +
       `<div class="section-title">Shapes</div>${shapes}${more}`;
-    // Live with the collector's recording: this cluster's flame graph, read from it.
+    // This cluster's flame graph: read from the collector's recording live, embedded in a report.
     this.element.querySelector('.cluster-flame')?.addEventListener('click', () => ST.app?.flameView?.showCluster(clusterId));
+    this.element.querySelectorAll('.shape-flame').forEach((b) => b.addEventListener('click', () => ST.app?.flameView?.showShape(Number(b.dataset.shape))));
   }
 };
 
