@@ -584,6 +584,11 @@ SHAPETRACE_EXPORT shapetrace_status shapetrace_annotate(const char* key, int64_t
     return SHAPETRACE_INVALID_ARGUMENT;
   if (!running())
     return SHAPETRACE_NOT_RUNNING;
+  // While recording is off (no collector attached, or switched off) there is no recorded call to
+  // annotate, and nothing empties the ring: a service annotating every request would fill it
+  // with annotations that the next collector then receives one by one.
+  if (!recordingEnabled())
+    return SHAPETRACE_OK;
   const uint32_t id = runtime().strings.intern(key);
   if (id == StringTable::kFull)
     return SHAPETRACE_DROPPED;

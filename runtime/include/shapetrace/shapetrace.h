@@ -41,7 +41,8 @@ typedef enum shapetrace_status {
 } shapetrace_status;
 
 /* Attaches a named integer to the calling thread's trace at this moment, e.g. the size of the
- * request being served, so that the analyzer can relate calls to their inputs. */
+ * request being served, so that the analyzer can relate calls to their inputs. While recording
+ * is off (detached from any collector, or switched off) nothing is kept: SHAPETRACE_OK. */
 shapetrace_status shapetrace_annotate(const char *key, int64_t value);
 
 /* Names the calling thread in the trace (as shown by the analyzer and report). */
