@@ -24,6 +24,8 @@ void readRecording(recording::RecordingReader& reader, Analyzer& analyzer,
   while (auto item = reader.nextItem())
     if (!filter || filter->admit(*item)) analyzer.consume(std::move(*item));
   analyzer.count(Stat::recording_damage, reader.damage().size());
+  if (const auto& deleted = reader.retention())
+    analyzer.count(Stat::retention_deleted_events, deleted->events);
   analyzer.count(Stat::undecodable_messages, reader.undecodable());
   for (const recording::Damage& d : reader.damage())
     std::fprintf(stderr, "shapetrace %.*s: warning: segment %u: %s at offset %llu (%llu bytes)\n",
@@ -59,8 +61,8 @@ TimeWindow parseTimeWindow(std::string_view text) {
 
 uint64_t recordingStartNs(recording::RecordingReader& reader) {
   uint64_t start = UINT64_MAX;
-  for (uint32_t segment = 0; segment < reader.segmentCount(); ++segment)
-    for (const recording::IndexRecord& record : reader.index(segment))
+  for (uint32_t position = 0; position < reader.segmentCount(); ++position)
+    for (const recording::IndexRecord& record : reader.index(reader.segmentNumber(position)))
       if (record.kind == static_cast<uint8_t>(wire::ItemKind::EventBatch))
         start = std::min(start, record.time_ns);
   return start == UINT64_MAX ? 0 : start;
