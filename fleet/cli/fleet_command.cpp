@@ -123,7 +123,9 @@ nlohmann::ordered_json pageData(const analyzer::Analysis& analysis, const FleetM
   data["fleet"]["outlier_hosts"] = std::move(outliers);
   data["live_state"] = {{"endpoint", args.nats.url + " " + args.stream},
                         {"waiting", model.hosts().empty()},
-                        {"items", model.counters().accepted}};
+                        {"waiting_for", "summaries"},
+                        {"items", model.counters().accepted},
+                        {"items_label", "summaries"}};
   return data;
 }
 
