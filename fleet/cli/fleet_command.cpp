@@ -312,7 +312,10 @@ cli::Runner setupFleet(CLI::App& command) {
       ->capture_default_str();
   addNatsAuthFlags(command, args->nats);
   analyzer::report::addPageServerFlags(command, args->page);
-  command.callback([args] { checkNatsNames(args->stream, args->durable); });
+  command.callback([args] {
+    checkNatsNames(args->stream, args->durable);
+    checkNatsAuth(args->nats);
+  });
   return [args] { return runFleet(*args); };
 }
 

@@ -150,10 +150,12 @@ std::string publisherLine(const fleet::HostPublisher* publisher, const std::stri
   std::string line = "fleet: " + std::to_string(st.published) + " of " +
                      std::to_string(st.encoded) + " summaries published to " + stream + " (last " +
                      std::to_string(st.last_bytes) + " bytes)";
-  if (!st.connected)
+  if (!st.connected) {
     line += "; NATS is away: analysing and recording locally, the latest summary goes out when it "
             "is back";
-  else if (!st.last_error.empty())
+    // A refused connection (wrong credentials, an untrusted certificate) says why.
+    if (!st.last_error.empty()) line += " (" + st.last_error + ")";
+  } else if (!st.last_error.empty())
     line += "; last attempt failed: " + st.last_error;
   return line + "\n";
 }
@@ -344,6 +346,7 @@ cli::Runner setupLive(CLI::App& command) {
   fleet::addNatsAuthFlags(command, options->nats);
   addAnalysisFlags(command, options->analysis);
   command.callback([options] {
+    fleet::checkNatsAuth(options->nats);
     if (options->nats_url.empty()) return;
     if (options->host.empty()) {
       char name[256] = {};
