@@ -199,6 +199,16 @@ void RecordingReader::rewind() {
     s.scanner->seek(wire::kFileHeaderBytes);
 }
 
+bool RecordingReader::seekTo(uint32_t segment_number, uint64_t offset) {
+  auto it = std::find_if(segments_.begin(), segments_.end(),
+                         [&](const auto& s) { return s->number == segment_number; });
+  if (it == segments_.end() || !readAt(segment_number, offset))
+    return false;
+  current_ = static_cast<uint32_t>(it - segments_.begin());
+  open(current_).scanner->seek(offset);
+  return true;
+}
+
 uint32_t RecordingReader::segmentNumber(uint32_t position) const {
   return segments_.at(position)->number;
 }

@@ -257,6 +257,10 @@ public:
   bool seek(uint64_t process, uint32_t thread, uint64_t time_ns);
   // Back to the first frame of the first segment.
   void rewind();
+  // Positions the reader at the frame at `offset` of `segment` (a Frame's position): next()
+  // returns it. False (position unchanged) when the recording has no such segment or `offset` is
+  // not a frame boundary inside it.
+  bool seekTo(uint32_t segment, uint64_t offset);
   // The intact frame at `offset` of `segment` (an index record's position), or nullopt when no
   // intact frame is there. Does not move the reader's position.
   std::optional<Frame> readAt(uint32_t segment, uint64_t offset);

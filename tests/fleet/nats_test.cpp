@@ -7,6 +7,8 @@
 #include "hosts.h"
 #include "model_json.h"
 #include "nats_server.h"
+#include "collector/process.h"
+#include "recording/recording.h"
 #include "support/command.h"
 
 #include <cstdio>
@@ -229,6 +231,81 @@ TEST_F(FleetNats, LivePublishesItsAnalysisForTheFleet) {
                 static_cast<unsigned long long>(summary["shapes"].get<uint64_t>()),
                 static_cast<unsigned long long>(summary["clusters"].get<uint64_t>()));
   EXPECT_NE(final_summary.find(counts), std::string::npos) << counts << "\n" << final_summary;
+}
+
+// A host's analyzer killed with -9 mid-run and restarted, with real processes: a collector records
+// the traced example service and publishes to `live --nats --recording`; live is killed while the
+// service runs and started again on the same recording. The restarted live continues the run (the
+// state file beside the recording) from everything recorded, then live, nothing twice: the fleet
+// holds one run of the host whose model is exactly the single-analyzer model of the recording.
+TEST_F(FleetNats, AHostKilledAndRestartedOnItsRecordingLosesNothingAndDuplicatesNothing) {
+  using shapetrace::testing::Child;
+  using namespace std::chrono_literals;
+  const std::string rec = (dir / "rec").string();
+  const std::string collector_socket = "ipc://" + (dir / "c.sock").string();
+  const std::string publish = "tcp://127.0.0.1:" + std::to_string(testing::freePort());
+  Child collect({SHAPETRACE_BINARY, "collect", "--listen", collector_socket, "--publish", publish,
+                 "--out", rec});
+  for (auto line = collect.readLine(); line; line = collect.readLine())
+    if (line->find("recording to") != std::string::npos) break;
+  auto startLive = [&] {
+    return std::make_unique<Child>(std::vector<std::string>{
+        SHAPETRACE_BINARY, "live", "--connect", publish, "--no-http", "--recording", rec, "--nats",
+        nats->url(), "--stream", "S", "--host", "web-1", "--window", "0.2"});
+  };
+  auto live = startLive();
+  std::this_thread::sleep_for(500ms);
+  Child service({KVSTORE_BINARY, "--seconds", "3", "--data-dir", (dir / "kv").string()},
+                {{"SHAPETRACE_ENDPOINT", collector_socket}});
+  std::this_thread::sleep_for(1200ms);
+  live->signal(SIGKILL);
+  live->wait();
+  // What the collector records meanwhile reaches the restarted live from the recording.
+  std::this_thread::sleep_for(500ms);
+  ASSERT_TRUE(std::filesystem::exists(rec + "/fleet-web-1.json"));
+  live = startLive();
+  EXPECT_EQ(service.wait(), 0);
+  collect.signal(SIGTERM);
+  EXPECT_EQ(collect.wait(), 0);
+
+  // Every recorded item, once: wait until the restarted live has fed as many as the recording
+  // holds (its terminal summary counts them each second), then stop it.
+  uint64_t recorded = 0;
+  {
+    recording::RecordingReader reader(rec);
+    while (reader.next()) ++recorded;
+  }
+  ASSERT_GT(recorded, 1000u);
+  bool resumed = false;
+  unsigned long long fed = 0;
+  for (auto line = live->readLine(); line; line = live->readLine()) {
+    resumed = resumed || line->find("resuming run") != std::string::npos;
+    const size_t at = line->find(publish + "  ");
+    if (line->rfind("shapetrace live", 0) == 0 && at != std::string::npos &&
+        std::sscanf(line->c_str() + at + publish.size(), " %llu items", &fed) == 1 &&
+        fed >= recorded)
+      break;
+  }
+  EXPECT_EQ(fed, recorded);
+  EXPECT_TRUE(resumed);
+  live->signal(SIGTERM);
+  const std::string out = live->readAll();
+  EXPECT_EQ(live->wait(), 0) << out;
+
+  const json model = runFleet();
+  // One run: the restarted live continued the killed one's, with its latest sequence.
+  ASSERT_EQ(model["fleet"]["hosts"].size(), 1u) << model["fleet"].dump(1);
+  const json state = json::parse(shapetrace::testing::slurp(rec + "/fleet-web-1.json"));
+  EXPECT_EQ(model["fleet"]["hosts"][0]["run"], state["run"]);
+  EXPECT_EQ(model["fleet"]["hosts"][0]["sequence"], state["sequence"]);
+  Analyzer single(AnalysisSettings{}, 1);
+  {
+    recording::RecordingReader reader(rec);
+    while (auto item = reader.nextItem()) single.consume(std::move(*item));
+  }
+  const json expected = modelPart(json::parse(analyzer::toJson(single.snapshot()).dump()));
+  EXPECT_EQ(modelPart(model)["summary"].dump(), expected["summary"].dump());
+  EXPECT_EQ(modelPart(model).dump(1), expected.dump(1));
 }
 
 TEST_F(FleetNats, UsageErrorsExitTwoAndAnUnreachableServerIsAnError) {

@@ -236,12 +236,23 @@ int runLive(const LiveArgs& options) {
   if (!options.nats_url.empty()) {
     fleet::NatsSettings nats = options.nats;
     nats.url = options.nats_url;
+    // With the recording, the run persists beside it: a restarted host continues it.
+    const std::string state =
+        options.recording.empty() ? "" : options.recording + "/fleet-" + options.host + ".json";
     publisher = std::make_unique<fleet::HostPublisher>(nats, options.stream, options.host,
-                                                       options.recording);
+                                                       options.recording, state);
   }
   LiveSession session(options.connect, options.analysis.settings,
                       options.analysis.workerCount(), options.analysis.extensions, interval,
                       options.metrics);
+  if (publisher && publisher->resumed()) {
+    std::fprintf(stderr,
+                 "shapetrace live: resuming run %llu of host %s: the analysis starts from the "
+                 "recording %s\n",
+                 static_cast<unsigned long long>(publisher->run()), options.host.c_str(),
+                 options.recording.c_str());
+    session.resumeFrom(options.recording);
+  }
   if (publisher) {
     session.onWindow(std::chrono::milliseconds(static_cast<int64_t>(options.window * 1000)),
                      [&publisher](Analyzer& analyzer) { publisher->takeSummary(analyzer); });
