@@ -157,6 +157,8 @@ std::string publisherLine(const fleet::HostPublisher* publisher, const std::stri
     if (!st.last_error.empty()) line += " (" + st.last_error + ")";
   } else if (!st.last_error.empty())
     line += "; last attempt failed: " + st.last_error;
+  if (!st.state_error.empty())
+    line += "; the run's state cannot be kept (a restart starts a new run): " + st.state_error;
   return line + "\n";
 }
 
