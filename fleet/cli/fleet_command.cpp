@@ -16,6 +16,7 @@
 #include "report/cli/page_server.h"
 #include "report/page.h"
 #include "report/report_data.h"
+#include "report/terminal_summary.h"
 #include "wire/format_error.h"
 
 #include <chrono>
@@ -75,6 +76,38 @@ void take(FleetModel& model, const ReceivedSummary& message) {
   }
 }
 
+// Which hosts each thread, shape, cluster and outlier of `analysis` (merged from `model`) comes
+// from: the page's and the terminal summary's host column.
+struct HostsOf {
+  std::vector<std::string> thread;          // per thread of the analysis, in its order
+  std::vector<std::set<std::string>> shape; // per shape id
+  std::vector<std::set<std::string>> cluster;
+  std::vector<std::string> outlier;         // per outlier, in the analysis' order
+};
+
+HostsOf hostsOf(const analyzer::Analysis& analysis, const FleetModel& model) {
+  const auto thread_hosts = model.threadHosts();
+  auto hostOf = [&](uint64_t process, uint32_t thread) {
+    const auto it = thread_hosts.find({process, thread});
+    return it == thread_hosts.end() ? std::string() : it->second;
+  };
+  HostsOf hosts;
+  hosts.shape.resize(analysis.shapes.size());
+  for (const analyzer::ThreadSummary& t : analysis.threads) {
+    hosts.thread.push_back(hostOf(t.key.process, t.key.thread));
+    for (const analyzer::ShapeId shape : t.shapes)
+      hosts.shape[shape].insert(hosts.thread.back());
+  }
+  for (const analyzer::Cluster& cluster : analysis.clustering.clusters) {
+    std::set<std::string>& of_cluster = hosts.cluster.emplace_back();
+    for (const analyzer::ShapeId shape : cluster.shapes)
+      of_cluster.insert(hosts.shape[shape].begin(), hosts.shape[shape].end());
+  }
+  for (const analyzer::Outlier& o : analysis.outliers)
+    hosts.outlier.push_back(hostOf(o.process, o.thread));
+  return hosts;
+}
+
 // The report page's data of `analysis` (the merged model, or one host's when `selected` is set)
 // plus "fleet": the hosts, the host of every thread, shape, cluster and outlier (the page's host
 // column), and the host selected (docs/fleet.md). No exact calls: those stay in the hosts'
@@ -85,42 +118,20 @@ nlohmann::ordered_json pageData(const analyzer::Analysis& analysis, const FleetM
   nlohmann::ordered_json data = analyzer::report::reportData(
       analysis, {"fleet", args.nats.url + " " + args.stream, analyzer::report::utcNow()}, {}, none,
       {});
-  const auto thread_hosts = model.threadHosts();
-  auto hostOf = [&](uint64_t process, uint32_t thread) {
-    const auto it = thread_hosts.find({process, thread});
-    return it == thread_hosts.end() ? std::string() : it->second;
-  };
-  nlohmann::ordered_json threads = nlohmann::ordered_json::array();
-  std::vector<std::set<std::string>> shape_hosts(analysis.shapes.size());
-  for (const analyzer::ThreadSummary& t : analysis.threads) {
-    const std::string host = hostOf(t.key.process, t.key.thread);
-    threads.push_back(host);
-    for (const analyzer::ShapeId shape : t.shapes)
-      shape_hosts[shape].insert(host);
-  }
+  const HostsOf hosts = hostsOf(analysis, model);
   nlohmann::ordered_json shapes = nlohmann::ordered_json::object();
-  for (size_t id = 0; id < shape_hosts.size(); ++id)
-    if (!shape_hosts[id].empty()) shapes[std::to_string(id)] = shape_hosts[id];
-  nlohmann::ordered_json clusters = nlohmann::ordered_json::array();
-  for (const analyzer::Cluster& cluster : analysis.clustering.clusters) {
-    std::set<std::string> hosts;
-    for (const analyzer::ShapeId shape : cluster.shapes)
-      hosts.insert(shape_hosts[shape].begin(), shape_hosts[shape].end());
-    clusters.push_back(hosts);
-  }
-  nlohmann::ordered_json outliers = nlohmann::ordered_json::array();
-  for (const analyzer::Outlier& o : analysis.outliers)
-    outliers.push_back(hostOf(o.process, o.thread));
+  for (size_t id = 0; id < hosts.shape.size(); ++id)
+    if (!hosts.shape[id].empty()) shapes[std::to_string(id)] = hosts.shape[id];
   std::set<std::string> names;
   for (const auto& [key, summary] : model.hosts())
     names.insert(key.first);
   data["fleet"] = fleetJson(model, args);
   data["fleet"]["host_names"] = names;
   data["fleet"]["selected"] = selected;
-  data["fleet"]["thread_hosts"] = std::move(threads);
+  data["fleet"]["thread_hosts"] = hosts.thread;
   data["fleet"]["shape_hosts"] = std::move(shapes);
-  data["fleet"]["cluster_hosts"] = std::move(clusters);
-  data["fleet"]["outlier_hosts"] = std::move(outliers);
+  data["fleet"]["cluster_hosts"] = hosts.cluster;
+  data["fleet"]["outlier_hosts"] = hosts.outlier;
   data["live_state"] = {{"endpoint", args.nats.url + " " + args.stream},
                         {"waiting", model.hosts().empty()},
                         {"waiting_for", "summaries"},
@@ -205,6 +216,20 @@ void FleetView::writeSnapshot() {
               static_cast<unsigned long long>(c.duplicates),
               static_cast<unsigned long long>(c.skipped),
               static_cast<unsigned long long>(c.malformed));
+  // The tables `shapetrace live` shows, with the hosts of each row.
+  const HostsOf hosts = hostsOf(analysis, model);
+  auto join = [](const std::set<std::string>& names) {
+    std::string text;
+    for (const std::string& name : names) text += (text.empty() ? "" : ",") + name;
+    return text;
+  };
+  const std::string tables = analyzer::report::clusterTables(
+      analysis, 12, 5,
+      {[&](analyzer::ClusterId id) { return join(hosts.cluster[id]); },
+       [&](const analyzer::Outlier& o) {
+         return hosts.outlier[static_cast<size_t>(&o - analysis.outliers.data())];
+       }});
+  std::printf("%s\n", tables.c_str());
   std::fflush(stdout);
 }
 

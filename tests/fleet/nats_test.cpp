@@ -61,8 +61,10 @@ protected:
                    " --stream S --durable " + durable + " --duration 3 --json " +
                    (dir / "fleet.json").string() + " --html " + (dir / "fleet.html").string());
     EXPECT_EQ(result.exit_code, 0) << result.err;
+    fleet_out = result.out;
     return json::parse(shapetrace::testing::slurp(dir / "fleet.json"));
   }
+  std::string fleet_out; // the last runFleet's terminal summary
 
   // A host publishing the analysis of `items` as one summary, delivered before it returns.
   void publishHost(const std::string& host, const std::vector<wire::StreamItem>& items) {
@@ -98,6 +100,11 @@ TEST_F(FleetNats, ThreeHostsMergeToTheSingleAnalyzerModelOfTheirUnion) {
   EXPECT_EQ(fleet["hosts"][1]["threads"].size(), 4u);
   EXPECT_EQ(fleet["accepted"], 3);
   EXPECT_EQ(fleet["malformed"], 0);
+  // The terminal summary: live's tables, each row with the hosts it comes from.
+  EXPECT_NE(fleet_out.find("3 hosts, 12 threads"), std::string::npos) << fleet_out;
+  EXPECT_NE(fleet_out.find("cluster (by total time)"), std::string::npos) << fleet_out;
+  EXPECT_NE(fleet_out.find("  hosts\n"), std::string::npos) << fleet_out;
+  EXPECT_NE(fleet_out.find("  host-0,host-1,host-2\n"), std::string::npos) << fleet_out;
 }
 
 TEST_F(FleetNats, AResentSummaryIsADuplicateAndAForeignMessageIsSkipped) {
@@ -323,6 +330,17 @@ TEST_F(FleetNats, UsageErrorsExitTwoAndAnUnreachableServerIsAnError) {
                  nats->url() + " --host web.17 --no-http --duration 0.1");
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_NE(result.err.find("'web.17'"), std::string::npos) << result.err;
+  // A state file beside the recording that is not this host's.
+  std::filesystem::create_directories(dir / "rec");
+  std::ofstream(dir / "rec" / "fleet-web-1.json") << R"({"host":"web-2","run":7,"sequence":3})";
+  result = runCommand(std::string(SHAPETRACE_BINARY) + " live --connect ipc:///nonexistent --nats " +
+                      nats->url() + " --host web-1 --no-http --duration 0.1 --recording " +
+                      (dir / "rec").string());
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("fleet-web-1.json is not the fleet state of host web-1 (remove it to "
+                            "start a new run)"),
+            std::string::npos)
+      << result.err;
   nats->stop(SIGTERM);
   result = runCommand(fleet + " --nats " + settings.url + " --duration 1");
   EXPECT_EQ(result.exit_code, 1);

@@ -19,6 +19,7 @@
 #include "report/live_session.h"
 #include "scope.h"
 #include "report/page.h"
+#include "report/terminal_summary.h"
 
 #include <httplib.h>
 
@@ -133,16 +134,6 @@ void answerInstance(const LiveSession& session, const std::string& recording,
   }
 }
 
-std::string ns(double value) {
-  char text[32];
-  if (value < 1e3) std::snprintf(text, sizeof text, "%.0f ns", value);
-  else if (value < 1e6) std::snprintf(text, sizeof text, "%.2f us", value / 1e3);
-  else if (value < 1e9) std::snprintf(text, sizeof text, "%.2f ms", value / 1e6);
-  else std::snprintf(text, sizeof text, "%.2f s", value / 1e9);
-  return text;
-}
-
-// One screen: the state, the run's counts, the busiest clusters and the latest outliers.
 // One line on the fleet's summaries (live --nats).
 std::string publisherLine(const fleet::HostPublisher* publisher, const std::string& stream) {
   if (publisher == nullptr) return "";
@@ -162,6 +153,7 @@ std::string publisherLine(const fleet::HostPublisher* publisher, const std::stri
   return line + "\n";
 }
 
+// One screen: the state, the run's counts, the busiest clusters and the latest outliers.
 void printSummary(const LiveSnapshot& s, const std::string& endpoint, const std::string& url,
                   bool tty, const std::string& fleet_line = "") {
   std::string out;
@@ -189,36 +181,7 @@ void printSummary(const LiveSnapshot& s, const std::string& endpoint, const std:
                 a.clustering.clusters.size(), a.outliers.size(),
                 static_cast<unsigned long long>(s.run.droppedEvents()));
   out += line;
-  std::vector<ClusterId> order(a.clustering.clusters.size());
-  for (ClusterId i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](ClusterId x, ClusterId y) {
-    const auto sx = a.cluster_stats[x].moments.sum(), sy = a.cluster_stats[y].moments.sum();
-    return sx != sy ? sx > sy : x < y;
-  });
-  if (!order.empty()) {
-    std::snprintf(line, sizeof line, "%-44s %6s %10s %10s %10s %10s\n", "cluster (by total time)",
-                  "shapes", "calls", "mean", "p99", "total");
-    out += line;
-  }
-  for (size_t i = 0; i < order.size() && i < 12; ++i) {
-    const Cluster& c = a.clustering.clusters[order[i]];
-    const DurationStats& st = a.cluster_stats[order[i]];
-    const std::string name = "#" + std::to_string(order[i]) + " " + a.functions[c.function].name;
-    std::snprintf(line, sizeof line, "%-44.44s %6zu %10llu %10s %10s %10s\n", name.c_str(),
-                  c.shapes.size(), static_cast<unsigned long long>(st.moments.count()),
-                  ns(st.moments.mean()).c_str(), ns(static_cast<double>(st.quantile(0.99))).c_str(),
-                  ns(static_cast<double>(st.moments.sum())).c_str());
-    out += line;
-  }
-  if (!a.outliers.empty()) out += "\nmost extreme outliers\n";
-  for (size_t i = 0; i < a.outliers.size() && i < 5; ++i) {
-    const Outlier& o = a.outliers[i];
-    std::snprintf(line, sizeof line, "  %-40.40s thread %-6u %10s  (mean %s, %.1f sd)\n",
-                  a.functions[o.function].name.c_str(), o.thread,
-                  ns(static_cast<double>(o.duration_ns)).c_str(), ns(o.function_mean).c_str(),
-                  o.score);
-    out += line;
-  }
+  out += clusterTables(a, 12, 5);
   if (!tty) out += "\n";
   std::fwrite(out.data(), 1, out.size(), stdout);
   std::fflush(stdout);
