@@ -146,7 +146,15 @@ uint64_t LiveInput::feedRecorded(Analyzer& analyzer, uint64_t from, uint64_t to)
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   uint64_t reached = from;
   for (;;) {
-    recording::RecordingReader reader(recording_);
+    // The collector writes (and retention deletes) while this reads: a segment gone between the
+    // listing and the mapping is a try again later, never an end of the analysis.
+    std::optional<recording::RecordingReader> opened;
+    try {
+      opened.emplace(recording_);
+    } catch (const std::exception&) {
+      return reached;
+    }
+    recording::RecordingReader& reader = *opened;
     const std::optional<recording::RetentionStats> retention = reader.retention();
     // The carry segment holds deleted segments' items without their batches, and a gap per
     // thread: the first frame after it has publish sequence `deleted + carried`.
@@ -156,28 +164,32 @@ uint64_t LiveInput::feedRecorded(Analyzer& analyzer, uint64_t from, uint64_t to)
       position = cursor_->position;
       in_carry = false;
     }
-    while (auto frame = reader.next()) {
-      if (in_carry && frame->segment != retention->carry_segment) {
-        in_carry = false;
-        position = retention->batches + retention->undecodable + carried -
-                   std::min(carried, retention->gap_items);
+    try {
+      while (auto frame = reader.next()) {
+        if (in_carry && frame->segment != retention->carry_segment) {
+          in_carry = false;
+          position = retention->batches + retention->undecodable + carried -
+                     std::min(carried, retention->gap_items);
+        }
+        if (in_carry) {
+          ++carried;
+          if (from > 0) continue; // before anything a resumed live still lacks
+        } else {
+          cursor_ = Cursor{frame->segment, frame->offset, position};
+          if (position++ < from) continue;
+        }
+        if (!in_carry && position - 1 >= to) break;
+        try {
+          analyzer.consume(wire::decodeItem(frame->message));
+          ++items_;
+        } catch (const wire::FormatError&) {
+          ++undecodable_;
+          analyzer.count(Stat::undecodable_messages);
+        }
+        if (!in_carry) reached = position;
       }
-      if (in_carry) {
-        ++carried;
-        if (from > 0) continue; // before anything a resumed live still lacks
-      } else {
-        cursor_ = Cursor{frame->segment, frame->offset, position};
-        if (position++ < from) continue;
-      }
-      if (!in_carry && position - 1 >= to) break;
-      try {
-        analyzer.consume(wire::decodeItem(frame->message));
-        ++items_;
-      } catch (const wire::FormatError&) {
-        ++undecodable_;
-        analyzer.count(Stat::undecodable_messages);
-      }
-      if (!in_carry) reached = position;
+    } catch (const std::exception&) { // a segment deleted under the reader: next time
+      return reached;
     }
     if (in_carry) // nothing but the carry
       reached = std::max(reached, retention->batches + retention->undecodable + carried -
@@ -217,7 +229,8 @@ bool LiveInput::feed(Analyzer& analyzer, std::chrono::milliseconds timeout,
     // Resuming: what the recording already gave is skipped, what the subscription lacks (it
     // connected after the collector published it, or its queue overflowed) comes from there.
     if (received->sequence < next_) return true;
-    if (received->sequence > next_) filled_ += feedRecorded(analyzer, next_, received->sequence) - next_;
+    if (received->sequence > next_)
+      filled_ += feedRecorded(analyzer, next_, received->sequence) - next_;
     next_ = received->sequence + 1;
   }
   const zmq::message_t& message = received->message;

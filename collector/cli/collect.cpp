@@ -40,7 +40,8 @@ int runCollect(const CollectOptions& o) {
   options.recording.fsync_interval = std::chrono::milliseconds(o.fsync_ms);
   options.recording.readable_by_others = o.readable;
   if ((o.retention.gib > 0 || o.retention.hours > 0) && o.out.empty())
-    throw std::invalid_argument("--retain-gib and --retain-hours limit a recording: give --out DIR");
+    throw std::invalid_argument(
+        "--retain-gib and --retain-hours limit a recording: give --out DIR");
   applyRetention(o.retention, options.recording);
 
   zmq::context_t context(1);

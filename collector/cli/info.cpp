@@ -105,7 +105,9 @@ void checkCompleteness(const std::string& dir, RecordingInfo& info) {
   if (recorded > held) {
     info.missing_items = recorded - held;
     info.problems.push_back("collector.json says " + std::to_string(recorded) +
-                            " items were recorded (less what retention deleted); the segments hold " + std::to_string(held) +
+                            " items were recorded (less what retention deleted); the segments "
+                            "hold " +
+                            std::to_string(held) +
                             ": " + std::to_string(info.missing_items) + " items missing");
   }
   // Events: exact only when every accepted message was recorded.
@@ -119,7 +121,9 @@ void checkCompleteness(const std::string& dir, RecordingInfo& info) {
   if (unrecorded == 0 && events > have) {
     info.missing_events = events - have;
     info.problems.push_back("collector.json says " + std::to_string(events) +
-                            " events were recorded (less what retention deleted); the segments hold " + std::to_string(have) +
+                            " events were recorded (less what retention deleted); the segments "
+                            "hold " +
+                            std::to_string(have) +
                             ": " + std::to_string(info.missing_events) + " events missing");
   }
 }
@@ -183,7 +187,8 @@ RecordingInfo readInfo(const std::string& dir) {
   info.retention = reader.retention();
   for (uint32_t position = 0; position < reader.segmentCount(); ++position) {
     info.segment_numbers.push_back(reader.segmentNumber(position));
-    info.bytes += std::filesystem::file_size(recording::segmentPath(dir, info.segment_numbers.back()));
+    info.bytes +=
+        std::filesystem::file_size(recording::segmentPath(dir, info.segment_numbers.back()));
   }
   while (auto item = reader.nextItem()) {
     ++info.frames;

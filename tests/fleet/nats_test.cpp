@@ -333,8 +333,9 @@ TEST_F(FleetNats, UsageErrorsExitTwoAndAnUnreachableServerIsAnError) {
   // A state file beside the recording that is not this host's.
   std::filesystem::create_directories(dir / "rec");
   std::ofstream(dir / "rec" / "fleet-web-1.json") << R"({"host":"web-2","run":7,"sequence":3})";
-  result = runCommand(std::string(SHAPETRACE_BINARY) + " live --connect ipc:///nonexistent --nats " +
-                      nats->url() + " --host web-1 --no-http --duration 0.1 --recording " +
+  result = runCommand(std::string(SHAPETRACE_BINARY) +
+                      " live --connect ipc:///nonexistent --nats " + nats->url() +
+                      " --host web-1 --no-http --duration 0.1 --recording " +
                       (dir / "rec").string());
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.err.find("fleet-web-1.json is not the fleet state of host web-1 (remove it to "
