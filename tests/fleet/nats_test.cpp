@@ -330,6 +330,21 @@ TEST_F(FleetNats, UsageErrorsExitTwoAndAnUnreachableServerIsAnError) {
                  nats->url() + " --host web.17 --no-http --duration 0.1");
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_NE(result.err.find("'web.17'"), std::string::npos) << result.err;
+  // The live page: an address reachable from other hosts needs a token; a port in use is an error.
+  result = runCommand(fleet + " --nats " + nats->url() + " --http 0.0.0.0:0 --duration 1");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("shapetrace fleet: error: refusing to serve the live page on "
+                            "0.0.0.0:0"),
+            std::string::npos)
+      << result.err;
+  {
+    std::filesystem::create_directories(dir / "squatter");
+    testing::NatsServer squatter(dir / "squatter"); // anything listening on the port will do
+    result = runCommand(fleet + " --nats " + nats->url() + " --http 127.0.0.1:" +
+                        squatter.url().substr(squatter.url().rfind(':') + 1) + " --duration 1");
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_NE(result.err.find("cannot listen on 127.0.0.1:"), std::string::npos) << result.err;
+  }
   // A state file beside the recording that is not this host's.
   std::filesystem::create_directories(dir / "rec");
   std::ofstream(dir / "rec" / "fleet-web-1.json") << R"({"host":"web-2","run":7,"sequence":3})";
