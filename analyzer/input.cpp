@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
+#include <thread>
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -24,6 +25,8 @@ void readRecording(recording::RecordingReader& reader, Analyzer& analyzer,
   while (auto item = reader.nextItem())
     if (!filter || filter->admit(*item)) analyzer.consume(std::move(*item));
   analyzer.count(Stat::recording_damage, reader.damage().size());
+  if (const auto& deleted = reader.retention())
+    analyzer.count(Stat::retention_deleted_events, deleted->events);
   analyzer.count(Stat::undecodable_messages, reader.undecodable());
   for (const recording::Damage& d : reader.damage())
     std::fprintf(stderr, "shapetrace %.*s: warning: segment %u: %s at offset %llu (%llu bytes)\n",
@@ -59,8 +62,8 @@ TimeWindow parseTimeWindow(std::string_view text) {
 
 uint64_t recordingStartNs(recording::RecordingReader& reader) {
   uint64_t start = UINT64_MAX;
-  for (uint32_t segment = 0; segment < reader.segmentCount(); ++segment)
-    for (const recording::IndexRecord& record : reader.index(segment))
+  for (uint32_t position = 0; position < reader.segmentCount(); ++position)
+    for (const recording::IndexRecord& record : reader.index(reader.segmentNumber(position)))
       if (record.kind == static_cast<uint8_t>(wire::ItemKind::EventBatch))
         start = std::min(start, record.time_ns);
   return start == UINT64_MAX ? 0 : start;
@@ -139,10 +142,97 @@ std::string curveServerKey() {
 LiveInput::LiveInput(const std::string& endpoint)
     : subscriber_(context_, endpoint, curveServerKey()) {}
 
+uint64_t LiveInput::feedRecorded(Analyzer& analyzer, uint64_t from, uint64_t to) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  uint64_t reached = from;
+  for (;;) {
+    // The collector writes (and retention deletes) while this reads: a segment gone between the
+    // listing and the mapping is a try again later, never an end of the analysis.
+    std::optional<recording::RecordingReader> opened;
+    try {
+      opened.emplace(recording_);
+    } catch (const std::exception&) {
+      return reached;
+    }
+    recording::RecordingReader& reader = *opened;
+    const std::optional<recording::RetentionStats> retention = reader.retention();
+    // The carry segment holds deleted segments' items without their batches, and a gap per
+    // thread: the first frame after it has publish sequence `deleted + carried`.
+    uint64_t position = 0, carried = 0;
+    bool in_carry = retention.has_value();
+    if (cursor_ && cursor_->position <= from && reader.seekTo(cursor_->segment, cursor_->offset)) {
+      position = cursor_->position;
+      in_carry = false;
+    }
+    try {
+      while (auto frame = reader.next()) {
+        if (in_carry && frame->segment != retention->carry_segment) {
+          in_carry = false;
+          position = retention->batches + retention->undecodable + carried -
+                     std::min(carried, retention->gap_items);
+        }
+        if (in_carry) {
+          ++carried;
+          if (from > 0) continue; // before anything a resumed live still lacks
+        } else {
+          cursor_ = Cursor{frame->segment, frame->offset, position};
+          if (position++ < from) continue;
+        }
+        if (!in_carry && position - 1 >= to) break;
+        try {
+          analyzer.consume(wire::decodeItem(frame->message));
+          ++items_;
+        } catch (const wire::FormatError&) {
+          ++undecodable_;
+          analyzer.count(Stat::undecodable_messages);
+        }
+        if (!in_carry) reached = position;
+      }
+    } catch (const std::exception&) { // a segment deleted under the reader: next time
+      return reached;
+    }
+    if (in_carry) // nothing but the carry
+      reached = std::max(reached, retention->batches + retention->undecodable + carried -
+                                      std::min(carried, retention->gap_items));
+    // Resuming takes what is there; a fill waits for what the collector published.
+    if (to == UINT64_MAX || reached >= to || std::chrono::steady_clock::now() >= deadline)
+      return reached;
+    // The collector publishes an item as soon as it is appended; its writer thread writes it
+    // moments later.
+    from = reached;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+uint64_t LiveInput::resumeFrom(const std::string& dir, Analyzer& analyzer) {
+  recording_ = dir;
+  const uint64_t before = items_;
+  next_ = feedRecorded(analyzer, 0, UINT64_MAX);
+  return items_ - before;
+}
+
 bool LiveInput::feed(Analyzer& analyzer, std::chrono::milliseconds timeout,
                      recording::RecordingWriter* record) {
   auto received = subscriber_.receive(timeout);
-  if (!received) return false;
+  if (!received) {
+    // Resuming, an idle subscription may have lost what the collector published last (its queue
+    // overflowed while the recording was replayed, then the collector stopped): the recording
+    // has it.
+    if (!recording_.empty()) {
+      const uint64_t reached = feedRecorded(analyzer, next_, UINT64_MAX);
+      filled_ += reached - next_;
+      next_ = reached;
+    }
+    return false;
+  }
+  if (!recording_.empty()) {
+    // Resuming: what the recording already gave is skipped, what the subscription lacks (it
+    // connected after the collector published it, or its queue overflowed) comes from there.
+    if (received->sequence < next_) return true;
+    if (received->sequence > next_)
+      filled_ += feedRecorded(analyzer, next_, received->sequence) - next_;
+    next_ = received->sequence + 1;
+  }
   const zmq::message_t& message = received->message;
   const std::span bytes(static_cast<const std::byte*>(message.data()), message.size());
   try {
@@ -160,10 +250,12 @@ bool LiveInput::feed(Analyzer& analyzer, std::chrono::milliseconds timeout,
 }
 
 void LiveInput::countLoss(Analyzer& analyzer) {
-  analyzer.count(Stat::live_items_missed, subscriber_.missed() - missed_counted_);
+  // Missed items the recording filled in are not lost.
+  const uint64_t missed = subscriber_.missed() - std::min(subscriber_.missed(), filled_);
+  analyzer.count(Stat::live_items_missed, missed - std::min(missed, missed_counted_));
   analyzer.count(Stat::undecodable_messages, subscriber_.malformed() - malformed_counted_);
   undecodable_ += subscriber_.malformed() - malformed_counted_;
-  missed_counted_ = subscriber_.missed();
+  missed_counted_ = std::max(missed_counted_, missed);
   malformed_counted_ = subscriber_.malformed();
 }
 

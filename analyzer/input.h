@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -87,13 +88,34 @@ public:
   // Brings the analyzer's loss counts (live_items_missed, undecodable_messages) up to date.
   void countLoss(Analyzer& analyzer);
 
+  // Resuming from the collector's recording `dir` (a restarted `live --nats --recording`): feeds
+  // every item recorded so far, then feed() skips the live items already fed and fills the live
+  // items it did not receive from the recording. Exact because the collector records and then
+  // publishes each item in one order: publish sequence numbers count recorded frames (those
+  // retention deleted included, recording.h). Returns the items fed.
+  uint64_t resumeFrom(const std::string& dir, Analyzer& analyzer);
+
   bool ended() const { return subscriber_.ended(); }
   uint64_t items() const { return items_; }             // decoded and fed
   uint64_t undecodable() const { return undecodable_; } // not in the publish or the item format
 
 private:
+  // Feeds the recorded items with publish sequence in [from, to) from the recording; waits (up to
+  // a few seconds) for those not on disk yet. Returns the sequence it reached.
+  uint64_t feedRecorded(Analyzer& analyzer, uint64_t from, uint64_t to);
+
   zmq::context_t context_;
   fanout::Subscriber subscriber_;
+  std::string recording_; // resuming: the recording that fills what the subscription lacks
+  uint64_t next_ = 0;     // resuming: the publish sequence of the next item to feed
+  uint64_t filled_ = 0;   // items fed from the recording after resuming (not missed)
+  // The last recorded frame read and its publish sequence: the next fill starts there instead of
+  // at the beginning of the recording.
+  struct Cursor {
+    uint32_t segment = 0;
+    uint64_t offset = 0, position = 0;
+  };
+  std::optional<Cursor> cursor_;
   uint64_t items_ = 0;
   uint64_t undecodable_ = 0;
   uint64_t missed_counted_ = 0;

@@ -439,6 +439,15 @@ void Collector::writeStatsFile() const {
       {"recording_error", s.recording_error},
       {"recorded_items", s.recording.items_written},
       {"refused_items", s.recording.refused_items},
+      // What retention deleted (the same as DIR/retention.json, which is kept current while
+      // recording); recorded_items counts them, the segments no longer hold them.
+      {"retention",
+       {{"deleted_segments", s.recording.retention.segments},
+        {"deleted_bytes", s.recording.retention.bytes},
+        {"deleted_batches", s.recording.retention.batches},
+        {"deleted_events", s.recording.retention.events},
+        {"gap_items", s.recording.retention.gap_items},
+        {"error", s.recording.retention_error}}},
   };
   // Written next to the segments; a failure here (disk full) must not hide the recording.
   const std::string path = options_.out_dir + "/collector.json";

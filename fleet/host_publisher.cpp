@@ -1,7 +1,12 @@
 // The host's outbox: the latest summary, published from a thread of its own until acknowledged.
 #include "fleet/host_publisher.h"
 
+#include "cli/write_file.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
+#include <stdexcept>
 
 namespace shapetrace::fleet {
 
@@ -17,10 +22,34 @@ int64_t realtimeNs() {
 } // namespace
 
 HostPublisher::HostPublisher(const NatsSettings& settings, std::string stream, std::string host,
-                             std::string recording)
+                             std::string recording, std::string state_file)
     : publisher_(settings, std::move(stream), host), host_(std::move(host)),
-      recording_(std::move(recording)), run_(std::random_device{}() | uint64_t{1} << 40),
-      thread_([this](std::stop_token stop) { run(stop); }) {}
+      recording_(std::move(recording)), state_file_(std::move(state_file)),
+      run_(std::random_device{}() | uint64_t{1} << 40) {
+  if (std::ifstream in{state_file_}; !state_file_.empty() && in) {
+    const auto state = nlohmann::json::parse(in, nullptr, false);
+    if (state.is_discarded() || !state.is_object() || state.value("host", "") != host_ ||
+        !state.contains("run") || !state.contains("sequence") ||
+        !state["run"].is_number_unsigned() || !state["sequence"].is_number_unsigned())
+      throw std::runtime_error(state_file_ + " is not the fleet state of host " + host_ +
+                               " (remove it to start a new run)");
+    run_ = state["run"].get<uint64_t>();
+    sequence_ = state["sequence"].get<uint64_t>();
+    resumed_ = true;
+  }
+  thread_ = std::jthread([this](std::stop_token stop) { run(stop); });
+}
+
+void HostPublisher::saveState() {
+  if (state_file_.empty()) return;
+  const nlohmann::json state = {{"host", host_}, {"run", run_}, {"sequence", sequence_}};
+  try {
+    cli::writeFileAtomically(state_file_, state.dump() + "\n");
+  } catch (const std::exception& e) {
+    std::lock_guard lock(mutex_);
+    status_.state_error = e.what();
+  }
+}
 
 HostPublisher::~HostPublisher() {
   waitDelivered(std::chrono::seconds(3));
@@ -31,6 +60,8 @@ HostPublisher::~HostPublisher() {
 void HostPublisher::takeSummary(analyzer::Analyzer& analyzer) {
   Pending pending;
   pending.sequence = ++sequence_;
+  // Before it can be published: a restarted host never reuses a sequence of its run.
+  saveState();
   pending.bytes = encodeSummary({host_, pending.sequence, realtimeNs(), recording_, run_},
                                 analyzer.mergeInputs());
   std::lock_guard lock(mutex_);

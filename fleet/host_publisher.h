@@ -29,17 +29,25 @@ struct PublisherStatus {
   uint64_t last_bytes = 0; // size of the latest summary
   bool connected = false;
   std::string last_error; // of the latest failed attempt, "" once one succeeds
+  std::string state_error; // the state file could not be written (a restart starts a new run)
 };
 
 class HostPublisher {
 public:
+  // `state_file` (may be empty): where the run and the latest sequence persist, so that a host
+  // restarted on the same recording continues its run (`live --nats --recording`, docs/fleet.md
+  // "Restarts"). Throws std::runtime_error when it exists but is not this host's state.
   HostPublisher(const NatsSettings& settings, std::string stream, std::string host,
-                std::string recording);
+                std::string recording, std::string state_file = "");
   ~HostPublisher(); // tries to deliver the last summary for a moment, then gives up
   HostPublisher(const HostPublisher&) = delete;
   HostPublisher& operator=(const HostPublisher&) = delete;
 
-  // On the analysis thread: encodes the analyzer's current results as the next summary.
+  // Whether the run continues one a previous process published (the state file held it).
+  bool resumed() const { return resumed_; }
+  uint64_t run() const { return run_; }
+  // On the analysis thread: encodes the analyzer's current results as the next summary (and
+  // persists its sequence in the state file first).
   void takeSummary(analyzer::Analyzer& analyzer);
   PublisherStatus status() const;
   // Waits until every summary taken so far is acknowledged, or `timeout` passes.
@@ -52,10 +60,13 @@ private:
   };
   void run(std::stop_token stop);
 
+  void saveState();
+
   SummaryPublisher publisher_;
-  const std::string host_, recording_;
-  const uint64_t run_; // this publisher's run: message ids stay unique across restarts
+  const std::string host_, recording_, state_file_;
+  uint64_t run_ = 0; // this publisher's run: message ids stay unique across restarts
   uint64_t sequence_ = 0;
+  bool resumed_ = false;
   mutable std::mutex mutex_;
   std::condition_variable_any changed_;
   std::optional<Pending> outbox_;

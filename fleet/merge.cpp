@@ -17,11 +17,22 @@ FleetModel::Offer FleetModel::offer(HostSummary summary) {
   return Offer::kAccepted;
 }
 
-analyzer::Analysis FleetModel::merge(const analyzer::AnalysisSettings& settings) const {
+std::map<analyzer::ThreadKey, std::string> FleetModel::threadHosts() const {
+  std::map<analyzer::ThreadKey, std::string> hosts;
+  for (const auto& [host, summary] : hosts_)
+    for (const HostThread& thread : summary.threads)
+      hosts[thread.key] = host.first;
+  return hosts;
+}
+
+analyzer::Analysis FleetModel::merge(const analyzer::AnalysisSettings& settings,
+                                     const std::string& only_host) const {
   std::vector<analyzer::ThreadInput> threads;
   analyzer::FunctionTables functions;
   analyzer::Diagnostics input_diagnostics;
   for (const auto& [host, summary] : hosts_) {
+    if (!only_host.empty() && host.first != only_host)
+      continue;
     for (const HostThread& thread : summary.threads)
       threads.push_back({thread.key, thread.name, thread.ended, &thread.result});
     functions.insert(summary.functions.begin(), summary.functions.end());

@@ -29,8 +29,12 @@ public:
   Offer offer(HostSummary summary);
   void countMalformed() { ++counters_.malformed; }
 
-  // The merged model of every host's latest summary.
-  analyzer::Analysis merge(const analyzer::AnalysisSettings& settings) const;
+  // The merged model of every host's latest summary; with `host`, of that host's only (all its
+  // runs): the fleet view's per-host filter.
+  analyzer::Analysis merge(const analyzer::AnalysisSettings& settings,
+                           const std::string& host = "") const;
+  // The host each merged thread came from, by thread key.
+  std::map<analyzer::ThreadKey, std::string> threadHosts() const;
 
   const FleetCounters& counters() const { return counters_; }
   using HostRun = std::pair<std::string, uint64_t>;

@@ -62,11 +62,15 @@ struct Connection {
     natsOptions_SetMaxReconnect(options, -1);
     natsOptions_SetReconnectWait(options, 250);
     natsOptions_SetTimeout(options, 2000);
-    // With a callback the retries are asynchronous (without one, Connect would retry forever).
-    if (background)
+    natsStatus status = natsConnection_Connect(&connection, options);
+    // A server that is not there (yet) is retried in the background; one that refuses us (wrong
+    // credentials, a certificate we do not trust) is an error at once: retrying cannot fix it.
+    if (background && (status == NATS_NO_SERVER || status == NATS_TIMEOUT)) {
+      // With a callback the retries are asynchronous (without one, Connect would retry forever).
       natsOptions_SetRetryOnFailedConnect(
           options, true, [](natsConnection*, void*) {}, nullptr);
-    const natsStatus status = natsConnection_Connect(&connection, options);
+      status = natsConnection_Connect(&connection, options);
+    }
     if (status != NATS_OK && status != NATS_NOT_YET_CONNECTED)
       check(status, "NATS connection to " + settings.url);
     check(natsConnection_JetStream(&js, connection, nullptr), "JetStream context");
@@ -76,6 +80,13 @@ struct Connection {
     natsConnection_Destroy(connection);
   }
   bool connected() const { return natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED; }
+  // Why the last attempt to connect failed ("Authorization Violation", a TLS handshake error), or
+  // "" when the client has none.
+  std::string connectError() const {
+    const char* text = nullptr;
+    natsConnection_GetLastError(connection, &text);
+    return text ? text : "";
+  }
 
   // The summaries' stream: subjects "<stream>.>" (one per host), on disk, and only each host's
   // latest few summaries kept (each holds everything before it). Made when missing; an existing
@@ -118,8 +129,10 @@ bool SummaryPublisher::connected() const {
 
 std::string SummaryPublisher::publish(std::span<const std::byte> summary, uint64_t run,
                                       uint64_t sequence, std::chrono::milliseconds wait) {
-  if (!connection_->connected())
-    return "not connected to NATS";
+  if (!connection_->connected()) {
+    const std::string why = connection_->connectError();
+    return "not connected to NATS" + (why.empty() ? "" : ": " + why);
+  }
   if (!stream_ready_) {
     if (std::string error = connection_->ensureStream(stream_); !error.empty())
       return error;

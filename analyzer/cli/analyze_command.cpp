@@ -57,6 +57,10 @@ void printSummary(const Analysis& a, FILE* out) {
                  "running when the input stopped): the events they had not sent yet are lost, how "
                  "many is unknown\n",
                  static_cast<unsigned long long>(n));
+  if (const uint64_t n = a.diagnostics.count(Stat::retention_deleted_events))
+    std::fprintf(out, "LOSS: %llu events were deleted with the recording's oldest segments by the "
+                 "collector's retention: the analysis starts after them (see shapetrace info)\n",
+                 static_cast<unsigned long long>(n));
   std::fprintf(out, "\n%-24s %8s %8s %8s | %8s %8s %8s\n", "thread", "shapes", "new", "all",
                "clusters", "new", "all");
   for (const ThreadSummary& t : a.threads) {

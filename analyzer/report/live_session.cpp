@@ -6,6 +6,8 @@
 #include "report/page.h"
 #include "report/report_data.h"
 
+#include <cstdio>
+
 namespace shapetrace::analyzer::report {
 
 LiveSession::LiveSession(std::string endpoint, AnalysisSettings settings, unsigned jobs,
@@ -48,6 +50,14 @@ std::shared_ptr<const LiveSnapshot> LiveSession::latest() const {
 
 void LiveSession::run(std::stop_token stop) {
   Analyzer analyzer(settings_, jobs_, makeExtensions(extensions_, settings_));
+  if (!resume_from_.empty()) {
+    try {
+      input_->resumeFrom(resume_from_, analyzer);
+    } catch (const std::exception& e) { // the recording cannot be read: go on live only
+      std::fprintf(stderr, "shapetrace live: warning: cannot resume from the recording %s: %s\n",
+                   resume_from_.c_str(), e.what());
+    }
+  }
   auto next_publish = std::chrono::steady_clock::now() + interval_;
   auto next_window = std::chrono::steady_clock::now() + window_;
   while (!stop.stop_requested()) {

@@ -52,6 +52,9 @@ public:
   // Before start(): `hook` runs on the analysis thread every `window`, and once more when the
   // session stops, with the analyzer (what `live --nats` publishes a summary of, fleet/).
   void onWindow(std::chrono::milliseconds window, std::function<void(Analyzer&)> hook);
+  // Before start(): the analysis begins with everything recorded in `recording` (the collector's
+  // --out) and goes on live from there, nothing twice (LiveInput::resumeFrom): a restarted host.
+  void resumeFrom(std::string recording) { resume_from_ = std::move(recording); }
   // Connects and starts the analysis thread. Throws zmq::error_t for an endpoint ZeroMQ rejects.
   void start();
   void stop();
@@ -71,6 +74,7 @@ private:
   const MetricsSettings metrics_;
   std::chrono::milliseconds window_{0};
   std::function<void(Analyzer&)> window_hook_;
+  std::string resume_from_;
   RecentWindows recent_; // touched by publish() only, on one thread at a time
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   mutable std::mutex mutex_;

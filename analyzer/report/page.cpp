@@ -55,6 +55,14 @@ std::string dataText(const nlohmann::ordered_json& data) {
   return out;
 }
 
+std::string renderLivePage(nlohmann::ordered_json data, const LiveLinks& links) {
+  data["live"] = {{"snapshot", links.snapshot},
+                  {"interval_ms", links.interval_ms},
+                  {"instances", links.instances},
+                  {"flame", links.flame}};
+  return renderPage(data);
+}
+
 std::string renderPage(const nlohmann::ordered_json& data) {
   const std::string data_text = dataText(data);
   const std::string script_text = script();

@@ -11,6 +11,18 @@ namespace shapetrace::analyzer::report {
 // with every '<' escaped so no function name can close the element early.
 std::string renderPage(const nlohmann::ordered_json& data);
 
+// Where the page in live mode (`shapetrace live`, `shapetrace fleet --http`) polls for new data
+// (GET `snapshot` every `interval_ms`) and, when the server has a recording, asks for exact calls
+// and flame graphs (empty: none).
+struct LiveLinks {
+  std::string snapshot;
+  int interval_ms = 1000;
+  std::string instances;
+  std::string flame;
+};
+// The page with `data` and its live links (data["live"]).
+std::string renderLivePage(nlohmann::ordered_json data, const LiveLinks& links);
+
 // The data alone, in the same escaped JSON form (what the live server's snapshot endpoint sends).
 std::string dataText(const nlohmann::ordered_json& data);
 

@@ -4,6 +4,7 @@
 #include "cli/signals.h"
 #include "cli/summary.h"
 #include "collector.h"
+#include "retention_options.h"
 #include "wire/endpoint.h"
 
 #include <cstdio>
@@ -19,6 +20,7 @@ struct CollectOptions {
   uint64_t segment_mb = 256;
   unsigned fsync_ms = 1000;
   bool readable = false;
+  RetentionFlags retention;
 };
 
 int runCollect(const CollectOptions& o) {
@@ -37,6 +39,10 @@ int runCollect(const CollectOptions& o) {
   options.recording.segment_bytes = o.segment_mb << 20;
   options.recording.fsync_interval = std::chrono::milliseconds(o.fsync_ms);
   options.recording.readable_by_others = o.readable;
+  if ((o.retention.gib > 0 || o.retention.hours > 0) && o.out.empty())
+    throw std::invalid_argument(
+        "--retain-gib and --retain-hours limit a recording: give --out DIR");
+  applyRetention(o.retention, options.recording);
 
   zmq::context_t context(1);
   collector::Collector collector(options, context);
@@ -82,7 +88,8 @@ Runner setupCollect(CLI::App& command) {
   command.add_flag("--readable", o->readable,
                    "let other local users read the recording (directory 0755, files 0644; "
                    "default: 0700 and 0600)");
-  return [o] { return runCollect(*o); };
+  addRetentionOptions(command, o->retention);
+  return usageErrorsExit2("collect", [o] { return runCollect(*o); });
 }
 
 const Registration collect{"collect", "Receive traces from running programs: record and fan out",

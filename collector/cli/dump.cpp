@@ -399,7 +399,8 @@ void dumpAll(recording::RecordingReader& reader, const DumpOptions& o, Sink& sin
 void dumpSeeking(recording::RecordingReader& reader, const DumpOptions& o, Sink& sink) {
   Names names;
   std::vector<uint64_t> processes;
-  for (uint32_t s = 0; s < reader.segmentCount(); ++s) {
+  for (uint32_t position = 0; position < reader.segmentCount(); ++position) {
+    const uint32_t s = reader.segmentNumber(position);
     for (const recording::IndexRecord& r : reader.index(s)) {
       if (r.thread == *o.thread &&
           std::find(processes.begin(), processes.end(), r.process) == processes.end())

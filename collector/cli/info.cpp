@@ -22,6 +22,7 @@ namespace {
 struct ThreadInfo {
   std::string name;
   uint64_t events = 0, batches = 0, dropped_gaps = 0, dropped_reported = 0, missing_batches = 0;
+  uint64_t deleted_events = 0, deleted_batches = 0; // by the collector's retention
   uint64_t next_sequence = 0;
   uint64_t first_ns = UINT64_MAX, last_ns = 0;
   uint64_t tracer_waits = 0, tracer_wait_ns = 0; // waits for ring space (lossless recording)
@@ -43,6 +44,8 @@ struct ProcessInfo {
 
 struct RecordingInfo {
   uint32_t segments = 0;
+  std::vector<uint32_t> segment_numbers;
+  std::optional<recording::RetentionStats> retention;
   uint64_t bytes = 0, frames = 0;
   std::map<uint64_t, ProcessInfo> processes;
   std::vector<uint64_t> order; // process keys in the order they first appear
@@ -65,11 +68,9 @@ uint64_t totalEvents(const RecordingInfo& info) {
 
 // Segment files against their index files, and the whole against collector.json.
 void checkCompleteness(const std::string& dir, RecordingInfo& info) {
-  for (uint32_t number = 0;; ++number) {
+  for (const uint32_t number : info.segment_numbers) {
     const std::string segment = recording::segmentPath(dir, number);
     std::error_code ec;
-    if (!std::filesystem::exists(segment, ec))
-      break;
     const uint64_t size = std::filesystem::file_size(segment, ec);
     if (size < wire::kFileHeaderBytes)
       info.problems.push_back("segment " + std::to_string(number) + " holds no data (" +
@@ -97,12 +98,17 @@ void checkCompleteness(const std::string& dir, RecordingInfo& info) {
     info.problems.push_back("collector.json is not valid JSON: cannot tell what was recorded");
     return;
   }
-  const uint64_t recorded = stats.value("recorded_items", uint64_t(0));
+  // Retention replaced the deleted segments' batches (and damaged frames) by a gap per thread.
+  const recording::RetentionStats deleted = info.retention.value_or(recording::RetentionStats{});
+  const uint64_t written = stats.value("recorded_items", uint64_t(0)) + deleted.gap_items;
+  const uint64_t recorded = written - std::min(written, deleted.batches + deleted.undecodable);
   const uint64_t held = info.frames + info.undecodable;
   if (recorded > held) {
     info.missing_items = recorded - held;
     info.problems.push_back("collector.json says " + std::to_string(recorded) +
-                            " items were recorded; the segments hold " + std::to_string(held) +
+                            " items were recorded (less what retention deleted); the segments "
+                            "hold " +
+                            std::to_string(held) +
                             ": " + std::to_string(info.missing_items) + " items missing");
   }
   // Events: exact only when every accepted message was recorded.
@@ -111,11 +117,14 @@ void checkCompleteness(const std::string& dir, RecordingInfo& info) {
     events += sender.value("events", uint64_t(0));
     unrecorded += sender.value("unrecorded", uint64_t(0));
   }
+  events -= std::min(events, deleted.events);
   const uint64_t have = totalEvents(info);
   if (unrecorded == 0 && events > have) {
     info.missing_events = events - have;
     info.problems.push_back("collector.json says " + std::to_string(events) +
-                            " events were recorded; the segments hold " + std::to_string(have) +
+                            " events were recorded (less what retention deleted); the segments "
+                            "hold " +
+                            std::to_string(have) +
                             ": " + std::to_string(info.missing_events) + " events missing");
   }
 }
@@ -157,7 +166,11 @@ void account(ProcessInfo& p, const wire::StreamItem& item) {
             t.last_ns = std::max(t.last_ns, body.events.back().timestamp);
           }
         } else if constexpr (std::is_same_v<T, wire::Gap>) {
-          p.threads[body.thread].dropped_gaps += body.dropped;
+          ThreadInfo& t = p.threads[body.thread];
+          t.dropped_gaps += body.dropped;
+          // The batches up to the gap's are accounted for by it (retention's gap follows them).
+          if (body.after_sequence != wire::kNoSequence)
+            t.next_sequence = std::max(t.next_sequence, body.after_sequence + 1);
         } else if constexpr (std::is_same_v<T, wire::Annotation>) {
           ++p.annotations;
         } else if constexpr (std::is_same_v<T, wire::ProcessEnd>) {
@@ -176,9 +189,12 @@ RecordingInfo readInfo(const std::string& dir) {
   RecordingInfo info;
   recording::RecordingReader reader(dir, recording::RecordingReader::Pages::kReleaseBehind);
   info.segments = reader.segmentCount();
-  for (const auto& entry : std::filesystem::directory_iterator(dir))
-    if (entry.path().extension() == ".seg")
-      info.bytes += entry.file_size();
+  info.retention = reader.retention();
+  for (uint32_t position = 0; position < reader.segmentCount(); ++position) {
+    info.segment_numbers.push_back(reader.segmentNumber(position));
+    info.bytes +=
+        std::filesystem::file_size(recording::segmentPath(dir, info.segment_numbers.back()));
+  }
   while (auto item = reader.nextItem()) {
     ++info.frames;
     if (item->process == 0 && item->kind() == wire::ItemKind::ExitStatus) {
@@ -191,11 +207,21 @@ RecordingInfo readInfo(const std::string& dir) {
   }
   info.damage = reader.damage();
   info.undecodable = reader.undecodable();
+  if (info.retention)
+    for (const auto& [key, deleted] : info.retention->threads) {
+      ThreadInfo& t = info.processes[key.first].threads[key.second];
+      t.deleted_events = deleted.events;
+      t.deleted_batches = deleted.batches;
+    }
   checkCompleteness(dir, info);
   return info;
 }
 
-uint64_t dropped(const ThreadInfo& t) { return std::max(t.dropped_gaps, t.dropped_reported); }
+// Dropped by the runtime: its gap markers or its own count at the thread's end, without the gap
+// that stands for what retention deleted.
+uint64_t dropped(const ThreadInfo& t) {
+  return std::max(t.dropped_gaps - std::min(t.dropped_gaps, t.deleted_events), t.dropped_reported);
+}
 
 // "exit status 3", "_exit status 0", "exec /bin/ls", with how `shapetrace record` saw it die.
 std::string describeEnd(const ProcessInfo& p) {
@@ -243,6 +269,8 @@ nlohmann::json toJson(const RecordingInfo& info) {
                          {"missing_batches", t.missing_batches},
                          {"tracer_waits", t.tracer_waits},
                          {"tracer_wait_ns", t.tracer_wait_ns},
+                         {"deleted_events", t.deleted_events},
+                         {"deleted_batches", t.deleted_batches},
                          {"first_ns", t.events ? t.first_ns : 0},
                          {"last_ns", t.last_ns},
                          {"ended", t.ended}});
@@ -290,8 +318,19 @@ nlohmann::json toJson(const RecordingInfo& info) {
                       {"segment", d.segment},
                       {"offset", d.offset},
                       {"length", d.length}});
+  nlohmann::json retention = nullptr;
+  if (info.retention)
+    retention = {{"deleted_segments", info.retention->segments},
+                 {"deleted_bytes", info.retention->bytes},
+                 {"deleted_batches", info.retention->batches},
+                 {"deleted_events", info.retention->events},
+                 {"deleted_undecodable", info.retention->undecodable},
+                 {"first_ns", info.retention->first_ns},
+                 {"last_ns", info.retention->last_ns},
+                 {"first_segment", info.retention->carry_segment}};
   return {{"segments", info.segments},
           {"bytes", info.bytes},
+          {"retention", retention},
           {"frames", info.frames},
           {"processes", processes},
           {"processes_without_end", processesWithoutEnd(info)},
@@ -326,6 +365,16 @@ void printText(const std::string& dir, const RecordingInfo& info) {
                                 .c_str()
                           : "",
               events ? static_cast<double>(last - first) / 1e9 : 0.0);
+  if (info.retention)
+    std::printf("DELETED BY RETENTION: the %llu oldest segment(s) (%.1f MB): %llu events in %llu "
+                "batches of %zu thread(s), first events from %llu to %llu ns; the recording starts "
+                "at segment %u, each thread with a gap for its deleted events\n",
+                (unsigned long long)info.retention->segments,
+                static_cast<double>(info.retention->bytes) / 1e6,
+                (unsigned long long)info.retention->events,
+                (unsigned long long)info.retention->batches, info.retention->threads.size(),
+                (unsigned long long)info.retention->first_ns,
+                (unsigned long long)info.retention->last_ns, info.retention->carry_segment);
   if (info.missing_items || info.missing_events)
     std::printf("LOST AFTER RECORDING: %llu items, %llu events (recorded by the collector, missing "
                 "from the segments)\n",
@@ -359,6 +408,8 @@ void printText(const std::string& dir, const RecordingInfo& info) {
                   t.name.empty() ? "" : " \"", t.name.c_str(), t.name.empty() ? "" : "\"",
                   (unsigned long long)t.events, (unsigned long long)t.batches,
                   (unsigned long long)dropped(t));
+      if (t.deleted_events)
+        std::printf(", %llu deleted by retention", (unsigned long long)t.deleted_events);
       if (t.missing_batches)
         std::printf(", %llu batches missing", (unsigned long long)t.missing_batches);
       if (t.tracer_waits)

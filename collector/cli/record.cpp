@@ -19,6 +19,7 @@
 #include "cli/signals.h"
 #include "cli/summary.h"
 #include "collector.h"
+#include "retention_options.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -39,6 +40,7 @@ struct RecordOptions {
   bool lossy = false;
   bool readable = false;
   bool redact_args = false;
+  RetentionFlags retention;
   std::vector<std::string> program;
 };
 
@@ -136,6 +138,7 @@ int runRecord(const RecordOptions& o) {
   options.out_dir = o.out;
   options.publish = o.publish;
   options.recording.readable_by_others = o.readable;
+  applyRetention(o.retention, options.recording); // checked before the program started
   zmq::context_t context(1);
   collector::Collector collector(options, context);
 
@@ -215,7 +218,16 @@ Runner setupRecord(CLI::App& command) {
                  "SHAPETRACE_ENABLED=1 unless given (recorded from its first call) and, unless\n"
                  "--lossy or SHAPETRACE_BLOCKING is given, SHAPETRACE_BLOCKING=1; its exit code "
                  "is shapetrace's.");
-  return [o] { return runRecord(*o); };
+  addRetentionOptions(command, o->retention);
+  return [o] {
+    recording::RecordingOptions checked;
+    // Only a bad flag is a usage error: the exit code is otherwise the program's.
+    const int usage = usageErrorsExit2("record", [&] {
+      applyRetention(o->retention, checked);
+      return 0;
+    })();
+    return usage != 0 ? usage : runRecord(*o);
+  };
 }
 
 const Registration record{"record", "Run a program and record its trace (embedded collector)",

@@ -48,6 +48,17 @@ void printCollectorSummary(std::FILE* out, const collector::CollectorStats& stat
                       "refused\n", (unsigned long long)stats.refused_processes);
   if (!stats.recording_error.empty())
     std::fprintf(out, "shapetrace: recording stopped early: %s\n", stats.recording_error.c_str());
+  const recording::RetentionStats& deleted = stats.recording.retention;
+  if (deleted.segments > 0)
+    std::fprintf(out, "shapetrace: retention deleted the %llu oldest segment(s) (%.1f MB, %llu "
+                      "events in %llu batches); their processes, threads and a gap per thread are "
+                      "kept (%s/%s)\n",
+                 (unsigned long long)deleted.segments, static_cast<double>(deleted.bytes) / 1e6,
+                 (unsigned long long)deleted.events, (unsigned long long)deleted.batches,
+                 out_dir.c_str(), recording::kRetentionFile);
+  if (!stats.recording.retention_error.empty())
+    std::fprintf(out, "shapetrace: retention stopped: %s\n",
+                 stats.recording.retention_error.c_str());
 }
 
 } // namespace shapetrace::cli

@@ -24,6 +24,16 @@ inline void addNatsAuthFlags(CLI::App& command, NatsSettings& settings) {
       ->check(CLI::ExistingFile);
 }
 
+// Authentication flags that cannot work together; throws CLI::ValidationError.
+inline void checkNatsAuth(const NatsSettings& settings) {
+  if (settings.nkey_seed_file.empty() != settings.nkey_public.empty())
+    throw CLI::ValidationError("--nats-nkey-seed and --nats-nkey go together (the seed file and "
+                               "the public key the server lists)");
+  // The NATS client keeps one of them only.
+  if (!settings.creds_file.empty() && !settings.nkey_seed_file.empty())
+    throw CLI::ValidationError("--nats-creds or --nats-nkey-seed, not both");
+}
+
 // Usage errors CLI11 cannot check on its own; throws CLI::ValidationError.
 inline void checkNatsNames(const std::string& stream, const std::string& host = "x") {
   if (!isNatsToken(stream))

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 namespace shapetrace::recording {
@@ -66,15 +67,61 @@ RecordingReader::RecordingReader(std::string dir, Pages pages)
   if (numbers.empty())
     throw std::runtime_error(dir_ + " holds no recording (no *.seg file)");
   std::sort(numbers.begin(), numbers.end());
+  retention_ = readRetention(dir_);
   for (uint32_t n : numbers) {
+    // A segment below the carry segment is an older carry that a crash left behind (its items are
+    // all in the newer one).
+    if (retention_ && n < retention_->carry_segment)
+      continue;
     auto segment = std::make_unique<Segment>();
     segment->number = n;
     segment->path = segmentPath(dir_, n);
     segments_.push_back(std::move(segment));
   }
+  if (segments_.empty())
+    throw std::runtime_error(dir_ + " holds no recording (no segment from the carry segment " +
+                             std::to_string(retention_->carry_segment) + " on)");
 }
 
 RecordingReader::~RecordingReader() = default;
+
+std::optional<RetentionStats> readRetention(const std::string& dir) {
+  const std::string path = dir + "/" + kRetentionFile;
+  std::ifstream in(path);
+  if (!in)
+    return std::nullopt;
+  const auto json = nlohmann::json::parse(in, nullptr, false);
+  try {
+    if (json.is_discarded() || !json.is_object())
+      throw std::runtime_error("not JSON");
+    RetentionStats stats;
+    stats.carry_segment = json.at("carry_segment").get<uint32_t>();
+    stats.segments = json.at("deleted_segments").get<uint64_t>();
+    stats.bytes = json.at("deleted_bytes").get<uint64_t>();
+    stats.batches = json.at("deleted_batches").get<uint64_t>();
+    stats.events = json.at("deleted_events").get<uint64_t>();
+    stats.undecodable = json.at("deleted_undecodable").get<uint64_t>();
+    stats.first_ns = json.at("first_ns").get<uint64_t>();
+    stats.last_ns = json.at("last_ns").get<uint64_t>();
+    stats.gap_items = json.at("gap_items").get<uint64_t>();
+    for (const auto& t : json.at("threads")) {
+      RetentionStats::Thread& thread =
+          stats.threads[{t.at("process").get<uint64_t>(), t.at("thread").get<uint32_t>()}];
+      thread.batches = t.at("batches").get<uint64_t>();
+      thread.events = t.at("events").get<uint64_t>();
+      thread.first_sequence = t.at("first_sequence").get<uint64_t>();
+      thread.last_sequence = t.at("last_sequence").get<uint64_t>();
+      thread.first_ns = t.at("first_ns").get<uint64_t>();
+      thread.last_ns = t.at("last_ns").get<uint64_t>();
+    }
+    return stats;
+  } catch (const std::exception&) {
+    // Deleted data is never taken for a clean recording: a retention file that cannot be read
+    // stops the reader.
+    throw std::runtime_error(path + " is damaged: cannot tell what retention deleted from the "
+                             "recording");
+  }
+}
 
 void RecordingReader::noteDamage(const Damage& damage) {
   for (const Damage& d : damage_)
@@ -157,7 +204,11 @@ std::optional<wire::StreamItem> RecordingReader::nextItem() {
   return std::nullopt;
 }
 
-void RecordingReader::rewind() { moveTo(0, wire::kFileHeaderBytes); }
+void RecordingReader::rewind() {
+  current_ = 0;
+  if (!segments_.empty())
+    moveTo(0, wire::kFileHeaderBytes);
+}
 
 void RecordingReader::moveTo(uint32_t position, uint64_t offset) {
   current_ = position;
@@ -165,6 +216,19 @@ void RecordingReader::moveTo(uint32_t position, uint64_t offset) {
   if (s.scanner)
     s.scanner->seek(offset);
   s.released = std::min<size_t>(s.released, offset);
+}
+
+bool RecordingReader::seekTo(uint32_t segment_number, uint64_t offset) {
+  auto it = std::find_if(segments_.begin(), segments_.end(),
+                         [&](const auto& s) { return s->number == segment_number; });
+  if (it == segments_.end() || !readAt(segment_number, offset))
+    return false;
+  moveTo(static_cast<uint32_t>(it - segments_.begin()), offset);
+  return true;
+}
+
+uint32_t RecordingReader::segmentNumber(uint32_t position) const {
+  return segments_.at(position)->number;
 }
 
 const std::vector<IndexRecord>& RecordingReader::index(uint32_t segment_number) {

@@ -35,6 +35,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <map>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -78,7 +79,47 @@ struct RecordingOptions {
   // default, the directory 0700 (when the writer creates it) and its files 0600. True: 0755 and
   // 0644, before the umask (`collect --readable`, `record --readable`).
   bool readable_by_others = false;
+  // Retention (`collect --retain-gib`, `--retain-hours`): when the segments take more than
+  // `retain_bytes`, or the oldest closed segment was closed longer than `retain_age` ago, the
+  // oldest closed segment is deleted, whole. 0: no limit. The segment being written is never
+  // deleted. See "Retention" below.
+  uint64_t retain_bytes = 0;
+  std::chrono::seconds retain_age{0};
 };
+
+// Retention. Deleting a segment must not make the rest unreadable or look clean: the segment's
+// items other than event batches (process starts, module tables that name the functions, thread
+// starts and names, ends, gaps, annotations, exit statuses: small) are kept, in order, in a
+// *carry* segment that takes the deleted segment's number (written beside it and renamed over
+// it), followed by one Gap item per thread whose batches were deleted (`dropped`: their events,
+// `after_sequence`: the last deleted batch, `from_ns`..`to_ns`: their time span). So every reader
+// sees each process and its function names as before and the deleted prefix as a known loss (a
+// gap) of each thread, never as a clean, shorter recording. There is at most one carry segment,
+// always the first: each deletion rewrites it with the next segment's number and removes the
+// previous one. DIR/retention.json (rewritten atomically after each deletion) says what was
+// deleted; a reader skips segments numbered below its `carry_segment` (what a crash between the
+// rename and the removal can leave behind).
+inline constexpr const char* kRetentionFile = "retention.json";
+
+struct RetentionStats {
+  uint32_t carry_segment = 0;      // the carry segment's number
+  uint64_t segments = 0;           // segments deleted
+  uint64_t bytes = 0;              // their bytes (files, headers included)
+  uint64_t batches = 0;            // event batches deleted
+  uint64_t events = 0;             // events in them
+  uint64_t undecodable = 0;        // damaged frames found in deleted segments (deleted too)
+  uint64_t first_ns = 0, last_ns = 0; // time span of the deleted events (0 when none)
+  uint64_t gap_items = 0;          // Gap items the carry segment adds (one per thread)
+  struct Thread {
+    uint64_t batches = 0, events = 0;
+    uint64_t first_sequence = 0, last_sequence = 0;
+    uint64_t first_ns = 0, last_ns = 0;
+  };
+  std::map<std::pair<uint64_t, uint32_t>, Thread> threads; // by (process, thread)
+};
+// DIR/retention.json, or nullopt when nothing was deleted. Throws std::runtime_error when the file
+// exists but cannot be read as what the writer writes.
+std::optional<RetentionStats> readRetention(const std::string& dir);
 // The mode of the recording's files for `options` (collector.json too).
 inline unsigned recordingFileMode(const RecordingOptions& options) {
   return options.readable_by_others ? 0644 : 0600;
@@ -91,7 +132,11 @@ struct WriterStats {
   uint64_t segments = 0;         // segment files started
   uint64_t refused_items = 0;    // appends refused after a write error
   uint64_t max_queued_bytes = 0; // high-water mark of bytes waiting for the writer thread
+  RetentionStats retention;      // what retention deleted (RecordingOptions::retain_*)
+  std::string retention_error;   // why retention stopped deleting (the recording goes on)
 };
+
+class SegmentRetention;
 
 // Writes a recording directory. Thread-safe: any thread may call append(); one writer thread of
 // its own does all file I/O. Not fork-safe (the child must not use it).
@@ -140,6 +185,7 @@ private:
   void writerLoop();
   void writeBuffer(Buffer& buffer, SegmentFile& file);
   void fail(const std::string& what);
+  void enforceRetention(uint64_t open_bytes);
 
   const std::string dir_;
   const RecordingOptions options_;
@@ -159,6 +205,7 @@ private:
   bool closing_ = false, closed_ = false;
   std::string error_;
   WriterStats stats_;
+  std::unique_ptr<SegmentRetention> retention_; // the writer thread's (retain_* set)
   std::thread writer_;
 };
 
@@ -217,6 +264,10 @@ public:
   bool seek(uint64_t process, uint32_t thread, uint64_t time_ns);
   // Back to the first frame of the first segment.
   void rewind();
+  // Positions the reader at the frame at `offset` of `segment` (a Frame's position): next()
+  // returns it. False (position unchanged) when the recording has no such segment or `offset` is
+  // not a frame boundary inside it.
+  bool seekTo(uint32_t segment, uint64_t offset);
   // The intact frame at `offset` of `segment` (an index record's position), or nullopt when no
   // intact frame is there. Does not move the reader's position.
   std::optional<Frame> readAt(uint32_t segment, uint64_t offset);
@@ -225,8 +276,13 @@ public:
   // when that file is missing or does not match the segment).
   const std::vector<IndexRecord>& index(uint32_t segment);
   uint32_t segmentCount() const { return static_cast<uint32_t>(segments_.size()); }
+  // The number of the segment at `position` (0 .. segmentCount() - 1): segments are numbered from
+  // 0, but retention deletes the oldest, so the first one read may have a higher number.
+  uint32_t segmentNumber(uint32_t position) const;
   const std::vector<Damage>& damage() const { return damage_; }
   uint64_t undecodable() const { return undecodable_; }
+  // What retention deleted from this recording (DIR/retention.json), nullopt when nothing.
+  const std::optional<RetentionStats>& retention() const { return retention_; }
   const std::string& directory() const { return dir_; }
 
 private:
@@ -248,6 +304,7 @@ private:
   uint32_t current_ = 0;
   std::vector<Damage> damage_;
   uint64_t undecodable_ = 0;
+  std::optional<RetentionStats> retention_;
 };
 
 } // namespace shapetrace::recording

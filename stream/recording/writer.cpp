@@ -2,6 +2,8 @@
 // fdatasync on a writer thread of its own (see recording.h for the guarantees).
 #include "recording/recording.h"
 
+#include "recording/retention.h"
+
 #include "wire/framing.h"
 
 #include <cerrno>
@@ -90,10 +92,13 @@ RecordingWriter::RecordingWriter(std::string dir, RecordingOptions options)
   segment_size_ = wire::kFileHeaderBytes;
   segment_started_ = true;
   stats_.segments = 1;
+  if (options_.retain_bytes > 0 || options_.retain_age.count() > 0)
+    retention_ = std::make_unique<SegmentRetention>(dir_, options_);
   writer_ = std::thread([this] { writerLoop(); });
 }
 
 RecordingWriter::~RecordingWriter() { close(); }
+
 
 void RecordingWriter::startBuffer() {
   // Buffers are recycled: under light load the writer takes one per message, and a fresh 4 MiB
@@ -245,9 +250,25 @@ void closeSegment(int& data_fd, int& index_fd) {
 
 } // namespace
 
+// On the writer thread, without the mutex.
+void RecordingWriter::enforceRetention(uint64_t open_bytes) {
+  if (!retention_)
+    return;
+  if (!retention_->enforce(open_bytes) && retention_->error().empty())
+    return;
+  std::lock_guard lock(mutex_);
+  stats_.retention = retention_->stats();
+  stats_.retention_error = retention_->error();
+}
+
 void RecordingWriter::writeBuffer(Buffer& buffer, SegmentFile& file) {
-  if (file.isOpen() && file.number != buffer.segment)
+  if (file.isOpen() && file.number != buffer.segment) {
     closeSegment(file.data_fd, file.index_fd);
+    if (retention_) {
+      retention_->segmentClosed(file.number, file.size);
+      enforceRetention(0);
+    }
+  }
   if (!file.isOpen()) {
     const std::string data_path = segmentPath(dir_, buffer.segment);
     file.number = buffer.segment;
@@ -333,6 +354,11 @@ void RecordingWriter::writerLoop() {
         free_.push_back(std::move(buffer));
       }
       space_freed_.notify_all();
+    }
+    if (retention_) { // the age limit passes while nothing is written too
+      lock.unlock();
+      enforceRetention(file.size);
+      lock.lock();
     }
     const auto now = std::chrono::steady_clock::now();
     if (file.isOpen() && options_.fsync_interval.count() > 0 &&

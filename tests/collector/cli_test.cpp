@@ -509,5 +509,118 @@ TEST(InfoCommand, ReportsWhatAnEmptiedOrCutSegmentLostAndNamesAnUnsupportedVersi
   }
 }
 
+// Whether the recording holds a ProcessEnd yet (the sender's last item). Read while the collector
+// deletes segments: a segment removed between listing and opening is a retry, not an error.
+bool holdsProcessEnd(const std::string& dir) {
+  try {
+    recording::RecordingReader reader(dir);
+    while (auto item = reader.nextItem())
+      if (item->kind() == wire::ItemKind::ProcessEnd)
+        return true;
+  } catch (const std::exception&) {
+  }
+  return false;
+}
+
+TEST(CollectCommand, RetentionDeletesTheOldestSegmentsAndInfoAndAnalyzeCountThem) {
+  TempDir tmp;
+  const std::string endpoint = "ipc://" + tmp.sub("c.sock");
+  const std::string dir = tmp.sub("rec");
+  Child collect({kShapetrace, "collect", "--listen", endpoint, "--out", dir, "--segment-size",
+                 "1", "--retain-gib", "0.003"});
+  waitForListening(collect);
+  auto [code, output] =
+      run({kSender, endpoint, "--threads", "3", "--batches", "1000", "--events", "1000"});
+  ASSERT_EQ(code, 0) << output;
+  EXPECT_EQ(output, "sent 3009 3000000\n");
+  for (int i = 0; i < 1000 && !holdsProcessEnd(dir); ++i)
+    std::this_thread::sleep_for(10ms);
+  collect.signal(SIGTERM);
+  const std::string summary = collect.readAll();
+  EXPECT_EQ(collect.exitCode(), 0) << summary;
+  EXPECT_NE(summary.find("retention deleted the "), std::string::npos) << summary;
+
+  // 3 MiB of 1 MiB segments: the carry, two closed ones and the open one at most.
+  uint64_t bytes = 0, segments = 0;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.path().extension() == ".seg") {
+      bytes += entry.file_size();
+      ++segments;
+    }
+  EXPECT_LE(bytes, uint64_t{3} * 1024 * 1024 + 1024 * 1024 / 8);
+  EXPECT_LE(segments, 4u);
+
+  const auto j = info(dir);
+  ASSERT_FALSE(j["retention"].is_null()) << j.dump();
+  const uint64_t deleted = j["retention"]["deleted_events"].get<uint64_t>();
+  EXPECT_GT(deleted, 1000000u);
+  uint64_t held = 0, deleted_by_thread = 0;
+  for (const auto& t : j["processes"][0]["threads"]) {
+    held += t["events"].get<uint64_t>();
+    deleted_by_thread += t["deleted_events"].get<uint64_t>();
+    EXPECT_EQ(t["dropped"], 0) << t; // retention is not the runtime's drop
+    EXPECT_EQ(t["missing_batches"], 0) << t;
+  }
+  EXPECT_EQ(held + deleted, 3000000u);
+  EXPECT_EQ(deleted_by_thread, deleted);
+  // The process and its function names survive the deletion of the segment that had them.
+  EXPECT_EQ(j["processes"][0]["functions"], 1000);
+  EXPECT_TRUE(j["problems"].empty()) << j["problems"];
+  EXPECT_EQ(j["missing_items"], 0);
+  auto [info_code, text] = run({kShapetrace, "info", dir});
+  EXPECT_NE(text.find("DELETED BY RETENTION: the "), std::string::npos) << text;
+  EXPECT_NE(text.find("deleted by retention"), std::string::npos) << text;
+
+  // analyze says the analysis starts after a loss, and counts it.
+  auto [analyze_code, analysis] = run({kShapetrace, "analyze", dir});
+  EXPECT_EQ(analyze_code, 0) << analysis;
+  EXPECT_NE(analysis.find("LOSS: " + std::to_string(deleted) + " events were deleted"),
+            std::string::npos)
+      << analysis;
+  auto [json_code, model_text] = run({kShapetrace, "analyze", dir, "--json", "-"});
+  ASSERT_EQ(json_code, 0) << model_text;
+  const auto model = nlohmann::json::parse(model_text.substr(model_text.find('{')));
+  EXPECT_EQ(model["summary"]["events"], held);
+  bool counted = false;
+  for (const auto& d : model["diagnostics"])
+    if (d["name"] == "retention_deleted_events") {
+      EXPECT_EQ(d["count"], deleted);
+      counted = true;
+    }
+  EXPECT_TRUE(counted) << model["diagnostics"];
+}
+
+TEST(CollectCommand, RetentionFlagsThatCannotWorkAreUsageErrors) {
+  TempDir tmp;
+  const std::string listen = "ipc://" + tmp.sub("s");
+  auto [code, output] = run({kShapetrace, "collect", "--listen", listen, "-o", tmp.sub("a"),
+                             "--retain-gib", "0.25"});
+  EXPECT_EQ(code, 2) << output;
+  EXPECT_NE(output.find("shapetrace collect: error: --retain-gib 0.250000 (256 MiB) holds fewer "
+                        "than two segments of 256 MiB"),
+            std::string::npos)
+      << output;
+  std::tie(code, output) = run({kShapetrace, "collect", "--listen", listen, "--publish",
+                                "ipc://" + tmp.sub("p"), "--retain-hours", "2"});
+  EXPECT_EQ(code, 2) << output;
+  EXPECT_NE(output.find("give --out DIR"), std::string::npos) << output;
+  for (const char* bad : {"0", "-1", "abc"}) {
+    std::tie(code, output) = run({kShapetrace, "collect", "--listen", listen, "-o",
+                                  tmp.sub("b"), "--retain-hours", bad});
+    EXPECT_EQ(code, 2) << bad << ": " << output;
+    EXPECT_NE(output.find("--retain-hours"), std::string::npos) << output;
+  }
+  std::tie(code, output) = run({kShapetrace, "collect", "--listen", listen, "-o", tmp.sub("c"),
+                                "--retain-hours", "0.0001"});
+  EXPECT_EQ(code, 2) << output;
+  EXPECT_NE(output.find("is under a second"), std::string::npos) << output;
+  // record checks them before it starts the program.
+  std::tie(code, output) = run({kShapetrace, "record", "-o", tmp.sub("d"), "--retain-gib", "0.1",
+                                "--", "sh", "-c", "touch " + tmp.sub("ran")});
+  EXPECT_EQ(code, 2) << output;
+  EXPECT_NE(output.find("shapetrace record: error: --retain-gib"), std::string::npos) << output;
+  EXPECT_FALSE(fs::exists(tmp.sub("ran")));
+}
+
 } // namespace
 } // namespace shapetrace

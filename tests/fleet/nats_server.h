@@ -42,19 +42,29 @@ inline bool accepts(int port) {
 
 class NatsServer {
 public:
-  explicit NatsServer(std::filesystem::path store) : store_(std::move(store)), port_(freePort()) {
+  // `config`: a configuration file (authorization, tls) passed with -c; the address, port and
+  // store are the test's whatever it says.
+  explicit NatsServer(std::filesystem::path store, std::string config = "")
+      : store_(std::move(store)), config_(std::move(config)), port_(freePort()) {
     start();
   }
   ~NatsServer() { stop(SIGTERM); }
 
-  std::string url() const { return "nats://127.0.0.1:" + std::to_string(port_); }
+  std::string url(const std::string& scheme = "nats") const {
+    return scheme + "://127.0.0.1:" + std::to_string(port_);
+  }
 
   void start() {
     pid_ = ::fork();
     if (pid_ == 0) {
       const std::string port = std::to_string(port_), log = (store_ / "nats.log").string();
-      ::execlp("nats-server", "nats-server", "-a", "127.0.0.1", "-p", port.c_str(), "-js", "-sd",
-               store_.c_str(), "-l", log.c_str(), static_cast<char*>(nullptr));
+      if (config_.empty())
+        ::execlp("nats-server", "nats-server", "-a", "127.0.0.1", "-p", port.c_str(), "-js",
+                 "-sd", store_.c_str(), "-l", log.c_str(), static_cast<char*>(nullptr));
+      else
+        ::execlp("nats-server", "nats-server", "-c", config_.c_str(), "-a", "127.0.0.1", "-p",
+                 port.c_str(), "-js", "-sd", store_.c_str(), "-l", log.c_str(),
+                 static_cast<char*>(nullptr));
       ::_exit(127);
     }
     for (int i = 0; i < 200 && !accepts(port_); ++i)
@@ -73,6 +83,7 @@ public:
 
 private:
   std::filesystem::path store_;
+  std::string config_;
   int port_;
   pid_t pid_ = -1;
 };

@@ -7,6 +7,8 @@
 #include "hosts.h"
 #include "model_json.h"
 #include "nats_server.h"
+#include "collector/process.h"
+#include "recording/recording.h"
 #include "support/command.h"
 
 #include <cstdio>
@@ -59,8 +61,10 @@ protected:
                    " --stream S --durable " + durable + " --duration 3 --json " +
                    (dir / "fleet.json").string() + " --html " + (dir / "fleet.html").string());
     EXPECT_EQ(result.exit_code, 0) << result.err;
+    fleet_out = result.out;
     return json::parse(shapetrace::testing::slurp(dir / "fleet.json"));
   }
+  std::string fleet_out; // the last runFleet's terminal summary
 
   // A host publishing the analysis of `items` as one summary, delivered before it returns.
   void publishHost(const std::string& host, const std::vector<wire::StreamItem>& items) {
@@ -96,6 +100,11 @@ TEST_F(FleetNats, ThreeHostsMergeToTheSingleAnalyzerModelOfTheirUnion) {
   EXPECT_EQ(fleet["hosts"][1]["threads"].size(), 4u);
   EXPECT_EQ(fleet["accepted"], 3);
   EXPECT_EQ(fleet["malformed"], 0);
+  // The terminal summary: live's tables, each row with the hosts it comes from.
+  EXPECT_NE(fleet_out.find("3 hosts, 12 threads"), std::string::npos) << fleet_out;
+  EXPECT_NE(fleet_out.find("cluster (by total time)"), std::string::npos) << fleet_out;
+  EXPECT_NE(fleet_out.find("  hosts\n"), std::string::npos) << fleet_out;
+  EXPECT_NE(fleet_out.find("  host-0,host-1,host-2\n"), std::string::npos) << fleet_out;
 }
 
 TEST_F(FleetNats, AResentSummaryIsADuplicateAndAForeignMessageIsSkipped) {
@@ -231,6 +240,81 @@ TEST_F(FleetNats, LivePublishesItsAnalysisForTheFleet) {
   EXPECT_NE(final_summary.find(counts), std::string::npos) << counts << "\n" << final_summary;
 }
 
+// A host's analyzer killed with -9 mid-run and restarted, with real processes: a collector records
+// the traced example service and publishes to `live --nats --recording`; live is killed while the
+// service runs and started again on the same recording. The restarted live continues the run (the
+// state file beside the recording) from everything recorded, then live, nothing twice: the fleet
+// holds one run of the host whose model is exactly the single-analyzer model of the recording.
+TEST_F(FleetNats, AHostKilledAndRestartedOnItsRecordingLosesNothingAndDuplicatesNothing) {
+  using shapetrace::testing::Child;
+  using namespace std::chrono_literals;
+  const std::string rec = (dir / "rec").string();
+  const std::string collector_socket = "ipc://" + (dir / "c.sock").string();
+  const std::string publish = "tcp://127.0.0.1:" + std::to_string(testing::freePort());
+  Child collect({SHAPETRACE_BINARY, "collect", "--listen", collector_socket, "--publish", publish,
+                 "--out", rec});
+  for (auto line = collect.readLine(); line; line = collect.readLine())
+    if (line->find("recording to") != std::string::npos) break;
+  auto startLive = [&] {
+    return std::make_unique<Child>(std::vector<std::string>{
+        SHAPETRACE_BINARY, "live", "--connect", publish, "--no-http", "--recording", rec, "--nats",
+        nats->url(), "--stream", "S", "--host", "web-1", "--window", "0.2"});
+  };
+  auto live = startLive();
+  std::this_thread::sleep_for(500ms);
+  Child service({KVSTORE_BINARY, "--seconds", "3", "--data-dir", (dir / "kv").string()},
+                {{"SHAPETRACE_ENDPOINT", collector_socket}});
+  std::this_thread::sleep_for(1200ms);
+  live->signal(SIGKILL);
+  live->wait();
+  // What the collector records meanwhile reaches the restarted live from the recording.
+  std::this_thread::sleep_for(500ms);
+  ASSERT_TRUE(std::filesystem::exists(rec + "/fleet-web-1.json"));
+  live = startLive();
+  EXPECT_EQ(service.wait(), 0);
+  collect.signal(SIGTERM);
+  EXPECT_EQ(collect.wait(), 0);
+
+  // Every recorded item, once: wait until the restarted live has fed as many as the recording
+  // holds (its terminal summary counts them each second), then stop it.
+  uint64_t recorded = 0;
+  {
+    recording::RecordingReader reader(rec);
+    while (reader.next()) ++recorded;
+  }
+  ASSERT_GT(recorded, 1000u);
+  bool resumed = false;
+  unsigned long long fed = 0;
+  for (auto line = live->readLine(); line; line = live->readLine()) {
+    resumed = resumed || line->find("resuming run") != std::string::npos;
+    const size_t at = line->find(publish + "  ");
+    if (line->rfind("shapetrace live", 0) == 0 && at != std::string::npos &&
+        std::sscanf(line->c_str() + at + publish.size(), " %llu items", &fed) == 1 &&
+        fed >= recorded)
+      break;
+  }
+  EXPECT_EQ(fed, recorded);
+  EXPECT_TRUE(resumed);
+  live->signal(SIGTERM);
+  const std::string out = live->readAll();
+  EXPECT_EQ(live->wait(), 0) << out;
+
+  const json model = runFleet();
+  // One run: the restarted live continued the killed one's, with its latest sequence.
+  ASSERT_EQ(model["fleet"]["hosts"].size(), 1u) << model["fleet"].dump(1);
+  const json state = json::parse(shapetrace::testing::slurp(rec + "/fleet-web-1.json"));
+  EXPECT_EQ(model["fleet"]["hosts"][0]["run"], state["run"]);
+  EXPECT_EQ(model["fleet"]["hosts"][0]["sequence"], state["sequence"]);
+  Analyzer single(AnalysisSettings{}, 1);
+  {
+    recording::RecordingReader reader(rec);
+    while (auto item = reader.nextItem()) single.consume(std::move(*item));
+  }
+  const json expected = modelPart(json::parse(analyzer::toJson(single.snapshot()).dump()));
+  EXPECT_EQ(modelPart(model)["summary"].dump(), expected["summary"].dump());
+  EXPECT_EQ(modelPart(model).dump(1), expected.dump(1));
+}
+
 TEST_F(FleetNats, UsageErrorsExitTwoAndAnUnreachableServerIsAnError) {
   const std::string fleet = std::string(SHAPETRACE_BINARY) + " fleet";
   auto result = runCommand(fleet + " --stream S");
@@ -246,6 +330,33 @@ TEST_F(FleetNats, UsageErrorsExitTwoAndAnUnreachableServerIsAnError) {
                  nats->url() + " --host web.17 --no-http --duration 0.1");
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_NE(result.err.find("'web.17'"), std::string::npos) << result.err;
+  // The live page: an address reachable from other hosts needs a token; a port in use is an error.
+  result = runCommand(fleet + " --nats " + nats->url() + " --http 0.0.0.0:0 --duration 1");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("shapetrace fleet: error: refusing to serve the live page on "
+                            "0.0.0.0:0"),
+            std::string::npos)
+      << result.err;
+  {
+    std::filesystem::create_directories(dir / "squatter");
+    testing::NatsServer squatter(dir / "squatter"); // anything listening on the port will do
+    result = runCommand(fleet + " --nats " + nats->url() + " --http 127.0.0.1:" +
+                        squatter.url().substr(squatter.url().rfind(':') + 1) + " --duration 1");
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_NE(result.err.find("cannot listen on 127.0.0.1:"), std::string::npos) << result.err;
+  }
+  // A state file beside the recording that is not this host's.
+  std::filesystem::create_directories(dir / "rec");
+  std::ofstream(dir / "rec" / "fleet-web-1.json") << R"({"host":"web-2","run":7,"sequence":3})";
+  result = runCommand(std::string(SHAPETRACE_BINARY) +
+                      " live --connect ipc:///nonexistent --nats " + nats->url() +
+                      " --host web-1 --no-http --duration 0.1 --recording " +
+                      (dir / "rec").string());
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("fleet-web-1.json is not the fleet state of host web-1 (remove it to "
+                            "start a new run)"),
+            std::string::npos)
+      << result.err;
   nats->stop(SIGTERM);
   result = runCommand(fleet + " --nats " + settings.url + " --duration 1");
   EXPECT_EQ(result.exit_code, 1);

@@ -2,7 +2,7 @@
 // sequence-numbered publish format of stream/fanout/fanout.h, heartbeats and end marker included), as a
 // collector's publish endpoint does, spread over a few seconds so a live view sees it grow:
 //
-//   report_service_publisher ENDPOINT [--seconds S] [--requests N]
+//   report_service_publisher ENDPOINT [--seconds S] [--requests N] [--process KEY]
 //
 // Waits a moment after binding so that subscribers that are already retrying can connect (PUB
 // drops what is sent before a subscriber is attached), then sends one item per message.
@@ -19,7 +19,8 @@
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s ENDPOINT [--seconds S] [--requests N]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s ENDPOINT [--seconds S] [--requests N] [--process KEY]\n",
+                 argv[0]);
     return 2;
   }
   double seconds = 3;
@@ -29,6 +30,8 @@ int main(int argc, char** argv) {
       seconds = std::atof(argv[++i]);
     else if (std::strcmp(argv[i], "--requests") == 0 && i + 1 < argc)
       options.requests_per_worker = static_cast<uint32_t>(std::atoi(argv[++i]));
+    else if (std::strcmp(argv[i], "--process") == 0 && i + 1 < argc)
+      options.process = std::strtoull(argv[++i], nullptr, 10);
     else {
       std::fprintf(stderr, "%s: unknown argument %s\n", argv[0], argv[i]);
       return 2;

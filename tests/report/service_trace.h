@@ -66,6 +66,7 @@ struct ServiceTraceOptions {
   uint32_t evictions = 120;
   uint64_t start_ns = 1'000'000'000;
   uint32_t seed = 7;
+  uint64_t process = 42; // the process key (another for each host of a fleet test)
   size_t events_per_batch = 256;
   bool gap_on_last_worker = false; // the runtime dropped events of one worker once
   double split_share = 0.08;        // puts that split a page (0: none, a run to compare with)
@@ -100,7 +101,7 @@ public:
   // Every item of the run, in the order a collector would record them.
   std::vector<wire::StreamItem> items() {
     std::vector<wire::StreamItem> out;
-    const uint64_t process = 42;
+    const uint64_t process = options_.process;
     wire::ProcessStart start;
     start.pid = 4242;
     start.executable = "/opt/kvstore/bin/kvstore-server";

@@ -6,22 +6,20 @@
 // poll GET /api/snapshot (the page data as JSON) every second. The server binds 127.0.0.1 unless
 // told otherwise: the page shows function names and timings of the traced program.
 //
-// Hardening (docs/security.md, docs/report.md): who may read the page is live_access.h's (the
-// Host check against DNS rebinding, the token that any address but loopback requires); each
-// connection has a thread of its own (up to kMaxConnections), reads time out after kReadTimeout,
-// and request bodies are refused past kMaxRequestBytes, so that slow, idle or oversized clients
-// cannot keep the page from answering anyone else. Only the documented paths are served.
+// The server, its access checks and its hardening are page_server.h's (shared with `shapetrace
+// fleet --http`); only the documented paths are served.
 #include "analyzer.h"
 #include "cli/analysis_flags.h"
 #include "fleet/cli/nats_flags.h"
 #include "fleet/host_publisher.h"
 #include "cli/command.h"
 #include "cli/prometheus_text.h"
-#include "report/cli/live_access.h"
+#include "report/cli/page_server.h"
 #include "report/live_instance.h"
 #include "report/live_session.h"
 #include "scope.h"
 #include "report/page.h"
+#include "report/terminal_summary.h"
 
 #include <httplib.h>
 
@@ -42,9 +40,7 @@ namespace {
 
 struct LiveArgs {
   std::string connect;
-  std::string http = "127.0.0.1:8470";
-  std::string token_file;
-  std::string tls_cert, tls_key;
+  PageServerOptions page{"live", "127.0.0.1:8470", "", "", ""};
   std::string recording; // the collector's --out: exact call instances on a click
   bool no_http = false;
   double duration = 0;
@@ -63,82 +59,15 @@ struct LiveArgs {
   }
 };
 
-constexpr size_t kMaxConnections = 128;
-constexpr size_t kMaxRequestBytes = 64 * 1024; // no documented request has a body
-constexpr time_t kReadTimeoutSeconds = 2;
-
-// A thread per connection, up to kMaxConnections at once (more wait in order): cpp-httplib's
-// default pool has a few threads, which as many clients trickling a header (or idle keep-alive
-// connections) occupy until they go.
-class ConnectionThreads final : public httplib::TaskQueue {
-public:
-  void enqueue(std::function<void()> task) override {
-    std::unique_lock lock(mutex_);
-    if (running_ >= kMaxConnections) {
-      waiting_.push_back(std::move(task));
-      return;
-    }
-    start(std::move(task));
-  }
-  void shutdown() override {
-    // Every connection ends within the read timeout once the listening socket is closed, unless a
-    // client keeps trickling: the server is then left to the process exit.
-    std::unique_lock lock(mutex_);
-    idle_.wait_for(lock, std::chrono::seconds(kReadTimeoutSeconds + 1),
-                   [&] { return running_ == 0; });
-    abandoned_ = running_ > 0;
-  }
-  bool abandoned() const { return abandoned_; }
-
-private:
-  void start(std::function<void()> task) { // mutex_ held
-    ++running_;
-    std::thread([this, task = std::move(task)]() mutable {
-      for (;;) {
-        task();
-        std::unique_lock lock(mutex_);
-        if (waiting_.empty()) {
-          --running_;
-          idle_.notify_all();
-          return;
-        }
-        task = std::move(waiting_.front());
-        waiting_.pop_front();
-      }
-    }).detach();
-  }
-
-  std::mutex mutex_;
-  std::condition_variable idle_;
-  std::deque<std::function<void()>> waiting_;
-  size_t running_ = 0;
-  bool abandoned_ = false;
-};
-
-// What cpp-httplib owns (and deletes when listening ends): a handle on the ConnectionThreads,
-// which outlive it while a connection is still being served.
-class ConnectionQueue final : public httplib::TaskQueue {
-public:
-  explicit ConnectionQueue(ConnectionThreads& threads) : threads_(threads) {}
-  void enqueue(std::function<void()> task) override { threads_.enqueue(std::move(task)); }
-  void shutdown() override { threads_.shutdown(); }
-
-private:
-  ConnectionThreads& threads_;
-};
-
 std::atomic<bool> g_stop{false};
 void onSignal(int) { g_stop.store(true); }
 
 
 // The page with the latest data and the live setting.
 std::string livePage(const LiveSnapshot& snapshot, int interval_ms, bool instances) {
-  nlohmann::ordered_json data = nlohmann::ordered_json::parse(snapshot.data_json);
-  data["live"] = {{"snapshot", "/api/snapshot"},
-                  {"interval_ms", interval_ms},
-                  {"instances", instances ? "/api/instance" : ""},
-                  {"flame", instances ? "/api/flame" : ""}};
-  return renderPage(data);
+  return renderLivePage(nlohmann::ordered_json::parse(snapshot.data_json),
+                        {"/api/snapshot", interval_ms, instances ? "/api/instance" : "",
+                         instances ? "/api/flame" : ""});
 }
 
 constexpr size_t kMaxInstanceCalls = 5000; // as the report's default --max-instance-calls
@@ -205,16 +134,6 @@ void answerInstance(const LiveSession& session, const std::string& recording,
   }
 }
 
-std::string ns(double value) {
-  char text[32];
-  if (value < 1e3) std::snprintf(text, sizeof text, "%.0f ns", value);
-  else if (value < 1e6) std::snprintf(text, sizeof text, "%.2f us", value / 1e3);
-  else if (value < 1e9) std::snprintf(text, sizeof text, "%.2f ms", value / 1e6);
-  else std::snprintf(text, sizeof text, "%.2f s", value / 1e9);
-  return text;
-}
-
-// One screen: the state, the run's counts, the busiest clusters and the latest outliers.
 // One line on the fleet's summaries (live --nats).
 std::string publisherLine(const fleet::HostPublisher* publisher, const std::string& stream) {
   if (publisher == nullptr) return "";
@@ -222,14 +141,19 @@ std::string publisherLine(const fleet::HostPublisher* publisher, const std::stri
   std::string line = "fleet: " + std::to_string(st.published) + " of " +
                      std::to_string(st.encoded) + " summaries published to " + stream + " (last " +
                      std::to_string(st.last_bytes) + " bytes)";
-  if (!st.connected)
+  if (!st.connected) {
     line += "; NATS is away: analysing and recording locally, the latest summary goes out when it "
             "is back";
-  else if (!st.last_error.empty())
+    // A refused connection (wrong credentials, an untrusted certificate) says why.
+    if (!st.last_error.empty()) line += " (" + st.last_error + ")";
+  } else if (!st.last_error.empty())
     line += "; last attempt failed: " + st.last_error;
+  if (!st.state_error.empty())
+    line += "; the run's state cannot be kept (a restart starts a new run): " + st.state_error;
   return line + "\n";
 }
 
+// One screen: the state, the run's counts, the busiest clusters and the latest outliers.
 void printSummary(const LiveSnapshot& s, const std::string& endpoint, const std::string& url,
                   bool tty, const std::string& fleet_line = "") {
   std::string out;
@@ -257,36 +181,7 @@ void printSummary(const LiveSnapshot& s, const std::string& endpoint, const std:
                 a.clustering.clusters.size(), a.outliers.size(),
                 static_cast<unsigned long long>(s.run.droppedEvents()));
   out += line;
-  std::vector<ClusterId> order(a.clustering.clusters.size());
-  for (ClusterId i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](ClusterId x, ClusterId y) {
-    const auto sx = a.cluster_stats[x].moments.sum(), sy = a.cluster_stats[y].moments.sum();
-    return sx != sy ? sx > sy : x < y;
-  });
-  if (!order.empty()) {
-    std::snprintf(line, sizeof line, "%-44s %6s %10s %10s %10s %10s\n", "cluster (by total time)",
-                  "shapes", "calls", "mean", "p99", "total");
-    out += line;
-  }
-  for (size_t i = 0; i < order.size() && i < 12; ++i) {
-    const Cluster& c = a.clustering.clusters[order[i]];
-    const DurationStats& st = a.cluster_stats[order[i]];
-    const std::string name = "#" + std::to_string(order[i]) + " " + a.functions[c.function].name;
-    std::snprintf(line, sizeof line, "%-44.44s %6zu %10llu %10s %10s %10s\n", name.c_str(),
-                  c.shapes.size(), static_cast<unsigned long long>(st.moments.count()),
-                  ns(st.moments.mean()).c_str(), ns(static_cast<double>(st.quantile(0.99))).c_str(),
-                  ns(static_cast<double>(st.moments.sum())).c_str());
-    out += line;
-  }
-  if (!a.outliers.empty()) out += "\nmost extreme outliers\n";
-  for (size_t i = 0; i < a.outliers.size() && i < 5; ++i) {
-    const Outlier& o = a.outliers[i];
-    std::snprintf(line, sizeof line, "  %-40.40s thread %-6u %10s  (mean %s, %.1f sd)\n",
-                  a.functions[o.function].name.c_str(), o.thread,
-                  ns(static_cast<double>(o.duration_ns)).c_str(), ns(o.function_mean).c_str(),
-                  o.score);
-    out += line;
-  }
+  out += clusterTables(a, 12, 5);
   if (!tty) out += "\n";
   std::fwrite(out.data(), 1, out.size(), stdout);
   std::fflush(stdout);
@@ -296,90 +191,33 @@ int runLive(const LiveArgs& options) {
   const auto interval = std::chrono::milliseconds(static_cast<int64_t>(options.interval * 1000));
 
   // Bind first: a port in use is an error the user must see before anything else happens.
-  // Leaked on purpose when a client still holds a connection at exit (ConnectionThreads).
-  auto* connections = new ConnectionThreads;
-  if (options.tls_cert.empty() != options.tls_key.empty())
-    throw std::invalid_argument("--tls-cert and --tls-key go together");
-  const bool tls = !options.tls_cert.empty();
-  auto& server = tls ? *new httplib::SSLServer(options.tls_cert.c_str(), options.tls_key.c_str())
-                     : *new httplib::Server;
-  if (!server.is_valid())
-    throw std::runtime_error("cannot use the TLS certificate " + options.tls_cert + " with the key " +
-                             options.tls_key + " (PEM files expected)");
-  server.new_task_queue = [connections] { return new ConnectionQueue(*connections); };
-  server.set_read_timeout(kReadTimeoutSeconds, 0);
-  server.set_write_timeout(kReadTimeoutSeconds, 0);
-  server.set_keep_alive_timeout(kReadTimeoutSeconds);
-  server.set_keep_alive_max_count(100);
-  server.set_payload_max_length(kMaxRequestBytes);
-  // cpp-httplib sets SO_REUSEPORT by default, which lets a second server bind a port in use and
-  // share its connections at random; SO_REUSEADDR alone makes "port in use" an error.
-  server.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
-  std::string url;
-  std::optional<AccessToken> token;
-  if (!options.no_http) {
-    const auto [host, port] = parseHostPort(options.http);
-    const bool open = isWildcard(host) || !isLoopback(host);
-    if (open && options.token_file.empty())
-      throw std::runtime_error(
-          "refusing to serve the live page on " + options.http +
-          ": it is reachable from other hosts and would be unauthenticated. Give --token-file "
-          "FILE (created with a random token when missing), or serve on 127.0.0.1 and reach it "
-          "through an ssh tunnel (docs/security.md)");
-    if (!options.token_file.empty()) token = AccessToken::fromFile(options.token_file);
-    const int bound = port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
-    if (bound < 0)
-      throw std::runtime_error("cannot listen on " + options.http +
-                               ": the port is in use or the address is not local");
-    if (isWildcard(host))
-      std::fprintf(stderr,
-                   "shapetrace live: warning: serving on every address (%s), reachable from other "
-                   "hosts (with the token)\n",
-                   host.c_str());
-    else if (open)
-      std::fprintf(stderr,
-                   "shapetrace live: warning: serving on %s, reachable from other hosts (with the "
-                   "token)\n",
-                   host.c_str());
-    // A wildcard address is not one to open: this machine answers on localhost.
-    const std::string shown = isWildcard(host) ? "localhost" : host;
-    url = std::string(tls ? "https://" : "http://") + (shown.find(':') != std::string::npos ? "[" + shown + "]" : shown) + ":" +
-          std::to_string(bound) + "/";
-    server.set_pre_routing_handler([bound_host = host, bound, &token](const httplib::Request& req,
-                                                                      httplib::Response& res) {
-      if (!hostAllowed(req.get_header_value("Host"), bound_host, bound)) {
-        res.status = 421; // Misdirected Request
-        res.set_content("this server answers to localhost and its addresses only\n",
-                        "text/plain");
-        return httplib::Server::HandlerResponse::Handled;
-      }
-      if (token && !token->admits(req)) {
-        res.status = 401;
-        res.set_header("WWW-Authenticate", "Bearer");
-        res.set_content("this page needs its token: open the URL `shapetrace live` printed\n",
-                        "text/plain");
-        return httplib::Server::HandlerResponse::Handled;
-      }
-      // The page's own requests then carry the token without it in their URL.
-      if (token && req.has_param("token")) res.set_header("Set-Cookie", token->cookie());
-      return httplib::Server::HandlerResponse::Unhandled;
-    });
-  }
+  std::optional<PageServer> server;
+  if (!options.no_http)
+    server.emplace(options.page);
+  const std::string url = server ? server->url() : "";
 
   // Before the session, which calls it until it stops.
   std::unique_ptr<fleet::HostPublisher> publisher;
   if (!options.nats_url.empty()) {
     fleet::NatsSettings nats = options.nats;
     nats.url = options.nats_url;
+    // With the recording, the run persists beside it: a restarted host continues it.
+    const std::string state =
+        options.recording.empty() ? "" : options.recording + "/fleet-" + options.host + ".json";
     publisher = std::make_unique<fleet::HostPublisher>(nats, options.stream, options.host,
-                                                       options.recording);
+                                                       options.recording, state);
   }
   LiveSession session(options.connect, options.analysis.settings,
                       options.analysis.workerCount(), options.analysis.extensions, interval,
                       options.metrics);
+  if (publisher && publisher->resumed()) {
+    std::fprintf(stderr,
+                 "shapetrace live: resuming run %llu of host %s: the analysis starts from the "
+                 "recording %s\n",
+                 static_cast<unsigned long long>(publisher->run()), options.host.c_str(),
+                 options.recording.c_str());
+    session.resumeFrom(options.recording);
+  }
   if (publisher) {
     session.onWindow(std::chrono::milliseconds(static_cast<int64_t>(options.window * 1000)),
                      [&publisher](Analyzer& analyzer) { publisher->takeSummary(analyzer); });
@@ -390,39 +228,32 @@ int runLive(const LiveArgs& options) {
     throw std::runtime_error("cannot connect to " + options.connect + ": " + e.what());
   }
 
-  std::thread http;
-  if (!options.no_http) {
+  if (server) {
+    httplib::Server& routes = server->routes();
     const int interval_ms = static_cast<int>(interval.count());
     const bool instances = !options.recording.empty();
-    server.Get("/", [&session, interval_ms, instances](const httplib::Request&,
+    routes.Get("/", [&session, interval_ms, instances](const httplib::Request&,
                                                        httplib::Response& res) {
       res.set_content(livePage(*session.latest(), interval_ms, instances),
                       "text/html; charset=utf-8");
     });
-    server.Get("/api/instance", [&session, &options](const httplib::Request& req,
+    routes.Get("/api/instance", [&session, &options](const httplib::Request& req,
                                                      httplib::Response& res) {
       answerInstance(session, options.recording, req, res);
     });
-    server.Get("/api/flame", [&session, &options](const httplib::Request& req,
+    routes.Get("/api/flame", [&session, &options](const httplib::Request& req,
                                                   httplib::Response& res) {
       answerFlame(session, options.recording, req, res);
     });
-    server.Get("/api/snapshot", [&session](const httplib::Request&, httplib::Response& res) {
+    routes.Get("/api/snapshot", [&session](const httplib::Request&, httplib::Response& res) {
       res.set_header("Cache-Control", "no-store");
       res.set_content(session.latest()->data_json, "application/json");
     });
     // Prometheus scrapes the same moment as the page's snapshot (docs/report.md, "Metrics").
-    server.Get("/metrics", [&session](const httplib::Request&, httplib::Response& res) {
+    routes.Get("/metrics", [&session](const httplib::Request&, httplib::Response& res) {
       res.set_content(session.latest()->metrics, std::string(cli::PrometheusText::kContentType));
     });
-    // Browsers ask for an icon; an empty answer keeps their consoles free of 404s.
-    server.Get("/favicon.ico",
-               [](const httplib::Request&, httplib::Response& res) { res.status = 204; });
-    http = std::thread([&server] { server.listen_after_bind(); });
-    // The only place the token is shown: to the person who started the server.
-    std::printf("shapetrace live: serving %s%s (Ctrl-C to stop)\n", url.c_str(),
-                token ? ("?token=" + token->value()).c_str() : "");
-    std::fflush(stdout);
+    server->start();
   }
 
   std::signal(SIGINT, onSignal);
@@ -449,14 +280,7 @@ int runLive(const LiveArgs& options) {
                  publisher->status().last_error.c_str());
   printSummary(*session.latest(), options.connect, url, false,
                publisherLine(publisher.get(), options.stream));
-  if (http.joinable()) {
-    server.stop();
-    http.join();
-  }
-  if (!connections->abandoned()) {
-    delete &server;
-    delete connections;
-  }
+  if (server) server->stop();
   return 0;
 }
 
@@ -465,19 +289,7 @@ cli::Runner setupLive(CLI::App& command) {
   command.add_option("--connect", options->connect,
                      "The collector's publish endpoint (shapetrace collect --publish ...)")
       ->required();
-  command.add_option("--http", options->http,
-                     "Serve the live page on HOST:PORT (port 0: any free port); any address but "
-                     "loopback needs --token-file")
-      ->capture_default_str();
-  command.add_option("--tls-cert", options->tls_cert,
-                     "Serve HTTPS with this PEM certificate (chain), with --tls-key")
-      ->check(CLI::ExistingFile);
-  command.add_option("--tls-key", options->tls_key, "The PEM private key of --tls-cert")
-      ->check(CLI::ExistingFile);
-  command.add_option("--token-file", options->token_file,
-                     "Require the access token in FILE (mode 0600; created with a random token "
-                     "when missing) from every request: ?token=, a cookie, or Authorization: "
-                     "Bearer");
+  addPageServerFlags(command, options->page);
   command.add_option("--recording", options->recording,
                      "The recording the collector writes (its --out): a click on the page opens "
                      "the exact call from it")
@@ -510,6 +322,7 @@ cli::Runner setupLive(CLI::App& command) {
   fleet::addNatsAuthFlags(command, options->nats);
   addAnalysisFlags(command, options->analysis);
   command.callback([options] {
+    fleet::checkNatsAuth(options->nats);
     if (options->nats_url.empty()) return;
     if (options->host.empty()) {
       char name[256] = {};

@@ -239,9 +239,10 @@ ST.App = class {
         data.live = live;
         this.update(data);
         status.className = `live-status${data.live_state?.waiting ? ' waiting' : ''}`;
+        // The fleet view waits for summaries, not for a collector (live_state.waiting_for).
         status.textContent = data.live_state?.waiting
-          ? `● waiting for collector at ${data.live_state.endpoint}`
-          : `● live · ${ST.fmt.count(data.live_state?.items ?? 0, true)} items · updated ${new Date().toLocaleTimeString()}`;
+          ? `● waiting for ${data.live_state.waiting_for ?? 'collector'} at ${data.live_state.endpoint}`
+          : `● live · ${ST.fmt.count(data.live_state?.items ?? 0, true)} ${data.live_state?.items_label ?? 'items'} · updated ${new Date().toLocaleTimeString()}`;
       } catch (error) {
         status.className = 'live-status waiting';
         status.textContent = `● server unreachable (${error.message})`;

@@ -20,12 +20,18 @@ ST.views = {
 // available(model), define(model, app) -> { label, rows, key(row), columns }, row(app, kind, row),
 // select(app) }; a tab whose available(model) is false (its extension did not run) is not shown,
 // and select(app), when given, runs when the tab's button is clicked.
+//
+// A file may also add a column to another file's tab: ST.tabs.addColumn({ tab, available(model),
+// column(model) -> column }); the column is appended where available(model) holds (the fleet's
+// Hosts column, fleet.js).
 ST.tabs = {
   list: [],
+  columns: [],
   register(spec) {
     this.list.push(spec);
     this.list.sort((a, b) => a.order - b.order);
   },
+  addColumn(spec) { this.columns.push(spec); },
 };
 
 ST.fmt = {

@@ -21,6 +21,9 @@ ST.Tables = class {
     const defs = {};
     for (const tab of ST.tabs.list)
       if (!tab.available || tab.available(this.model)) defs[tab.id] = tab.define(this.model, this.app);
+    for (const extra of ST.tabs.columns)
+      if (defs[extra.tab] && (!extra.available || extra.available(this.model)))
+        defs[extra.tab].columns.push(extra.column(this.model));
     return defs;
   }
 

@@ -1,0 +1,60 @@
+#include "report/terminal_summary.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+
+namespace shapetrace::analyzer::report {
+
+std::string durationText(double value) {
+  char text[32];
+  if (value < 1e3) std::snprintf(text, sizeof text, "%.0f ns", value);
+  else if (value < 1e6) std::snprintf(text, sizeof text, "%.2f us", value / 1e3);
+  else if (value < 1e9) std::snprintf(text, sizeof text, "%.2f ms", value / 1e6);
+  else std::snprintf(text, sizeof text, "%.2f s", value / 1e9);
+  return text;
+}
+
+std::string clusterTables(const Analysis& a, size_t clusters, size_t outliers,
+                          const SummaryHosts& hosts) {
+  std::string out;
+  char line[512];
+  std::vector<ClusterId> order(a.clustering.clusters.size());
+  std::iota(order.begin(), order.end(), ClusterId{0});
+  std::sort(order.begin(), order.end(), [&](ClusterId x, ClusterId y) {
+    const auto sx = a.cluster_stats[x].moments.sum(), sy = a.cluster_stats[y].moments.sum();
+    return sx != sy ? sx > sy : x < y;
+  });
+  if (!order.empty()) {
+    std::snprintf(line, sizeof line, "%-44s %6s %10s %10s %10s %10s%s\n", "cluster (by total time)",
+                  "shapes", "calls", "mean", "p99", "total", hosts.of_cluster ? "  hosts" : "");
+    out += line;
+  }
+  for (size_t i = 0; i < order.size() && i < clusters; ++i) {
+    const Cluster& c = a.clustering.clusters[order[i]];
+    const DurationStats& st = a.cluster_stats[order[i]];
+    const std::string name = "#" + std::to_string(order[i]) + " " + a.functions[c.function].name;
+    std::snprintf(line, sizeof line, "%-44.44s %6zu %10llu %10s %10s %10s", name.c_str(),
+                  c.shapes.size(), static_cast<unsigned long long>(st.moments.count()),
+                  durationText(st.moments.mean()).c_str(),
+                  durationText(static_cast<double>(st.quantile(0.99))).c_str(),
+                  durationText(static_cast<double>(st.moments.sum())).c_str());
+    out += line;
+    if (hosts.of_cluster) out += "  " + hosts.of_cluster(order[i]);
+    out += "\n";
+  }
+  if (!a.outliers.empty() && outliers > 0) out += "\nmost extreme outliers\n";
+  for (size_t i = 0; i < a.outliers.size() && i < outliers; ++i) {
+    const Outlier& o = a.outliers[i];
+    std::snprintf(line, sizeof line, "  %-40.40s thread %-6u %10s  (mean %s, %.1f sd)",
+                  a.functions[o.function].name.c_str(), o.thread,
+                  durationText(static_cast<double>(o.duration_ns)).c_str(),
+                  durationText(o.function_mean).c_str(), o.score);
+    out += line;
+    if (hosts.of_outlier) out += "  " + hosts.of_outlier(o);
+    out += "\n";
+  }
+  return out;
+}
+
+} // namespace shapetrace::analyzer::report

@@ -1,0 +1,24 @@
+// The terminal summary's tables, as `shapetrace live` and `shapetrace fleet` print them: the
+// busiest clusters (by total time) and the most extreme outliers.
+#pragma once
+
+#include "analysis.h"
+
+#include <functional>
+#include <string>
+
+namespace shapetrace::analyzer::report {
+
+// "1.25 ms": a duration for a terminal column.
+std::string durationText(double ns);
+
+// Up to `clusters` clusters and `outliers` outliers. `hosts` (the fleet's): the hosts a cluster's
+// shapes and an outlier come from, printed as a last column; empty for one host.
+struct SummaryHosts {
+  std::function<std::string(ClusterId)> of_cluster;
+  std::function<std::string(const Outlier&)> of_outlier;
+};
+std::string clusterTables(const Analysis& analysis, size_t clusters, size_t outliers,
+                          const SummaryHosts& hosts = {});
+
+} // namespace shapetrace::analyzer::report
