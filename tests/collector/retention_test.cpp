@@ -23,7 +23,7 @@ using wire::StreamItem;
 using namespace std::chrono_literals;
 
 StreamItem batch(uint64_t process, uint32_t thread, uint64_t sequence, uint64_t t0, int n) {
-  wire::EventBatch b{thread, sequence, {}};
+  wire::EventBatch b{thread, sequence, {}, {}, {}};
   for (int i = 0; i < n; ++i)
     b.events.push_back(Event{t0 + 10 * static_cast<uint64_t>(i), static_cast<uint32_t>(i % 3),
                              i % 2 ? EventKind::Exit : EventKind::Enter});
