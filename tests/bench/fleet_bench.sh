@@ -13,7 +13,7 @@ window=${2:-10}
 work=$(mktemp -d /tmp/shapetrace-fleet-bench.XXXXXX)
 nats_pid=
 cleanup() {
-  [ -n "$nats_pid" ] && kill "$nats_pid" 2>/dev/null && wait "$nats_pid" 2>/dev/null
+  if [ -n "$nats_pid" ]; then kill "$nats_pid" 2>/dev/null; wait "$nats_pid" 2>/dev/null || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -21,7 +21,14 @@ build/bin/shapetrace record -o "$work/recording" -- \
   build/examples/kvstore-traced/bin/kvstore --seconds "$seconds" --data-dir "$work/kv" > /dev/null
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 mkdir -p "$work/nats"
-nats-server -a 127.0.0.1 -p "$port" -js -sd "$work/nats" -l "$work/nats/log" &
+# A summary of a long run is about 1 MiB compressed: NATS's default max_payload (1 MiB) is raised
+# to 8 MiB, as scripts/fleet-demo does (docs/fleet.md, "Size").
+cat > "$work/nats/nats.conf" <<CONF
+listen: 127.0.0.1:$port
+max_payload: 8MB
+jetstream { store_dir: "$work/nats" }
+CONF
+nats-server -c "$work/nats/nats.conf" -l "$work/nats/log" &
 nats_pid=$!
 for _ in $(seq 50); do (echo > "/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
 build/tests/bench/fleet_bench "$work/recording" "$window" "nats://127.0.0.1:$port"
