@@ -22,6 +22,11 @@ void addFlags(CLI::App& app, Flags& flags) {
   app.add_option("--seconds", s.seconds, "How long the workload runs")
       ->capture_default_str()
       ->check(CLI::Range(0.001, 86400.0));
+  app.add_option("--requests", s.requests,
+                 "Serve exactly this many requests, then stop, instead of running for --seconds "
+                 "(0: for --seconds); a fixed amount of work for benchmarks")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 40));
   app.add_option("--threads", s.workers, "Worker threads serving requests")
       ->capture_default_str()
       ->check(CLI::Range(1u, 256u));

@@ -84,7 +84,11 @@ std::uint64_t runClient(const ServiceOptions& options, std::vector<std::unique_p
   RequestGenerator generator(options.keys, options.zipf_theta, options.seed);
   std::uint64_t sent = 0;
   std::size_t next_queue = 0;
-  while (sent % 64 != 0 || Clock::now() < deadline) {
+  const auto more = [&] {
+    return options.requests ? sent < options.requests
+                            : sent % 64 != 0 || Clock::now() < deadline;
+  };
+  while (more()) {
     queues[next_queue]->push(generator.next());
     next_queue = (next_queue + 1) % queues.size();
     ++sent;

@@ -26,6 +26,9 @@ namespace kv {
 
 struct ServiceOptions {
   double seconds = 10;
+  // When not 0: exactly this many requests, however long they take (a fixed amount of work, for
+  // benchmarks), instead of as many as `seconds` allows.
+  std::uint64_t requests = 0;
   unsigned workers = 4;
   std::uint64_t keys = 200000;
   std::uint64_t seed = 1;

@@ -35,7 +35,10 @@ recording's events, drops and tracer waits are printed, and `shapetrace analyze`
 report` are timed (wall, peak RSS) on the largest lossless recording.
 
   tests/bench/kvstore_overhead.py [--build-dir build] [--seconds 3] [--runs 5] [--threads 2]
-                                  [--record]
+                                  [--record] [--requests N]
+
+With --requests N each run serves exactly N requests (kvstore --requests) instead of running for
+--seconds: the same work in every run, so that CPU time is compared for the same requests.
 """
 import argparse
 import contextlib
@@ -169,6 +172,8 @@ def main():
     parser.add_argument("--seconds", type=float, default=3)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--requests", type=int, default=0,
+                        help="serve exactly this many requests per run instead of --seconds")
     parser.add_argument("--record", action="store_true",
                         help="compare ways of recording every event instead of live monitoring")
     opts = parser.parse_args()
@@ -177,7 +182,8 @@ def main():
     for binary in (ordinary, traced):
         if not os.access(binary, os.X_OK):
             sys.exit(f"kvstore_overhead: {binary} is missing (cmake --build {opts.build_dir})")
-    args = ["--seconds", str(opts.seconds), "--threads", str(opts.threads), "--seed", "1",
+    length = ["--requests", str(opts.requests)] if opts.requests else ["--seconds", str(opts.seconds)]
+    args = [*length, "--threads", str(opts.threads), "--seed", "1",
             "--max-unflushed-mib", "0", "--flush-ms", "3600000"]
     with contextlib.ExitStack() as stack:
         data_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="kvstore-bench-"))

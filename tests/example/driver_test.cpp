@@ -78,10 +78,20 @@ TEST_F(Driver, RunsForOneSecondAndReportsWhatHappened) {
             number(run.output, R"(store: (\d+) entries)"));
 }
 
+// --requests: the same amount of work whatever the machine's speed (the benchmarks' fixed work).
+TEST_F(Driver, ServesExactlyTheRequestsAskedFor) {
+  ProgramRun run = runKvstore("--requests 12345 --seconds 0.001 --threads 2 --keys 20000 "
+                              "--memory-mib 2 --data-dir " +
+                              dir_.string());
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(number(run.output, R"(requests: (\d+) \()"), 12345u) << run.output;
+  EXPECT_EQ(number(run.output, R"(\n  all +(\d+) )"), 12345u) << run.output;
+}
+
 TEST_F(Driver, HelpListsTheOptions) {
   ProgramRun run = runKvstore("--help");
   EXPECT_EQ(run.exit_code, 0);
-  for (const char* option : {"--seconds", "--threads", "--keys", "--seed", "--data-dir"})
+  for (const char* option : {"--seconds", "--requests", "--threads", "--keys", "--seed", "--data-dir"})
     EXPECT_NE(run.output.find(option), std::string::npos) << option;
 }
 
@@ -95,6 +105,7 @@ TEST_F(Driver, BadFlagsGiveAClearErrorAndExitCode2) {
            Case{"--seconds -1", "--seconds"},
            Case{"--seconds soon", "--seconds: Value soon not in range"},
            Case{"--keys 1", "--keys: Value 1 not in range"},
+           Case{"--requests -5", "--requests"},
            Case{"--zipf 1.5", "--zipf"},
            Case{"--frobnicate", "The following argument was not expected: --frobnicate"},
            Case{"--seed", "--seed: 1 required UINT missing"},
