@@ -2,6 +2,7 @@
 // segment rotations, a cut at any byte leaves every whole frame readable and the rest reported as a
 // torn tail, corruption in the middle is skipped and reported, and the index seeks to a thread's
 // batch covering a time (also when the index file is missing or damaged).
+#include "batch_item.h"
 #include "process.h"
 #include "recording/recording.h"
 
@@ -20,15 +21,6 @@ namespace fs = std::filesystem;
 using testing::TempDir;
 using wire::StreamItem;
 
-// A batch of `n` events of `thread` starting at `t0`, 10 ns apart.
-StreamItem batch(uint64_t process, uint32_t thread, uint64_t sequence, uint64_t t0, int n = 8) {
-  wire::EventBatch b{thread, sequence, {}, {}, {}};
-  for (int i = 0; i < n; ++i)
-    b.events.push_back(Event{t0 + 10 * static_cast<uint64_t>(i), static_cast<uint32_t>(i % 3),
-                             i % 2 ? EventKind::Exit : EventKind::Enter});
-  return StreamItem{process, b};
-}
-
 // Items of two processes, two threads each: a ThreadStart then `batches` batches per thread.
 std::vector<StreamItem> sampleItems(int batches) {
   std::vector<StreamItem> items;
@@ -38,7 +30,7 @@ std::vector<StreamItem> sampleItems(int batches) {
   for (int s = 0; s < batches; ++s)
     for (uint64_t process : {11u, 22u})
       for (uint32_t thread : {1u, 2u})
-        items.push_back(batch(process, thread, static_cast<uint64_t>(s),
+        items.push_back(testing::batchItem(process, thread, static_cast<uint64_t>(s),
                               1000 + 1000 * static_cast<uint64_t>(s)));
   return items;
 }

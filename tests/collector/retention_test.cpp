@@ -3,6 +3,7 @@
 // that counts exactly the deleted events (its sequence and time span), then every batch of the
 // kept segments exactly as written; retention.json agrees with the writer's counts, a stale carry
 // left by a crash is skipped, and a damaged retention.json stops the reader.
+#include "batch_item.h"
 #include "process.h"
 #include "recording/recording.h"
 
@@ -22,14 +23,6 @@ using testing::TempDir;
 using wire::StreamItem;
 using namespace std::chrono_literals;
 
-StreamItem batch(uint64_t process, uint32_t thread, uint64_t sequence, uint64_t t0, int n) {
-  wire::EventBatch b{thread, sequence, {}, {}, {}};
-  for (int i = 0; i < n; ++i)
-    b.events.push_back(Event{t0 + 10 * static_cast<uint64_t>(i), static_cast<uint32_t>(i % 3),
-                             i % 2 ? EventKind::Exit : EventKind::Enter});
-  return StreamItem{process, b};
-}
-
 // A process start and module table of process 11, two threads' starts, then `batches` batches
 // per thread (thread 2's have one more event than thread 1's, so the counts differ per thread),
 // with a thread name in the middle.
@@ -48,7 +41,7 @@ std::vector<StreamItem> sampleItems(int batches) {
     items.push_back({11, wire::ThreadStart{thread, 50, "worker"}});
   for (int s = 0; s < batches; ++s) {
     for (uint32_t thread : {1u, 2u})
-      items.push_back(batch(11, thread, static_cast<uint64_t>(s),
+      items.push_back(testing::batchItem(11, thread, static_cast<uint64_t>(s),
                             1000 + 1000 * static_cast<uint64_t>(s), 8 + static_cast<int>(thread)));
     if (s == batches / 3)
       items.push_back({11, wire::ThreadName{1, 60, "renamed"}});
