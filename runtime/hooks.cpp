@@ -40,11 +40,10 @@ namespace {
 }
 
 // Waits for ring space in blocking mode, while the drain can still make room. True when space
-// for `needed` slots appeared; `waited` (ticks) grows by the time spent waiting.
-bool waitForSpace(ThreadState& state, uint64_t needed, uint64_t& waited) {
+// for `needed` slots appeared.
+bool waitForSpace(ThreadState& state, uint64_t needed) {
   const int saved_errno = errno;
   bool ok = false;
-  const uint64_t from = readTicks();
   g_hot.waiting_producers.fetch_add(1, std::memory_order_relaxed);
   while (g_hot.blocking_wait.load(std::memory_order_relaxed)) {
     if (state.ring.freeSlots() >= needed) {
@@ -55,24 +54,22 @@ bool waitForSpace(ThreadState& state, uint64_t needed, uint64_t& waited) {
     nanosleep(&pause, nullptr);
   }
   g_hot.waiting_producers.fetch_sub(1, std::memory_order_relaxed);
-  waited += readTicks() - from;
   errno = saved_errno;
   return ok;
 }
 
-// After the event it delayed, the tracer's wait (which began after the event's timestamp): the
-// analyzer takes it out of the open calls' times. Room for it was waited for with the event's.
-void pushTracerWait(ThreadState& state, uint64_t from, uint64_t waited) {
+// After the event it delayed, the tracer's wait from `from` (ticks, after the event's timestamp)
+// until now: the analyzer takes it out of the open calls' times. Room for it was waited for with
+// the event's.
+void pushTracerWait(ThreadState& state, uint64_t from) {
   state.ring.tryPushPair(Event{from, 0, EventKind(kTracerWaitMarker)},
-                         Event{waited, 0, EventKind(kTracerWaitLength)});
+                         Event{readTicks() - from, 0, EventKind(kTracerWaitLength)});
 }
 
 // The ring was full, or earlier drops must be announced first: write the lost marker(s) and the
 // event, or count the event as dropped.
 [[gnu::noinline]] void pushSlow(ThreadState& state, const Event& event) {
-  uint64_t wait_from = 0; // ticks at the first wait for space, 0 while none
-  uint64_t waited = 0;
-  const uint64_t wait_slots = 2; // room for the wait's marker, made with the event's
+  uint64_t wait_from = 0; // ticks when the thread began to wait for space, 0 while it has not
   for (;;) {
     uint64_t pending = state.ring.pending_drops.load(std::memory_order_relaxed);
     while (pending > UINT32_MAX) { // announce in pieces the marker can carry
@@ -94,15 +91,16 @@ void pushTracerWait(ThreadState& state, uint64_t from, uint64_t waited) {
         state.ring.pending_drops.store(0, std::memory_order_relaxed);
     }
     if (pushed) {
-      if (waited)
-        pushTracerWait(state, wait_from, waited);
+      if (wait_from)
+        pushTracerWait(state, wait_from);
       return;
     }
     if (!g_hot.blocking)
       break;
     if (!wait_from)
       wait_from = readTicks();
-    if (!waitForSpace(state, (pending ? 2 : 1) + wait_slots, waited))
+    // Room for the event (and the lost marker before it) and for the wait's marker after it.
+    if (!waitForSpace(state, (pending ? 2 : 1) + 2))
       break;
   }
   const uint64_t pending = state.ring.pending_drops.load(std::memory_order_relaxed);

@@ -166,13 +166,8 @@ std::optional<Frame> RecordingReader::next() {
             s.prefaulted = std::max(s.prefaulted, r.offset);
             s.file->prefault(s.prefaulted, kPrefaultChunk);
             s.prefaulted += kPrefaultChunk;
-            // What lies a few chunks behind was read: out of the process's memory (the frames
-            // handed out stay readable, from the page cache).
-            const size_t behind = r.offset > kReleaseLag ? r.offset - kReleaseLag : 0;
-            if (pages_ == Pages::kReleaseBehind && behind > s.released) {
-              s.file->release(s.released, behind - s.released);
-              s.released = behind;
-            }
+            // What lies a few chunks behind was read: out of the process's memory.
+            releaseBelow(s, r.offset > kReleaseLag ? r.offset - kReleaseLag : 0);
           }
           return Frame{s.number, r.offset, r.message};
         }
@@ -182,10 +177,8 @@ std::optional<Frame> RecordingReader::next() {
                     s.number, r.offset, r.length});
       }
     }
-    if (s.file && pages_ == Pages::kReleaseBehind) {
-      s.file->release(s.released, s.file->bytes().size());
-      s.released = s.file->bytes().size();
-    }
+    if (s.file)
+      releaseBelow(s, s.file->bytes().size());
     ++current_;
     if (current_ < segments_.size())
       moveTo(current_, wire::kFileHeaderBytes);
@@ -204,10 +197,14 @@ std::optional<wire::StreamItem> RecordingReader::nextItem() {
   return std::nullopt;
 }
 
-void RecordingReader::rewind() {
-  current_ = 0;
-  if (!segments_.empty())
-    moveTo(0, wire::kFileHeaderBytes);
+void RecordingReader::rewind() { moveTo(0, wire::kFileHeaderBytes); }
+
+void RecordingReader::releaseBelow(Segment& s, size_t end) {
+  // The frames handed out stay readable: their pages come back from the page cache.
+  if (pages_ == Pages::kReleaseBehind && end > s.released) {
+    s.file->release(s.released, end - s.released);
+    s.released = end;
+  }
 }
 
 void RecordingReader::moveTo(uint32_t position, uint64_t offset) {

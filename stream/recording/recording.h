@@ -294,6 +294,8 @@ private:
   };
   Segment& open(uint32_t segment);
   void moveTo(uint32_t position, uint64_t offset);
+  // Lets go of `s`'s pages from where it last did up to `end`, when reading once (Pages).
+  void releaseBelow(Segment& s, size_t end);
   void noteDamage(const Damage& damage);
 
   std::string dir_;
