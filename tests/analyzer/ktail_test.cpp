@@ -4,6 +4,8 @@
 // properties: every input sequence is accepted, the automaton is deterministic and minimal.
 #include "summaries/ktail.h"
 
+#include "letter_symbols.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -13,16 +15,8 @@
 namespace shapetrace::analyzer::summaries {
 namespace {
 
-std::vector<uint32_t> letters(const std::string& text) {
-  std::vector<uint32_t> out;
-  for (char c : text)
-    out.push_back(enterSymbol(static_cast<uint32_t>(c - 'A')));
-  return out;
-}
-std::string letterName(uint32_t symbol) {
-  return symbolText(symbol, SymbolForm::kCalls,
-                    [](uint32_t f) { return std::string(1, static_cast<char>('A' + f)); });
-}
+using testing::letterName;
+using testing::letters;
 
 KTailBuilder build(const std::vector<std::vector<uint32_t>>& sequences,
                    KTailBuilder::Options options = {}) {

@@ -5,6 +5,8 @@
 #include "summaries/sequitur.h"
 #include "summaries/symbols.h"
 
+#include "letter_symbols.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -15,17 +17,8 @@
 namespace shapetrace::analyzer::summaries {
 namespace {
 
-// Letters as calls: "A" is a call of function 0, written "A".
-std::vector<uint32_t> letters(const std::string& text) {
-  std::vector<uint32_t> out;
-  for (char c : text)
-    out.push_back(enterSymbol(static_cast<uint32_t>(c - 'A')));
-  return out;
-}
-std::string letterName(uint32_t symbol) {
-  return symbolText(symbol, SymbolForm::kCalls,
-                    [](uint32_t f) { return std::string(1, static_cast<char>('A' + f)); });
-}
+using testing::letterName;
+using testing::letters;
 
 Grammar sequitur(const std::vector<uint32_t>& input, bool balanced = false) {
   Sequitur s(Sequitur::Options{balanced});
