@@ -19,24 +19,38 @@ struct StoredCall {
   uint64_t end_ns;
 };
 
-// A call-stack sink that keeps the calls entered since the stack was last empty and stops at the
-// first finished call that starts in the window and matches.
+// A call-stack sink that stops at the first finished call that starts in the window and matches.
+// It keeps only the calls an instance can list: those entered in the window and the `max_calls`
+// entered after the last of them, so that a candidate spanning the rest of its thread (a thread's
+// loop) costs a scan, not memory that grows with the thread's calls.
 class ReplaySink {
 public:
-  ReplaySink(uint64_t from_ns, uint64_t to_ns, const CallPredicate& matches)
-      : from_ns_(from_ns), to_ns_(to_ns), matches_(matches) {}
+  ReplaySink(uint64_t from_ns, uint64_t to_ns, const CallPredicate& matches, size_t max_calls)
+      : from_ns_(from_ns), to_ns_(to_ns), matches_(matches), max_calls_(max_calls) {}
 
   void onEnter(uint32_t function, uint32_t depth, uint64_t time_ns) {
-    open_.push_back({stored_.size(), entered_++, time_ns});
-    if (stored_.size() < kMaxStoredCalls) stored_.push_back({function, depth, time_ns, time_ns});
+    if (found_)
+      return;
+    const bool in_window = time_ns >= from_ns_ && time_ns < to_ns_;
+    if (in_window)
+      last_in_window_ = entered_;
+    const bool listable =
+        in_window || (last_in_window_ != kNone && entered_ - last_in_window_ < max_calls_);
+    const bool stored = listable && stored_.size() < kMaxStoredCalls;
+    open_.push_back({stored ? stored_.size() : kNone, entered_++, time_ns});
+    if (stored)
+      stored_.push_back({function, depth, time_ns, time_ns});
   }
 
   void onCall(const FinishedCall& call) {
+    if (found_)
+      return;
     const Open open = open_.back();
     open_.pop_back();
-    const bool stored = open.stored < stored_.size();
-    if (stored) stored_[open.stored].end_ns = call.exit_ns;
-    if (!found_ && stored && call.enter_ns >= from_ns_ && call.enter_ns < to_ns_ &&
+    const bool stored = open.stored != kNone;
+    if (stored)
+      stored_[open.stored].end_ns = call.exit_ns;
+    if (stored && call.enter_ns >= from_ns_ && call.enter_ns < to_ns_ &&
         matches_(CallCandidate{call.function, call.shape, call.enter_ns,
                                call.exit_ns - call.enter_ns})) {
       found_ = true;
@@ -48,13 +62,16 @@ public:
       instance_.shape = call.shape;
       return;
     }
-    if (open_.empty() && !found_) stored_.clear(); // nothing open can still need these calls
+    if (open_.empty())
+      stored_.clear(); // nothing open can still need these calls
   }
 
   // The open calls' content is incomplete (a gap), as the analyzer treats it.
   void onReset() {
+    if (found_)
+      return;
     open_.clear();
-    if (!found_) stored_.clear();
+    stored_.clear();
   }
 
   bool found() const { return found_; }
@@ -65,11 +82,11 @@ public:
     });
   }
 
-  Instance takeFound(size_t max_calls) {
+  Instance takeFound() {
     Instance out = std::move(instance_);
     const StoredCall& root = stored_[found_node_];
     const size_t available = stored_.size() - found_node_;
-    const size_t listed = std::min({available, max_calls, static_cast<size_t>(found_calls_)});
+    const size_t listed = std::min({available, max_calls_, static_cast<size_t>(found_calls_)});
     out.calls.reserve(listed);
     for (size_t i = 0; i < listed; ++i) {
       const StoredCall& c = stored_[found_node_ + i];
@@ -81,17 +98,20 @@ public:
   }
 
 private:
+  static constexpr size_t kNone = SIZE_MAX;
   struct Open {
-    size_t stored;    // its place in stored_ (or past the end: not stored)
+    size_t stored;    // its place in stored_, or kNone: not stored
     uint64_t entered; // calls entered before it
     uint64_t enter_ns;
   };
 
   uint64_t from_ns_, to_ns_;
   const CallPredicate& matches_;
+  size_t max_calls_;
   std::vector<Open> open_;
   std::vector<StoredCall> stored_;
   uint64_t entered_ = 0;
+  uint64_t last_in_window_ = kNone; // calls entered before the last one entered in the window
   bool found_ = false;
   size_t found_node_ = 0;
   uint64_t found_calls_ = 0;
@@ -107,34 +127,32 @@ std::optional<Instance> InstanceReader::find(uint64_t process, uint32_t thread, 
                                              uint64_t to_ns, const CallPredicate& matches,
                                              size_t max_calls) {
   if (!events_.start({process, thread}, from_ns)) return std::nullopt;
-  ReplaySink replay(from_ns, to_ns, matches);
+  ReplaySink replay(from_ns, to_ns, matches, max_calls);
   // Looks shapes up only: a call whose shape the analysis does not know matches no cluster.
   CallStack<ReplaySink> stack(replay, ShapeLookup::find(analysis_.shapes),
                               analysis_.settings.thread.max_depth);
   for (;;) {
     const ThreadEvents::Kind kind = events_.next();
-    if (kind == ThreadEvents::Kind::kEnd) break;
+    if (kind == ThreadEvents::Kind::kEnd)
+      break;
     if (kind != ThreadEvents::Kind::kBatch) {
       stack.onGap(0);
       continue;
     }
+    // Whole stretches, so that the stack takes its leaf path; the sink ignores what follows
+    // the call it found. The tracer's waits are measured as the analysis measured them.
     const std::vector<Event>& events = events_.events();
-    const std::vector<wire::TracerWait>& waits = events_.waits();
-    size_t next_wait = 0;
-    for (size_t i = 0; i <= events.size(); ++i) {
-      // The tracer's waits before this event, measured as the analysis measured them.
-      for (; next_wait < waits.size() && waits[next_wait].before_event <= i; ++next_wait)
-        stack.onTracerWait(waits[next_wait].duration_ns);
-      if (i == events.size()) break;
-      stack.onEvents(std::span(&events[i], 1));
-      if (replay.found()) {
-        Instance instance = replay.takeFound(max_calls);
-        instance.process = process;
-        instance.thread = thread;
-        return instance;
-      }
+    forEachStretch(
+        events, events_.waits(), [&](std::span<const Event> stretch) { stack.onEvents(stretch); },
+        [&](uint64_t duration_ns) { stack.onTracerWait(duration_ns); });
+    if (replay.found()) {
+      Instance instance = replay.takeFound();
+      instance.process = process;
+      instance.thread = thread;
+      return instance;
     }
-    if (!events.empty() && events.back().timestamp >= to_ns && !replay.candidatesOpen()) break;
+    if (!events.empty() && events.back().timestamp >= to_ns && !replay.candidatesOpen())
+      break;
   }
   return std::nullopt;
 }

@@ -45,8 +45,10 @@ struct Accumulators {
 };
 
 // One thread's calls into the scope trees (a call-stack sink, call_stack.h). A candidate's calls
-// are logged as (context node, values) entries, one log per nesting level, and added to its scope
-// when it ends: no tree per call, no hash look-up but the one per call and open candidate.
+// are summed per context node in its log, one log per nesting level, and added to its scope when
+// it ends: no tree per call, no hash look-up but the one per call and open candidate, and a log no
+// longer than the stacks met under the candidate (a thread's loop would otherwise log every call
+// of its thread).
 class ScopeTreeSink {
 public:
   ScopeTreeSink(const Wanted& wanted, const Analysis& analysis, const ThreadKey& thread,
@@ -72,7 +74,7 @@ public:
     c.context = wanted_.context[function];
     c.path.assign(1, acc_.contexts[c.context].child(FlameTree::kRoot, function));
     c.frame = frames_.size() - 1;
-    c.log.clear();
+    c.clearLog();
     c.pending.clear();
   }
 
@@ -95,7 +97,7 @@ public:
       if (node == FlameTree::kNoNode)
         ++out_.truncated_calls;
       else
-        c.log.push_back({node, v});
+        c.addToLog(node, v);
     }
     if (open_ > 0 && candidates_[open_ - 1].frame == frames_.size()) close(call);
   }
@@ -135,8 +137,26 @@ private:
     size_t context = 0;
     std::vector<uint32_t> path; // per frame from the candidate's up: its context node
     size_t frame = 0;           // its frame's index
-    std::vector<Entry> log;     // its calls so far
+    std::vector<Entry> log;     // its calls so far, summed per context node
+    std::vector<uint32_t> entry_of_node; // by context node: 1 + its entry in log, 0: none
     std::vector<Pending> pending; // calls of a cluster under it, waiting for its own cluster
+
+    void addToLog(uint32_t node, const FlameValues& values) {
+      if (node >= entry_of_node.size())
+        entry_of_node.resize(std::max<size_t>(node + 1, 2 * entry_of_node.size()), 0);
+      uint32_t& entry = entry_of_node[node];
+      if (entry == 0) {
+        log.push_back({node, values});
+        entry = static_cast<uint32_t>(log.size());
+      } else {
+        log[entry - 1].values.add(values);
+      }
+    }
+    void clearLog() {
+      for (const Entry& e : log)
+        entry_of_node[e.node] = 0;
+      log.clear();
+    }
   };
 
   static void addRoot(Values& values, ScopeTree& scope, const std::vector<Entry>& log) {
