@@ -1,9 +1,9 @@
 // `shapetrace report DIR -o report.html`: the whole run on one self-contained HTML page.
 //
 // One pass over the recording feeds the Analyzer (the same code path as `shapetrace analyze`) and
-// the run's facts; then the embedded instances are read back through the recording's index, and
-// the page is written next to its final name and renamed, so an open browser never sees half a
-// file.
+// the run's facts; then the embedded instances are read back through the recording's index while
+// a second reader replays the recording for the scoped flame graphs (on another core), and the
+// page is written next to its final name and renamed, so an open browser never sees half a file.
 #include "analyzer.h"
 #include "cli/analysis_flags.h"
 #include "cli/command.h"
@@ -20,6 +20,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <future>
 #include <optional>
 #include <stdexcept>
 
@@ -59,17 +60,24 @@ int runReport(const ReportArgs& args) {
   const auto& run =
       static_cast<const RunInfoExtension*>(analyzer.extension(RunInfoExtension::kName))->run();
 
+  // The flame graphs of clusters and of outliers need each call's cluster, known when it ends:
+  // one bounded replay of the recording (scope_trees.h), with a reader of its own, beside the
+  // instance look-ups.
+  std::future<ScopeTrees> scope_trees_read;
+  if (analyzer.extension(FlameExtension::kName) != nullptr && args.scope_trees.max_events > 0)
+    scope_trees_read = std::async(std::launch::async, [&] {
+      recording::RecordingReader own(args.dir);
+      return readScopeTrees(own, analysis, args.scope_trees);
+    });
   InstanceReader instances(reader, analysis);
   DetailSummary detail;
   auto embedded = collectInstances(instances, analysis, args.limits, detail);
   const auto comparisons = collectComparisons(instances, reader, analysis, embedded, args.limits);
   auto data = reportData(analysis, {"recording", args.dir, utcNow()}, embedded, args.limits,
                          detail, comparisons);
-  // The flame graphs of clusters and of outliers need each call's cluster, known when it ends:
-  // one bounded replay of the recording (scope_trees.h).
   std::optional<ScopeTrees> scope_trees;
-  if (analyzer.extension(FlameExtension::kName) != nullptr && args.scope_trees.max_events > 0) {
-    scope_trees = readScopeTrees(reader, analysis, args.scope_trees);
+  if (scope_trees_read.valid()) {
+    scope_trees = scope_trees_read.get();
     data["flame_scopes"] = scopeTreesJson(*scope_trees, analysis, args.scope_trees);
   }
   if (!args.baseline.empty()) {
