@@ -10,22 +10,21 @@ FlameTree::FlameTree(size_t max_nodes) : max_nodes_(std::max<size_t>(max_nodes, 
 }
 
 uint32_t FlameTree::child(uint32_t parent, uint32_t function) {
-  const uint64_t key = uint64_t{parent} << 32 | function;
-  const auto it = children_.find(key);
-  if (it != children_.end()) return it->second;
+  const uint32_t found = children_.find(parent, function);
+  if (found != PairMap::kAbsent) return found;
   if (nodes_.size() >= max_nodes_) return kNoNode;
   const auto id = static_cast<uint32_t>(nodes_.size());
   FlameNode node;
   node.parent = parent;
   node.function = function;
   nodes_.push_back(node);
-  children_.emplace(key, id);
+  children_.tryEmplace(parent, function, id);
   return id;
 }
 
 uint32_t FlameTree::find(uint32_t parent, uint32_t function) const {
-  const auto it = children_.find(uint64_t{parent} << 32 | function);
-  return it == children_.end() ? kNoNode : it->second;
+  const uint32_t found = children_.find(parent, function);
+  return found == PairMap::kAbsent ? kNoNode : found;
 }
 
 std::vector<uint32_t> FlameTree::stack(uint32_t node) const {

@@ -13,11 +13,12 @@
 //   becomes a -> c), losing the call sequence between them.
 #pragma once
 
+#include "pair_map.h"
+
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace shapetrace::analyzer {
@@ -75,7 +76,7 @@ public:
 
 private:
   std::vector<FlameNode> nodes_;
-  std::unordered_map<uint64_t, uint32_t> children_; // parent << 32 | function -> node
+  PairMap children_; // (parent, function) -> node
   size_t max_nodes_;
 };
 

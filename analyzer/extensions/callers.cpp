@@ -17,11 +17,11 @@ void CallerSink::onEnter(uint32_t, uint32_t, uint64_t) { callee_ns_.push_back(0)
 
 CallerTotals& CallerSink::findEdge(uint32_t caller, uint32_t callee) {
   if (callee >= last_edge_.size()) last_edge_.resize(callee + 1, kNoEdge);
-  const auto [it, added] = edge_of_.try_emplace(uint64_t{caller} << 32 | callee,
-                                                static_cast<uint32_t>(edges_.size()));
+  const auto [edge, added] =
+      edge_of_.tryEmplace(caller, callee, static_cast<uint32_t>(edges_.size()));
   if (added) edges_.push_back(Edge{caller, callee, {}});
-  last_edge_[callee] = it->second;
-  return edges_[it->second].totals;
+  last_edge_[callee] = edge;
+  return edges_[edge].totals;
 }
 
 void CallerSink::onCall(const FinishedCall& call) {

@@ -8,10 +8,10 @@
 #pragma once
 
 #include "extension.h"
+#include "pair_map.h"
 
 #include <cstdint>
 #include <map>
-#include <unordered_map>
 #include <vector>
 
 namespace shapetrace::analyzer {
@@ -52,7 +52,7 @@ private:
   CallerTotals& findEdge(uint32_t caller, uint32_t callee);
 
   std::vector<Edge> edges_;
-  std::unordered_map<uint64_t, uint32_t> edge_of_; // (caller << 32 | callee) -> index in edges_
+  PairMap edge_of_; // (caller, callee) -> index in edges_
   // Per callee, the edge of its last call: most functions are called from one place most of the
   // time, so this answers most look-ups without hashing.
   std::vector<uint32_t> last_edge_;
