@@ -1,6 +1,8 @@
 // Open-addressing interning table for shapes and DAG nodes.
 #include "shape_table.h"
 
+#include "pair_map.h"
+
 #include <algorithm>
 
 namespace shapetrace::analyzer {
@@ -147,14 +149,26 @@ size_t ShapeTable::memoryBytes() const {
 size_t canonicalizeChildSet(std::span<ShapeId> children) {
   // Leaves and loops over one callee, most calls, need no sort.
   if (children.size() <= 1) return children.empty() || children[0] == kNullShape ? 0 : 1;
-  std::sort(children.begin(), children.end());
-  auto end = std::unique(children.begin(), children.end());
+  auto end = children.begin() + static_cast<ptrdiff_t>(sortDistinct(children));
   // Null is implicit in every shape's children (Def. 5.2); it sorts first.
   auto begin = children.begin();
   if (begin != end && *begin == kNullShape) ++begin;
   const auto size = static_cast<size_t>(end - begin);
   if (begin != children.begin()) std::move(begin, end, children.begin());
   return size;
+}
+
+size_t sortDistinct(std::span<uint32_t> values) {
+  // Below this, sorting is cheaper than hashing.
+  constexpr size_t kHashFrom = 256;
+  auto end = values.end();
+  if (values.size() >= kHashFrom) {
+    PairMap seen;
+    end = std::remove_if(values.begin(), values.end(),
+                         [&](uint32_t v) { return !seen.tryEmplace(0, v, 0).second; });
+  }
+  std::sort(values.begin(), end);
+  return static_cast<size_t>(std::unique(values.begin(), end) - values.begin());
 }
 
 } // namespace shapetrace::analyzer

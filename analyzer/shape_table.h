@@ -167,4 +167,9 @@ private:
 // returns the new size.
 size_t canonicalizeChildSet(std::span<ShapeId> children);
 
+// Sorts `values` and drops repeats, in place; returns how many distinct values lead it. A long
+// list with few distinct values (a thread's loop's children) is filtered through a hash set
+// before the sort: linear in its length rather than n log n.
+size_t sortDistinct(std::span<uint32_t> values);
+
 } // namespace shapetrace::analyzer

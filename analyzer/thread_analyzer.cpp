@@ -247,8 +247,8 @@ void ThreadAnalyzer::keepChildShapesOnly() {
     if (static_cast<size_t>(end - begin) <= kMaxSequencedChildren) continue;
     for (auto child = begin; child != end; ++child)
       *child = kShapeOnly | (*child & kShapeOnly ? *child & ~kShapeOnly : result_.dag.payload(*child));
-    std::sort(begin, end);
-    const auto kept = std::unique(begin, end);
+    const auto kept =
+        begin + static_cast<ptrdiff_t>(sortDistinct(std::span(begin, end)));
     const auto removed = static_cast<size_t>(end - kept);
     dag_children_.erase(kept, end);
     for (size_t above = f + 1; above < stack_.size(); ++above)

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 namespace shapetrace::analyzer {
@@ -98,6 +99,22 @@ TEST(ShapeTableTest, CanonicalizeSortsDedupsAndDropsNull) {
   const size_t n = canonicalizeChildSet(v);
   ASSERT_EQ(n, 3u);
   EXPECT_EQ((std::vector<ShapeId>(v.begin(), v.begin() + 3)), (std::vector<ShapeId>{1, 3, 5}));
+}
+
+TEST(ShapeTableTest, SortDistinctOfLongAndShortListsIsTheSortedSet) {
+  // Long lists go through the hash set first, short ones are sorted directly: the same result.
+  for (const size_t length : {size_t{7}, size_t{255}, size_t{256}, size_t{100'000}}) {
+    std::vector<uint32_t> values;
+    for (size_t i = 0; i < length; ++i)
+      values.push_back(static_cast<uint32_t>((i * 7919) % 97) | (i % 2 ? 0x80000000u : 0u));
+    std::vector<uint32_t> expected = values;
+    std::sort(expected.begin(), expected.end());
+    expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
+    const size_t n = sortDistinct(values);
+    ASSERT_EQ(std::vector<uint32_t>(values.begin(), values.begin() + static_cast<ptrdiff_t>(n)),
+              expected)
+        << length;
+  }
 }
 
 } // namespace
