@@ -27,6 +27,8 @@
 //   void onEnter(uint32_t function, uint32_t depth, uint64_t time_ns);
 //   void onCall(const FinishedCall& call);  // in finish order, children before their parent
 //   void onReset();                         // every open call was discarded
+// and optionally
+//   void onLeaf(const FinishedCall& call);  // a call without children: onEnter and onCall at once
 // Optionally the stack works out each finished call's shape (Def. 5.2: its function and the set
 // of its children's shapes) in a ShapeTable (ShapeLookup).
 #pragma once
@@ -256,8 +258,13 @@ private:
 
   [[gnu::always_inline]] void finishLeaf(uint32_t function, uint64_t enter_ns, uint64_t exit_ns) {
     last_ns_ = exit_ns;
-    sink_.onEnter(function, static_cast<uint32_t>(stack_.size()), enter_ns);
-    finish(Frame{function, enter_ns, child_shapes_.size()}, exit_ns, true);
+    const Frame frame{function, enter_ns, child_shapes_.size()};
+    if constexpr (requires(Sink& sink, const FinishedCall& call) { sink.onLeaf(call); }) {
+      sink_.onLeaf(finished(frame, exit_ns, true));
+    } else {
+      sink_.onEnter(function, static_cast<uint32_t>(stack_.size()), enter_ns);
+      sink_.onCall(finished(frame, exit_ns, true));
+    }
   }
 
   [[gnu::always_inline]] void finishTop(uint64_t time_ns, bool measured) {
@@ -268,6 +275,12 @@ private:
 
   // The call of `frame`, no longer on the stack, ends at `time_ns`.
   [[gnu::always_inline]] void finish(const Frame& frame, uint64_t time_ns, bool measured) {
+    sink_.onCall(finished(frame, time_ns, measured));
+  }
+
+  // The finished call of `frame` (no longer on the stack), its shape counted in its caller's.
+  [[gnu::always_inline]] FinishedCall finished(const Frame& frame, uint64_t time_ns,
+                                               bool measured) {
     FinishedCall call;
     call.function = frame.function;
     call.caller = stack_.empty() ? kNoCaller : stack_.back().function;
@@ -285,7 +298,7 @@ private:
       }
       call.shape = shape == kUnknownShape ? kNullShape : shape;
     }
-    sink_.onCall(call);
+    return call;
   }
 
   ShapeId shapeOf(const Frame& frame) {

@@ -27,6 +27,10 @@ CallerTotals& CallerSink::findEdge(uint32_t caller, uint32_t callee) {
 void CallerSink::onCall(const FinishedCall& call) {
   const uint64_t callees = callee_ns_.back();
   callee_ns_.pop_back();
+  account(call, callees);
+}
+
+void CallerSink::account(const FinishedCall& call, uint64_t callees) {
   CallerTotals& totals = totalsOf(call.caller, call.function);
   ++totals.calls;
   if (!call.measured) return;

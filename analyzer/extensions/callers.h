@@ -41,6 +41,7 @@ public:
 
   void onEnter(uint32_t function, uint32_t depth, uint64_t time_ns);
   void onCall(const FinishedCall& call);
+  void onLeaf(const FinishedCall& call) { account(call, 0); }
   void onReset() { callee_ns_.clear(); }
 
   // Every distinct (caller, callee) pair of the thread, in order of first call.
@@ -50,6 +51,7 @@ private:
   static constexpr uint32_t kNoEdge = UINT32_MAX;
   CallerTotals& totalsOf(uint32_t caller, uint32_t callee);
   CallerTotals& findEdge(uint32_t caller, uint32_t callee);
+  void account(const FinishedCall& call, uint64_t callee_ns);
 
   std::vector<Edge> edges_;
   PairMap edge_of_; // (caller, callee) -> index in edges_

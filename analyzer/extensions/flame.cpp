@@ -3,37 +3,46 @@
 
 namespace shapetrace::analyzer {
 
+// The node of a call of `function` under the open call on top; kNoNode past the bound.
+uint32_t FlameSink::childOfTop(uint32_t function) {
+  if (open_.empty()) return tree_.child(FlameTree::kRoot, function);
+  const uint32_t parent = open_.back().node;
+  return parent == FlameTree::kNoNode ? parent : tree_.child(parent, function);
+}
+
 void FlameSink::onEnter(uint32_t function, uint32_t, uint64_t) {
-  uint32_t node = FlameTree::kNoNode;
-  if (open_.empty())
-    node = tree_.child(FlameTree::kRoot, function);
-  else if (open_.back().node != FlameTree::kNoNode)
-    node = tree_.child(open_.back().node, function);
-  open_.push_back({node, 0});
+  open_.push_back({childOfTop(function), 0});
 }
 
 void FlameSink::onCall(const FinishedCall& call) {
   const Open open = open_.back();
   open_.pop_back();
-  if (open.node == FlameTree::kNoNode) {
+  account(open.node, call, open.callee_ns);
+}
+
+// Most calls: no frame pushed and popped.
+void FlameSink::onLeaf(const FinishedCall& call) { account(childOfTop(call.function), call, 0); }
+
+void FlameSink::account(uint32_t node_id, const FinishedCall& call, uint64_t callee_ns) {
+  if (node_id == FlameTree::kNoNode) {
     // Past the bound: its time stays in the nearest caller with a node (as that caller's own).
     ++truncated_calls_;
     return;
   }
-  FlameNode& node = tree_[open.node];
+  FlameNode& node = tree_[node_id];
   ++node.calls;
   if (!call.measured) {
-    if (!slices_.empty()) slices_.front().add(open.node, call.exit_ns, false, 0, 0);
+    if (!slices_.empty()) slices_.front().add(node_id, call.exit_ns, false, 0, 0);
     return;
   }
   const uint64_t duration = call.exit_ns - call.enter_ns;
   // A callee's time can exceed its caller's only for timestamps clamped after a regression.
-  const uint64_t self = duration > open.callee_ns ? duration - open.callee_ns : 0;
+  const uint64_t self = duration > callee_ns ? duration - callee_ns : 0;
   ++node.measured;
   node.total_ns += duration;
   node.self_ns += self;
   if (!open_.empty()) open_.back().callee_ns += duration;
-  if (!slices_.empty()) slices_.front().add(open.node, call.exit_ns, true, duration, self);
+  if (!slices_.empty()) slices_.front().add(node_id, call.exit_ns, true, duration, self);
 }
 
 std::unique_ptr<ThreadConsumer> FlameExtension::consumerFor(const ThreadKey& thread) {

@@ -36,6 +36,7 @@ public:
   }
   void onEnter(uint32_t function, uint32_t depth, uint64_t time_ns);
   void onCall(const FinishedCall& call);
+  void onLeaf(const FinishedCall& call);
   void onReset() { open_.clear(); }
 
   const FlameTree& tree() const { return tree_; } // functions are the process's ids
@@ -48,6 +49,9 @@ private:
     uint32_t node;      // FlameTree::kNoNode: past the bound
     uint64_t callee_ns; // the time of its measured callees so far
   };
+  uint32_t childOfTop(uint32_t function);
+  void account(uint32_t node, const FinishedCall& call, uint64_t callee_ns);
+
   FlameTree tree_;
   std::vector<Open> open_;
   uint64_t truncated_calls_ = 0;

@@ -357,5 +357,44 @@ TEST(CallStackTest, SameCallsAsThreadAnalyzerOnRandomDamagedTraces) {
   }
 }
 
+// A sink with the leaf path (onLeaf) gets the same finished calls, in the same order, as one
+// without it; only the calls it gets through onLeaf have no onEnter.
+struct LeafSink : RecordingSink {
+  void onLeaf(const FinishedCall& c) {
+    calls.push_back(c);
+    ++leaves;
+  }
+  size_t leaves = 0;
+};
+
+TEST(CallStackTest, TheLeafPathGivesTheSameCalls) {
+  std::mt19937_64 random(20261125);
+  size_t leaves = 0;
+  for (int i = 0; i < 1000; ++i) {
+    SCOPED_TRACE(i);
+    RecordingSink plain;
+    LeafSink leafy;
+    ShapeTable shapes_a, shapes_b;
+    CallStack<RecordingSink> a(plain, ShapeLookup::intern(shapes_a));
+    CallStack<LeafSink> b(leafy, ShapeLookup::intern(shapes_b));
+    for (const Step& step : randomTrace(random)) {
+      if (step.kind == Step::kBatch) {
+        a.onBatch(step.sequence, step.events);
+        b.onBatch(step.sequence, step.events);
+      } else {
+        a.onGapMarker(step.dropped);
+        b.onGapMarker(step.dropped);
+      }
+    }
+    a.onEnd();
+    b.onEnd();
+    ASSERT_EQ(plain.calls, leafy.calls);
+    ASSERT_EQ(plain.enters.size(), leafy.enters.size() + leafy.leaves);
+    ASSERT_EQ(plain.resets, leafy.resets);
+    leaves += leafy.leaves;
+  }
+  EXPECT_GT(leaves, 0u);
+}
+
 } // namespace
 } // namespace shapetrace::analyzer
