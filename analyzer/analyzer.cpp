@@ -145,8 +145,33 @@ Analyzer::ThreadSlot& Analyzer::slotFor(uint64_t process, uint32_t thread) {
         slot->consumers.push_back(std::move(consumer));
     // Round-robin in order of appearance spreads threads evenly over the workers.
     if (!workers_.empty()) slot->worker = (threads_.size() - 1) % workers_.size();
+    if (const auto planned = planned_worker_.find(ThreadKey{process, thread});
+        planned != planned_worker_.end())
+      slot->worker = planned->second;
   }
   return *slot;
+}
+
+void Analyzer::planWorkers(const std::map<ThreadKey, uint64_t>& work) {
+  if (!workers_.empty()) planned_worker_ = largestFirstPlan(work, workers_.size());
+}
+
+std::map<ThreadKey, size_t> largestFirstPlan(const std::map<ThreadKey, uint64_t>& work,
+                                             size_t workers) {
+  std::map<ThreadKey, size_t> plan;
+  std::vector<std::pair<uint64_t, ThreadKey>> largest_first;
+  for (const auto& [thread, amount] : work)
+    largest_first.push_back({amount, thread});
+  std::sort(largest_first.begin(), largest_first.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::vector<uint64_t> load(std::max<size_t>(workers, 1), 0);
+  for (const auto& [amount, thread] : largest_first) {
+    const auto least = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    load[least] += amount;
+    plan[thread] = least;
+  }
+  return plan;
 }
 
 void Analyzer::dispatch(ThreadSlot& slot, Task task) {

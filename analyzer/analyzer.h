@@ -29,6 +29,11 @@ void keepFreedMemory();
 // The module tables' functions, by (process key, function id).
 using FunctionTables = std::map<std::pair<uint64_t, uint32_t>, wire::FunctionInfo>;
 
+// Longest processing time first: each thread, the largest first, on the least loaded of
+// `workers` (ties: the lower worker); thread -> worker.
+std::map<ThreadKey, size_t> largestFirstPlan(const std::map<ThreadKey, uint64_t>& work,
+                                             size_t workers);
+
 class Analyzer {
 public:
   // What the merge takes, as the analyzer holds it: every thread's result (by pointer), the
@@ -45,6 +50,13 @@ public:
   ~Analyzer();
   Analyzer(const Analyzer&) = delete;
   Analyzer& operator=(const Analyzer&) = delete;
+
+  // Places threads on the workers by their expected work (their bytes in a recording, say): the
+  // largest first, each on the least loaded worker. Otherwise threads go round-robin in order of
+  // appearance, and a recording whose busiest threads appear on the same turn keeps one worker
+  // busy long after the other. Call before the threads' first items; threads not named go
+  // round-robin.
+  void planWorkers(const std::map<ThreadKey, uint64_t>& work);
 
   void consume(wire::StreamItem item);
   // The input is over: calls still open on threads that did not end are closed as unfinished, and
@@ -82,6 +94,7 @@ private:
   FunctionTables functions_;
   std::vector<NamedExtension> extensions_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  std::map<ThreadKey, size_t> planned_worker_; // planWorkers()
   Diagnostics input_diagnostics_;
   // Every process seen, and whether its ProcessEnd came.
   std::map<uint64_t, bool> process_ended_;

@@ -13,13 +13,35 @@
 #include <optional>
 #include <thread>
 #include <fstream>
+#include <map>
 #include <stdexcept>
 #include <string>
 
 namespace shapetrace::analyzer {
 
+namespace {
+
+// Each thread's bytes of event batches, from the recording's index: the work the analyzer plans
+// its workers by. A frame's size is the distance to the next one (the last frame of a segment,
+// of unknown size, is left out).
+std::map<ThreadKey, uint64_t> batchBytesByThread(recording::RecordingReader& reader) {
+  std::map<ThreadKey, uint64_t> bytes;
+  for (uint32_t position = 0; position < reader.segmentCount(); ++position) {
+    const std::vector<recording::IndexRecord>& index =
+        reader.index(reader.segmentNumber(position));
+    for (size_t i = 0; i + 1 < index.size(); ++i)
+      if (index[i].kind == static_cast<uint8_t>(wire::ItemKind::EventBatch) &&
+          index[i + 1].offset > index[i].offset)
+        bytes[ThreadKey{index[i].process, index[i].thread}] += index[i + 1].offset - index[i].offset;
+  }
+  return bytes;
+}
+
+} // namespace
+
 void readRecording(recording::RecordingReader& reader, Analyzer& analyzer,
                    std::string_view command, const TimeWindow& window) {
+  analyzer.planWorkers(batchBytesByThread(reader));
   std::optional<WindowFilter> filter;
   if (!window.whole()) filter.emplace(window, recordingStartNs(reader));
   while (auto item = reader.nextItem())
