@@ -72,7 +72,7 @@ bool ThreadEvents::start(const ThreadKey& thread, uint64_t time_ns) {
 }
 
 ThreadEvents::Kind ThreadEvents::next() {
-  while (auto frame = reader_.next()) {
+  while (auto frame = reader_.nextOfThread()) {
     ++frames_read_;
     wire::ItemHeader header;
     try {

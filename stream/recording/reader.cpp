@@ -323,7 +323,19 @@ bool RecordingReader::seek(uint64_t process, uint32_t thread, uint64_t time_ns) 
     if (place.time_ns <= time_ns)
       best = &place;
   moveTo(best->position, best->offset);
+  sought_places_ = &places;
+  next_place_ = static_cast<size_t>(best - places.data());
   return true;
+}
+
+std::optional<Frame> RecordingReader::nextOfThread() {
+  while (sought_places_ != nullptr && next_place_ < sought_places_->size()) {
+    const ThreadPlace& place = (*sought_places_)[next_place_++];
+    // A damaged frame was noted by whatever read the recording in order: skipped here.
+    if (auto frame = readAt(segments_[place.position]->number, place.offset))
+      return frame;
+  }
+  return std::nullopt;
 }
 
 } // namespace shapetrace::recording

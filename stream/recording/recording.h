@@ -262,6 +262,10 @@ public:
   // item when all are later. Frames of other threads follow it as usual; callers filter. Returns
   // false (position unchanged) when the recording has no item of that thread.
   bool seek(uint64_t process, uint32_t thread, uint64_t time_ns);
+  // After a seek(): the next intact frame of that thread from the seek's frame on, found through
+  // the index (the other threads' frames are not read); nullopt after the thread's last indexed
+  // item. Does not move next()'s position.
+  std::optional<Frame> nextOfThread();
   // Back to the first frame of the first segment.
   void rewind();
   // Positions the reader at the frame at `offset` of `segment` (a Frame's position): next()
@@ -303,6 +307,8 @@ private:
   std::vector<std::unique_ptr<Segment>> segments_;
   // Per (process, thread): its items' places in recording order (seek()), built at the first seek.
   std::optional<std::map<std::pair<uint64_t, uint32_t>, std::vector<ThreadPlace>>> thread_places_;
+  const std::vector<ThreadPlace>* sought_places_ = nullptr; // the last seek()'s thread
+  size_t next_place_ = 0;                                   // nextOfThread()'s next, in it
   uint32_t current_ = 0;
   std::vector<Damage> damage_;
   uint64_t undecodable_ = 0;

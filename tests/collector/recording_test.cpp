@@ -228,6 +228,34 @@ TEST(Recording, IndexSeeksToTheBatchOfAThreadCoveringATime) {
   expectSeekLandsOnTheCoveringBatch(reader);
 }
 
+// After a seek, nextOfThread() gives exactly that thread's items from the sought one on, in
+// recording order, across segments, without moving next(); before any seek, nothing.
+TEST(Recording, NextOfThreadReadsOneThreadThroughTheIndex) {
+  TempDir tmp;
+  RecordingOptions options;
+  options.segment_bytes = 4096;
+  const auto items = sampleItems(40);
+  writeAll(tmp.sub("rec"), items, options);
+  RecordingReader reader(tmp.sub("rec"));
+  ASSERT_GT(reader.segmentCount(), 3u);
+  EXPECT_FALSE(reader.nextOfThread());
+  ASSERT_TRUE(reader.seek(22, 2, 5500)); // the batch of 5000..
+  std::vector<StreamItem> expected;
+  for (const StreamItem& item : items)
+    if (const auto* batch = std::get_if<wire::EventBatch>(&item.body);
+        batch && item.process == 22 && batch->thread == 2 &&
+        batch->events.front().timestamp >= 5000)
+      expected.push_back(item);
+  std::vector<StreamItem> got;
+  while (auto frame = reader.nextOfThread())
+    got.push_back(wire::decodeItem(frame->message));
+  EXPECT_EQ(got, expected);
+  // next() still starts at the sought frame.
+  const auto first = reader.nextItem();
+  ASSERT_TRUE(first);
+  EXPECT_EQ(*first, expected.front());
+}
+
 TEST(Recording, IndexIsRebuiltWhenItsFileIsMissingOrDamaged) {
   TempDir tmp;
   RecordingOptions options;
