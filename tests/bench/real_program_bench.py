@@ -62,7 +62,8 @@ DOCUMENT_BYTES = 1024
 
 WRK_TOTAL = re.compile(r"^\s*(\d+) requests in ", re.M)
 WRK_RATE = re.compile(r"^Requests/sec:\s*([\d.]+)", re.M)
-WRK_ERRORS = re.compile(r"^\s*(Socket errors:.*|Non-2xx or 3xx responses: \d+)$", re.M)
+WRK_BAD_RESPONSES = re.compile(r"^\s*Non-2xx or 3xx responses: (\d+)$", re.M)
+WRK_SOCKET_ERRORS = re.compile(r"^\s*Socket errors: (.*)$", re.M)
 
 
 def missing_prerequisites(build_dir):
@@ -169,9 +170,13 @@ def serve_and_load(variant, opts, work_dir, doc_root):
                  f"{open(stderr_path).read()}")
     if load.returncode != 0 or not WRK_TOTAL.search(load.stdout):
         sys.exit(f"{LABEL}: wrk failed ({load.returncode}):\n{load.stdout}{load.stderr}")
-    errors = WRK_ERRORS.findall(load.stdout)
-    if errors:
-        sys.exit(f"{LABEL}: {variant.name}: wrk saw errors: {'; '.join(errors)}")
+    bad = WRK_BAD_RESPONSES.search(load.stdout)
+    if bad:  # the server misbehaved: its figures would not be those of serving the file
+        sys.exit(f"{LABEL}: {variant.name}: {bad.group(1)} responses were not 200")
+    socket_errors = WRK_SOCKET_ERRORS.search(load.stdout)
+    if socket_errors:  # timeouts under a slow variant: its completed requests still count
+        print(f"{LABEL}: {variant.name}: wrk's socket errors: {socket_errors.group(1)}",
+              file=sys.stderr)
     requests = int(WRK_TOTAL.search(load.stdout).group(1))
     cpu = usage.ru_utime + usage.ru_stime
     return {"req/s": float(WRK_RATE.search(load.stdout).group(1)),
