@@ -71,7 +71,7 @@ def run(command, env_extra, args, data_dir):
     rows = {m.group(1): [float(x) for x in m.groups()[2:]] for m in ROW.finditer(out)}
     return {"CPU ns/request": cpu * 1e9 / requests, "get p50 us": rows["get"][0],
             "get p99 us": rows["get"][2], "put p50 us": rows["put"][0],
-            "put p99 us": rows["put"][2], "req/s": per_second}
+            "put p99 us": rows["put"][2], "req/s": per_second, "requests": requests}
 
 
 @contextlib.contextmanager

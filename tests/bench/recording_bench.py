@@ -75,7 +75,8 @@ def recording_variants(shapetrace, traced, recordings, uftrace_program):
 
 def run_alternated(variants, runs, run_one, work_dir, label):
     """Runs every variant `runs` times, interleaved so that the machine's load hits all alike.
-    `run_one(variant)` returns a dict of figures. Returns the figures per variant name and the
+    `run_one(variant)` returns a dict of figures (with "requests", a recording's events per
+    request are added). Returns the figures per variant name and the
     largest lossless shapetrace recording kept in `work_dir` as (events, directory)."""
     results = {variant.name: [] for variant in variants}
     largest = (0, None)
@@ -86,6 +87,8 @@ def run_alternated(variants, runs, run_one, work_dir, label):
             result = run_one(variant)
             if variant.recording:
                 result.update(variant.figures(variant.recording))
+                if "events" in result and result.get("requests"):
+                    result["events/request"] = result["events"] / result["requests"]
                 if variant.lossless and result["events"] > largest[0]:
                     kept = os.path.join(work_dir, "largest")
                     shutil.rmtree(kept, ignore_errors=True)
@@ -137,7 +140,7 @@ def analyse_largest(shapetrace, largest, work_dir, label):
         print(f"  {name}: {seconds:.1f} s, peak RSS {rss:.0f} MiB, peak anonymous {anonymous:.0f} MiB")
 
 
-RECORDING_COLUMNS = ["events", "dropped", "no process end", "tracer waits", "tracer wait ms",
+RECORDING_COLUMNS = ["events", "events/request", "dropped", "no process end", "tracer waits", "tracer wait ms",
                      "recording MB"]
 
 
