@@ -1,6 +1,8 @@
 // Scopes: names checked against the analysis.
 #include "scope.h"
 
+#include "function_names.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -9,16 +11,6 @@
 
 namespace shapetrace::analyzer {
 namespace {
-
-// "ns::Class::method(int, char const*)" -> "ns::Class::method".
-std::string withoutParameters(const std::string& name) {
-  int depth = 0;
-  for (size_t i = name.size(); i-- > 0;) {
-    if (name[i] == ')') ++depth;
-    else if (name[i] == '(' && --depth == 0 && i > 0) return name.substr(0, i);
-  }
-  return name;
-}
 
 std::optional<uint64_t> parseUnsigned(std::string_view text) {
   uint64_t value = 0;

@@ -7,6 +7,7 @@
 #include "cli/analysis_flags.h"
 #include "cli/command.h"
 #include "cli/write_file.h"
+#include "function_names.h"
 #include "input.h"
 #include "model_json.h"
 #include "scope.h"
@@ -85,7 +86,7 @@ void printSummary(const Analysis& a, FILE* out) {
     const Outlier& o = a.outliers[i];
     std::fprintf(out, "  %s  thread %s at %llu ns: %llu ns (function mean %.0f sd %.0f; shape "
                  "mean %.0f sd %.0f) %s\n",
-                 a.functions[o.function].name.c_str(),
+                 shortFunctionName(a.functions[o.function].name).c_str(),
                  threadLabel(a, {o.process, o.thread}).c_str(), static_cast<unsigned long long>(o.start_ns),
                  static_cast<unsigned long long>(o.duration_ns), o.function_mean, o.function_sd,
                  o.shape_mean, o.shape_sd,

@@ -1,5 +1,7 @@
 #include "report/terminal_summary.h"
 
+#include "function_names.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
@@ -33,7 +35,8 @@ std::string clusterTables(const Analysis& a, size_t clusters, size_t outliers,
   for (size_t i = 0; i < order.size() && i < clusters; ++i) {
     const Cluster& c = a.clustering.clusters[order[i]];
     const DurationStats& st = a.cluster_stats[order[i]];
-    const std::string name = "#" + std::to_string(order[i]) + " " + a.functions[c.function].name;
+    const std::string name =
+        "#" + std::to_string(order[i]) + " " + shortFunctionName(a.functions[c.function].name);
     std::snprintf(line, sizeof line, "%-44.44s %6zu %10llu %10s %10s %10s", name.c_str(),
                   c.shapes.size(), static_cast<unsigned long long>(st.moments.count()),
                   durationText(st.moments.mean()).c_str(),
@@ -47,7 +50,7 @@ std::string clusterTables(const Analysis& a, size_t clusters, size_t outliers,
   for (size_t i = 0; i < a.outliers.size() && i < outliers; ++i) {
     const Outlier& o = a.outliers[i];
     std::snprintf(line, sizeof line, "  %-40.40s thread %-6u %10s  (mean %s, %.1f sd)",
-                  a.functions[o.function].name.c_str(), o.thread,
+                  shortFunctionName(a.functions[o.function].name).c_str(), o.thread,
                   durationText(static_cast<double>(o.duration_ns)).c_str(),
                   durationText(o.function_mean).c_str(), o.score);
     out += line;

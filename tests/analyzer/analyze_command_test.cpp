@@ -89,6 +89,26 @@ TEST_F(AnalyzeCommandTest, JsonToStdout) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["format"], "shapetrace-analysis");
 }
 
+// A header-only library's instantiations have names of thousands of characters (Boost.Asio's): the
+// outlier lines print them short, the model keeps them whole.
+TEST_F(AnalyzeCommandTest, OutlierLinesNameTemplateInstantiationsShort) {
+  const std::string name =
+      "void ns::run<ns::Executor<std::allocator<void>>, ns::Handler<int, char>>"
+      "(ns::Executor<std::allocator<void>>&)";
+  wire::ModuleTable table{"m", 0, {}};
+  table.functions.push_back({1, "_ZN2ns3runE", name, "run.cpp", 5});
+  std::vector<testing::Call> calls;
+  for (uint64_t i = 0; i < 200; ++i) calls.push_back(call(1, {}, 100 + i % 7));
+  calls.push_back(call(1, {}, 1'000'000));
+  const fs::path rec = record({{1, table}, batchItem(1, 11, 0, eventsOf(calls))});
+  const Result r = shapetrace("analyze " + rec.string() + " --json " + (dir / "a.json").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("most extreme outliers:\n  ns::run<...>  thread 11 at "), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("Executor"), std::string::npos) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir / "a.json"))["functions"][0]["name"], name);
+}
+
 TEST_F(AnalyzeCommandTest, ThresholdAndClusteringOptionsReachTheModel) {
   const fs::path rec = record(trace());
   ASSERT_EQ(shapetrace("analyze " + rec.string() + " --threshold 0 --clustering complete-linkage "

@@ -32,7 +32,8 @@ live variants:
 
 CPU time then includes the recording process (`shapetrace record` and its collector); each
 recording's events, drops and tracer waits are printed, and `shapetrace analyze` and `shapetrace
-report` are timed (wall, peak RSS) on the largest lossless recording.
+report` are timed (wall, peak RSS and peak anonymous memory) on the largest lossless recording
+(recording_bench.py, shared with real_program_bench.py).
 
   tests/bench/kvstore_overhead.py [--build-dir build] [--seconds 3] [--runs 5] [--threads 2]
                                   [--record] [--requests N]
@@ -42,16 +43,16 @@ With --requests N each run serves exactly N requests (kvstore --requests) instea
 """
 import argparse
 import contextlib
-import json
 import os
 import re
 import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+from recording_bench import Variant, analyse_largest, print_table, recording_variants, run_alternated
 
 ROW = re.compile(r"^  (\w+) +(\d+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+)$", re.M)
 REQUESTS = re.compile(r"^requests: (\d+) \((\d+) per second\)", re.M)
@@ -70,7 +71,7 @@ def run(command, env_extra, args, data_dir):
     rows = {m.group(1): [float(x) for x in m.groups()[2:]] for m in ROW.finditer(out)}
     return {"CPU ns/request": cpu * 1e9 / requests, "get p50 us": rows["get"][0],
             "get p99 us": rows["get"][2], "put p50 us": rows["put"][0],
-            "put p99 us": rows["put"][2], "req/s": per_second}
+            "put p99 us": rows["put"][2], "req/s": per_second, "requests": requests}
 
 
 @contextlib.contextmanager
@@ -102,27 +103,6 @@ def live_pipeline(build_dir, work_dir):
                     process.kill()
 
 
-def recording_figures(shapetrace, directory):
-    """Events, drops and tracer waits of a recording (`shapetrace info --json`)."""
-    info = json.loads(subprocess.run([shapetrace, "info", directory, "--json"], check=True,
-                                     capture_output=True, text=True).stdout)
-    threads = [t for p in info["processes"] for t in p["threads"]]
-    return {"events": sum(t["events"] for t in threads),
-            "dropped": sum(t["dropped"] for t in threads),
-            "tracer waits": sum(t["tracer_waits"] for t in threads),
-            "tracer wait ms": sum(t["tracer_wait_ns"] for t in threads) / 1e6}
-
-
-def timed(command):
-    """Wall seconds and peak RSS (MiB) of one command."""
-    start = time.monotonic()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(process.pid, 0)
-    if status != 0:
-        sys.exit(f"kvstore_overhead: {' '.join(command)} failed ({status})")
-    return time.monotonic() - start, usage.ru_maxrss / 1024
-
-
 def build_pg(build_dir, work_dir):
     """kvstore built with -pg for uftrace, from the same sources; None without uftrace."""
     if not shutil.which("uftrace"):
@@ -139,31 +119,12 @@ def build_pg(build_dir, work_dir):
 
 def record_variants(opts, ordinary, traced, work_dir):
     shapetrace = os.path.join(opts.build_dir, "bin", "shapetrace")
-    recordings = os.path.join(work_dir, "recordings")
-
-    def fresh(name):  # an empty directory per run: recordings are deleted after their figures
-        path = os.path.join(recordings, name)
-        shutil.rmtree(path, ignore_errors=True)
-        return path
-
-    in_process = fresh("in-process")
-    variants = [
-        ("ordinary", [ordinary], {}, None),
-        ("traced, disabled", [traced], {"SHAPETRACE_ENABLED": "0"}, None),
-        ("in-process", [traced], {"SHAPETRACE_OUTPUT": in_process, "SHAPETRACE_BLOCKING": "1",
-                                  "SHAPETRACE_ENABLED": "1"}, in_process),
-        ("record", [shapetrace, "record", "-o", fresh("record"), "--", traced], {},
-         os.path.join(recordings, "record")),
-        ("record --lossy", [shapetrace, "record", "--lossy", "-o", fresh("lossy"), "--", traced],
-         {}, os.path.join(recordings, "lossy")),
-    ]
     pg = build_pg(opts.build_dir, work_dir)
-    if pg:
-        variants.append(("uftrace", ["uftrace", "record", "-d", fresh("uftrace"), pg], {},
-                         None))
-    else:
+    if not pg:
         print("kvstore_overhead: uftrace is not installed, its row is left out", file=sys.stderr)
-    return variants, shapetrace
+    return [Variant("ordinary", [ordinary], {}),
+            Variant("traced, disabled", [traced], {"SHAPETRACE_ENABLED": "0"}),
+            *recording_variants(shapetrace, traced, os.path.join(work_dir, "recordings"), pg)]
 
 
 def main():
@@ -188,68 +149,30 @@ def main():
     with contextlib.ExitStack() as stack:
         data_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="kvstore-bench-"))
         work_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="kvstore-bench-work-"))
+        shapetrace = os.path.join(opts.build_dir, "bin", "shapetrace")
         if opts.record:
-            variants, shapetrace = record_variants(opts, ordinary, traced, work_dir)
+            variants = record_variants(opts, ordinary, traced, work_dir)
         else:
             collector = stack.enter_context(live_pipeline(opts.build_dir, work_dir))
             # An endpoint nobody listens on, so that no collector on the machine receives them.
             nobody = f"ipc://{work_dir}/nobody.sock"
             variants = [
-                ("ordinary", [ordinary], {}, None),
-                ("traced, disabled", [traced], {"SHAPETRACE_ENABLED": "0"}, None),
-                ("traced, detached", [traced], {"SHAPETRACE_ENDPOINT": nobody}, None),
-                ("traced, no sink", [traced],
-                 {"SHAPETRACE_ENDPOINT": nobody, "SHAPETRACE_ENABLED": "1"}, None),
-                ("traced, attached", [traced], {"SHAPETRACE_ENDPOINT": collector}, None),
+                Variant("ordinary", [ordinary], {}),
+                Variant("traced, disabled", [traced], {"SHAPETRACE_ENABLED": "0"}),
+                Variant("traced, detached", [traced], {"SHAPETRACE_ENDPOINT": nobody}),
+                Variant("traced, no sink", [traced],
+                        {"SHAPETRACE_ENDPOINT": nobody, "SHAPETRACE_ENABLED": "1"}),
+                Variant("traced, attached", [traced], {"SHAPETRACE_ENDPOINT": collector}),
             ]
-        results = {name: [] for name, _, _, _ in variants}
-        largest = (0, None)
-        for i in range(opts.runs):
-            for name, command, env, recording in variants:  # interleaved: load hits all alike
-                result = run(command, env, args, data_dir)
-                if recording:
-                    result.update(recording_figures(shapetrace, recording))
-                    if name != "record --lossy" and result["events"] > largest[0]:
-                        kept = os.path.join(work_dir, "largest")
-                        shutil.rmtree(kept, ignore_errors=True)
-                        os.rename(recording, kept)
-                        largest = (result["events"], kept)
-                    shutil.rmtree(recording, ignore_errors=True)
-                results[name].append(result)
-                print(f"run {i + 1}/{opts.runs} {name}: {result}", file=sys.stderr)
-        print_table(variants, results)
-        if largest[1]:
-            print(f"\nanalysis of the largest lossless recording ({largest[0]:,} events):")
-            for label, command in [
-                    ("analyze", [shapetrace, "analyze", largest[1], "--json", os.devnull]),
-                    ("analyze -j 2", [shapetrace, "analyze", "-j", "2", largest[1],
-                                      "--json", os.devnull]),
-                    ("report", [shapetrace, "report", largest[1], "-o",
-                                os.path.join(work_dir, "report.html")])]:
-                seconds, peak = timed(command)
-                print(f"  {label}: {seconds:.1f} s, peak RSS {peak:.0f} MiB")
+        results, largest = run_alternated(
+            variants, opts.runs, lambda v: run(v.command, v.env, args, data_dir), work_dir,
+            "kvstore_overhead")
+        print_table(variants, results, METRICS, "ordinary")
+        analyse_largest(shapetrace, largest, work_dir, "kvstore_overhead")
 
 
-def print_table(variants, results):
-    metrics = ["CPU ns/request", "get p50 us", "get p99 us", "put p50 us", "put p99 us", "req/s"]
-    extra = ["events", "dropped", "tracer waits", "tracer wait ms"]
-    if not any("events" in r for rows in results.values() for r in rows):
-        extra = []
-    base = {m: statistics.median(r[m] for r in results["ordinary"]) for m in metrics}
-    print(f"| variant | {' | '.join(metrics + extra)} |")
-    print("|---|" + "---:|" * len(metrics + extra))
-    for name, _, _, _ in variants:
-        cells = []
-        for m in metrics:
-            value = statistics.median(r[m] for r in results[name])
-            ratio = value / base[m] if base[m] else float("nan")
-            digits = 2 if " us" in m else 0
-            cells.append(f"{value:.{digits}f} ({ratio:.2f}x)")
-        for m in extra:
-            values = [r[m] for r in results[name] if m in r]
-            cells.append(f"{statistics.median(values):,.0f}" if values else "")
-        print(f"| {name} | {' | '.join(cells)} |")
-
+METRICS = [("CPU ns/request", 0), ("get p50 us", 2), ("get p99 us", 2), ("put p50 us", 2),
+           ("put p99 us", 2), ("req/s", 0)]
 
 if __name__ == "__main__":
     main()

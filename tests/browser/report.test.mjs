@@ -212,7 +212,7 @@ test('the callers view lists calls by caller and follows the call graph', { time
   await page.locator('#tabs button[data-tab="callers"]').click();
   const rows = page.locator('table[data-table="callers"] tbody tr');
   assert.equal(await rows.count(), Math.min(edges.length, 2000));
-  const name = (id) => (id === null ? '(thread root)' : data.model.functions[id].name);
+  const shortName = await shortNames(page);
 
   // The function called from the most places.
   const callersOf = new Map();
@@ -231,7 +231,7 @@ test('the callers view lists calls by caller and follows the call graph', { time
   const callerRows = table.rows.filter((r) => r[col('relation')] === 'caller');
   assert.equal(callerRows.length, related.filter((e) => e.callee === focus).length);
   assert.deepEqual(callerRows.map((r) => r[col('caller')]).sort(),
-    related.filter((e) => e.callee === focus).map((e) => shortName(name(e.caller))).sort());
+    related.filter((e) => e.callee === focus).map((e) => shortName(e.caller)).sort());
   const shares = callerRows.map((r) => Number.parseFloat(r[col('share')]));
   assert.ok(Math.abs(shares.reduce((a, b) => a + b, 0) - 100) < 0.5, `caller shares ${shares}`);
   const calls = related.filter((e) => e.callee === focus).reduce((s, e) => s + e.calls, 0);
@@ -241,7 +241,7 @@ test('the callers view lists calls by caller and follows the call graph', { time
   // A caller row clicked: the view moves up to that caller.
   const up = related.find((e) => e.callee === focus && e.caller !== null);
   if (up) {
-    const index = table.rows.findIndex((r) => r[col('relation')] === 'caller' && r[col('caller')] === shortName(name(up.caller)));
+    const index = table.rows.findIndex((r) => r[col('relation')] === 'caller' && r[col('caller')] === shortName(up.caller));
     await rows.nth(index).click();
     assert.equal(await rows.count(), edges.filter((e) => e.callee === up.caller || e.caller === up.caller).length);
   }
@@ -249,15 +249,26 @@ test('the callers view lists calls by caller and follows the call graph', { time
   await page.close();
 });
 
-// A function name without its parameter list, as the page shows it in tables.
-function shortName(name) {
-  let depth = 0;
-  for (let i = name.length - 1; i >= 0; --i) {
-    if (name[i] === ')') ++depth;
-    else if (name[i] === '(' && --depth === 0 && i > 0) return name.slice(0, i);
-  }
-  return name;
+// The page's short names (ST.fmt.shortName, tested on its own below) of every function, and of the
+// callers view's thread root.
+async function shortNames(page) {
+  const names = data.model.functions.map((f) => f.name);
+  const short = await page.evaluate((all) => all.map((n) => ST.fmt.shortName(n)), names);
+  return (id) => (id === null ? '(thread root)' : short[id]);
 }
+
+// Labels show demangled names short: a header-only library's instantiation names run to thousands
+// of characters. The examples are the ones the text outputs' shortFunctionName is tested on.
+test('labels name functions short: no parameters, return type or long template arguments', { timeout: 90_000 }, async () => {
+  const examples = (await readFile(new URL('../analyzer/short_function_names.tsv', import.meta.url), 'utf8'))
+    .split('\n').filter((line) => line && !line.startsWith('#')).map((line) => line.split('\t'));
+  assert.equal(examples.length, 24);
+  const page = await openReport();
+  const got = await page.evaluate((names) => names.map((n) => ST.fmt.shortName(n)), examples.map(([name]) => name));
+  assert.deepEqual(got, examples.map(([, expected]) => expected));
+  assert.equal(await page.evaluate(() => ST.fmt.leafName('void ns::Pool<std::allocator<void>>::run<int>(int) const')), 'run<int>');
+  await page.close();
+});
 
 test('a process that ended without a process end makes the loss unknown, never zero', { timeout: 90_000 }, async () => {
   const killedDir = path.join(work, 'killed');

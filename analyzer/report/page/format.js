@@ -63,9 +63,63 @@ ST.fmt = {
       '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;',
     })[c]);
   },
-  // "ns::Class::method(int, char const*)" -> "ns::Class::method": parameters add nothing at the
-  // sizes labels are drawn at (the full name is in every tooltip).
-  shortName(name) {
+  // The name as labels show it (the full name is in every tooltip): without its parameters and
+  // qualifiers, without its return type, and each template argument list longer than 16
+  // characters, or with a template inside, written "<...>":
+  // "void ns::Pool<std::allocator<void>>::run<int>(int) const" -> "ns::Pool<...>::run<int>".
+  // A header-only library's instantiation names run to thousands of characters (Boost.Asio's),
+  // and the parameters add nothing at the sizes labels are drawn at. The same rules as the text
+  // outputs' shortFunctionName (analyzer/function_names.h), tested on the same examples
+  // (tests/analyzer/short_function_names.tsv).
+  shortName(full) {
+    const name = ST.fmt.withoutParameters(full);
+    const isWordChar = (c) => c !== undefined && /[A-Za-z0-9_]/.test(c);
+    let out = '';
+    let depth = 0; // inside (), [] or {}: "(anonymous namespace)", "{lambda(int)#1}"
+    let afterOperator = false; // the operator's own name may hold spaces ("operator new")
+    for (let i = 0; i < name.length;) {
+      const c = name[i];
+      if (depth === 0 && !afterOperator && name.startsWith('operator', i) &&
+          !isWordChar(name[i - 1]) && !isWordChar(name[i + 8])) {
+        afterOperator = true;
+        out += 'operator';
+        i += 8;
+        const next = name.slice(i, i + 2);
+        if (next === '()' || next === '[]') {
+          out += next;
+          i += 2;
+        } else {
+          while (i < name.length && '<>=!+-*/%^&|~,'.includes(name[i])) out += name[i++];
+        }
+        continue;
+      }
+      if ('([{'.includes(c)) ++depth;
+      if (')]}'.includes(c) && depth > 0) --depth;
+      if (depth === 0 && c === ' ' && !afterOperator) {
+        out = ''; // what came before was the return type
+        ++i;
+        continue;
+      }
+      if (depth === 0 && c === '<') {
+        let end = -1;
+        for (let j = i, angles = 0; j < name.length; ++j) {
+          if (name[j] === '<') ++angles;
+          else if (name[j] === '>' && --angles === 0) { end = j + 1; break; }
+        }
+        if (end < 0) return out + name.slice(i); // not a name the demangler wrote: keep the rest
+        const args = name.slice(i + 1, end - 1);
+        out += args.length <= 16 && !args.includes('<') ? name.slice(i, end) : '<...>';
+        i = end;
+        continue;
+      }
+      out += c;
+      ++i;
+    }
+    return out;
+  },
+  // "ns::Class::method(int, char const*) const" -> "ns::Class::method": from the '(' that matches
+  // the name's last ')'.
+  withoutParameters(name) {
     let depth = 0;
     for (let i = name.length - 1; i >= 0; --i) {
       const c = name[i];

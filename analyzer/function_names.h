@@ -1,0 +1,32 @@
+// Shorter forms of demangled C++ function names, for text outputs and labels. A name is kept
+// whole in the models (JSON, the page's data); only what is printed for a person is shortened.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace shapetrace::analyzer {
+
+// "ns::Class::method(int, char const*) const" -> "ns::Class::method": everything from the '(' that
+// matches the name's last ')'. A name without one (C) is returned unchanged.
+std::string withoutParameters(std::string_view name);
+
+// The name as a person reads it in a line of text: without its parameters and qualifiers, without
+// its return type (a template function's demangled name starts with it: "void ns::f<int>(int)"),
+// and each template argument list longer than kShortTemplateArguments characters, or with a
+// template inside, written "<...>". A header-only library's instantiation names run to thousands of
+// characters (Boost.Asio's any_executor<...> alone is 600), which made every line that printed
+// one unreadable; uftrace prints such names without their template arguments for the same reason.
+//   "void boost::asio::detail::executor_function::complete<boost::asio::detail::binder2<...>,
+//    std::allocator<void>>(boost::asio::detail::executor_function::impl_base*, bool)"
+//     -> "boost::asio::detail::executor_function::complete<...>"
+//   "boost::mp11::detail::mp_with_index_impl_<7ul>::call<0ul, F>(unsigned long, F&&)"
+//     -> "boost::mp11::detail::mp_with_index_impl_<7ul>::call<0ul, F>"
+// Operator names keep their symbols ("operator<<", "operator()", "operator->"), lambdas and
+// "(anonymous namespace)" are kept as they are. The page's ST.fmt.shortName does the same
+// (tests/analyzer/short_function_names.tsv holds the examples both are tested on).
+std::string shortFunctionName(std::string_view name);
+
+inline constexpr size_t kShortTemplateArguments = 16;
+
+} // namespace shapetrace::analyzer
