@@ -207,6 +207,13 @@ bool ModuleEntryExit::declareHooks() {
   if (!EnabledFlag)
     EnabledFlag = new GlobalVariable(M, Int8Ty, /*isConstant=*/false, GlobalValue::ExternalLinkage,
                                      nullptr, EnabledFlagName);
+  // Code that can only end up in an executable (-fPIE, or not position-independent) reads the
+  // flag directly, `cmpb $0, __shapetrace_enabled(%rip)`, instead of through the GOT: the linker
+  // gives the executable a copy of the runtime's variable (a copy relocation) and the runtime,
+  // which reaches it through its own GOT, then reads and writes that copy. Shared libraries keep
+  // the GOT load.
+  if (M.getPIELevel() != PIELevel::Default || M.getPICLevel() == PICLevel::NotPIC)
+    EnabledFlag->setDSOLocal(true);
   return true;
 }
 
@@ -324,6 +331,13 @@ ExitPoints ModuleEntryExit::findExitPoints(Function& F, bool HandleUnwinding) co
   return Points;
 }
 
+/// The location of code inserted at `F`'s entry: its opening line, when it has debug information.
+static DebugLoc entryDebugLoc(const Function& F) {
+  if (DISubprogram* SP = F.getSubprogram())
+    return DILocation::get(F.getContext(), SP->getScopeLine(), 0, SP);
+  return DebugLoc();
+}
+
 /// Where code runs first in `F`: after the entry block's static allocas, which must stay in the
 /// entry block to remain static (those further down are hoisted above this point).
 Instruction* ModuleEntryExit::entryInsertionPoint(Function& F) {
@@ -345,13 +359,17 @@ Instruction* ModuleEntryExit::entryInsertionPoint(Function& F) {
   return InsertPt;
 }
 
-/// Loads the enabled flag before `InsertPt` and returns `flag != 0`.
+/// Loads the enabled flag before `InsertPt` and returns `flag != 0`, both at the function's
+/// opening line when it has debug information (what a symbolizer gives for its first bytes).
 Value* ModuleEntryExit::loadEnabledFlag(Instruction* InsertPt) {
   IRBuilder<> IRB(InsertPt);
+  IRB.SetCurrentDebugLocation(entryDebugLoc(*InsertPt->getFunction()));
   LoadInst* Flag = IRB.CreateAlignedLoad(Type::getInt8Ty(Ctx), EnabledFlag, Align(1),
                                          "shapetrace.flag");
-  // Relaxed: the runtime flips it from another thread; a frame may start on either side.
-  Flag->setAtomic(AtomicOrdering::Monotonic);
+  // The runtime flips it from another thread; a frame may start on either side. Unordered (never
+  // torn or invented, no ordering with other locations, which nothing here needs) rather than
+  // monotonic: the backend folds it into the compare (`cmpb $0, flag`), one instruction less.
+  Flag->setAtomic(AtomicOrdering::Unordered);
   return IRB.CreateIsNotNull(Flag, "shapetrace.on");
 }
 
@@ -374,13 +392,6 @@ void ModuleEntryExit::callHook(FunctionCallee Hook, Value* Enabled, Instruction*
   if (Index != 0)
     Id = IRB.CreateAdd(Id, ConstantInt::get(Int32Ty, Index), "shapetrace.id");
   IRB.CreateCall(Hook, {Id});
-}
-
-/// The location of code inserted at `F`'s entry: its opening line, when it has debug information.
-static DebugLoc entryDebugLoc(const Function& F) {
-  if (DISubprogram* SP = F.getSubprogram())
-    return DILocation::get(F.getContext(), SP->getScopeLine(), 0, SP);
-  return DebugLoc();
 }
 
 /// Why `F` cannot have two bodies, the ordinary one tail-calling the hooked one; it is then gated
@@ -462,6 +473,7 @@ Function* ModuleEntryExit::instrumentWithClone(Function& F, uint32_t Index,
       Enabled, InsertPt, /*Unreachable=*/true, MDBuilder(Ctx).createUnlikelyBranchWeights());
   BasicBlock* TracedBB = Unreachable->getParent();
   TracedBB->setName("shapetrace.traced");
+  TracedBB->getSinglePredecessor()->getTerminator()->setDebugLoc(entryDebugLoc(F));
   IRBuilder<> IRB(Unreachable);
   IRB.SetCurrentDebugLocation(entryDebugLoc(F));
   SmallVector<Value*, 8> Args(llvm::make_pointer_range(F.args()));
