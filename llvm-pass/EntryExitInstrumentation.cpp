@@ -12,14 +12,14 @@
 //     marked `cleanup`, because the unwinder only lands in a catch-only pad whose clause matches
 //     and would otherwise leave the frame silently (the no-match path of every frontend ends in
 //     the `resume` that now carries the hook).
-// Each hook is called only when the frame's entry found recording on (a relaxed one-byte load of the
+// Each hook is called only when the frame's entry found recording on (a one-byte atomic load of the
 // runtime's @__shapetrace_enabled after the entry's static allocas), so a frame's exits are called
 // exactly when its entry was: recording switched on or off mid-frame never unbalances a thread.
 // Two ways to carry that decision through the frame (Options::Gate):
 //   - clone (default): the hooks go, unconditionally, into an internal copy of the function,
 //     F.traced; F keeps its ordinary body behind `if (flag) return musttail F.traced(args...)`.
-//     The decision is which body runs; a detached program pays a load, a test and a not-taken
-//     branch per call, and F's body is compiled exactly as without the plugin.
+//     The decision is which body runs; a program not recording pays `cmpb $0, flag; jne` per
+//     call, and F's body is compiled exactly as without the plugin.
 //   - gate: one body, the flag's value kept in a register for the frame and tested at each hook.
 // The id is load(@__shapetrace_base_id) + the function's local index: one RIP-relative load, one
 // add and the call. The hooks are declared nounwind and nonlazybind (called through the GOT, not
@@ -159,7 +159,7 @@ private:
   std::optional<std::string> cloneUnsupportedReason(const Function& F) const;
   void addHooks(Function& F, Value* Enabled, uint32_t Index, GlobalVariable* BaseId);
   void instrumentWithGate(Function& F, uint32_t Index, GlobalVariable* BaseId);
-  Function* instrumentWithClone(Function& F, uint32_t Index, GlobalVariable* BaseId);
+  void instrumentWithClone(Function& F, uint32_t Index, GlobalVariable* BaseId);
   ExitPoints findExitPoints(Function& F, bool HandleUnwinding) const;
   Instruction* entryInsertionPoint(Function& F);
   Value* loadEnabledFlag(Instruction* InsertPt);
@@ -404,10 +404,12 @@ std::optional<std::string> ModuleEntryExit::cloneUnsupportedReason(const Functio
   CallingConv::ID CC = F.getCallingConv();
   if (CC != CallingConv::C && CC != CallingConv::Fast && CC != CallingConv::Cold)
     return "its calling convention is not C, fastcc or coldcc";
-  for (const Argument& Arg : F.args())
-    if (Arg.hasByValAttr() || Arg.hasInAllocaAttr() || Arg.hasPreallocatedAttr() ||
-        Arg.hasSwiftErrorAttr() || Arg.hasAttribute(Attribute::SwiftAsync))
+  for (const Argument& Arg : F.args()) {
+    if (Arg.hasByValAttr() || Arg.hasInAllocaAttr() || Arg.hasPreallocatedAttr())
       return "it takes an argument by value on the stack";
+    if (Arg.hasSwiftErrorAttr() || Arg.hasAttribute(Attribute::SwiftAsync))
+      return "it takes a Swift error or async context argument";
+  }
   // blockaddress(@F, %bb) (a computed goto) would still jump into F's blocks from the copy.
   for (const BasicBlock& BB : F)
     if (BB.hasAddressTaken())
@@ -445,13 +447,12 @@ void ModuleEntryExit::instrumentWithGate(Function& F, uint32_t Index, GlobalVari
 
 /// Two bodies: F.traced, an internal copy of F with the hooks called unconditionally, and F, whose
 /// ordinary body is entered only when the flag is off:
-///   entry:  %on = load atomic i8 @__shapetrace_enabled monotonic; br %on, %traced, %body
+///   entry:  %on = load atomic i8 @__shapetrace_enabled unordered; br %on, %traced, %body
 ///   traced: %r = musttail call @F.traced(args...); ret %r
 /// The frame that entered F.traced records its exits whatever the flag says by then, as with the
 /// gate. `musttail` makes the call a jump, so F.traced runs in F's place (same stack, same return
 /// address, variadic arguments forwarded) and F's address stays the function's address.
-Function* ModuleEntryExit::instrumentWithClone(Function& F, uint32_t Index,
-                                               GlobalVariable* BaseId) {
+void ModuleEntryExit::instrumentWithClone(Function& F, uint32_t Index, GlobalVariable* BaseId) {
   ValueToValueMapTy VMap;
   // Within the module, CloneFunction gives the copy a DISubprogram of its own (same name and
   // line): debuggers and symbolizers name its frames as F's.
@@ -491,7 +492,6 @@ Function* ModuleEntryExit::instrumentWithClone(Function& F, uint32_t Index,
   else
     IRB.CreateRet(Call);
   Unreachable->eraseFromParent();
-  return Traced;
 }
 
 /// Routes the given calls' exceptions through one cleanup landing pad that records the unwind

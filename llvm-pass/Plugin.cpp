@@ -61,8 +61,8 @@ static void registerCallbacks(PassBuilder& PB) {
   PB.registerPipelineStartEPCallback([](ModulePassManager& MPM, OptimizationLevel) {
     if (ClMode != InstrumentationPoint::BeforeInlining)
       return;
-    // A copy made before inlining would give the inliner two bodies of every function to weigh,
-    // and the hooks of one would be inlined into the other's callers: gate in place.
+    // A copy made before inlining would double what the inliner weighs and optimises, and every
+    // inlined call site would carry both bodies: gate in place.
     shapetrace::Options Opts = optionsFromCommandLine();
     Opts.Gate = shapetrace::RecordingGate::Gate;
     MPM.addPass(shapetrace::ShapeTracePass(std::move(Opts)));
