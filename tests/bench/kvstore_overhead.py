@@ -40,12 +40,14 @@ report` are timed (wall, peak RSS) on the largest lossless recording.
 With --requests N each run serves exactly N requests (kvstore --requests) instead of running for
 --seconds: the same work in every run, so that CPU time is compared for the same requests.
 
-With --instructions (and --requests, default 100000), what the instrumentation itself costs, exact
-and repeatable on a busy machine: kvstore is built as a project of its own three times by
+With --instructions (and --requests, default 100000), what the instrumentation itself costs,
+repeatable on a busy machine: kvstore is built as a project of its own three times by
 shapetrace-c++ (ordinary with SHAPETRACE_PASS_DISABLE=1, then SHAPETRACE_PASS_DETACHED=clone and
 =gate, one compile job each), and each build's .text size, build CPU time and the instructions
-valgrind's callgrind counts for the same requests (ordinary; instrumented, disabled and detached)
-are printed. The build times are CPU seconds: compare them on a quiet machine.
+valgrind's callgrind counts for the same requests (ordinary; instrumented, disabled and detached;
+median and range of --runs runs: how the client and worker threads interleave moves a run's total by
+a few tenths of a percent) are printed. The build times are CPU seconds: compare them on a quiet
+machine.
 """
 import argparse
 import contextlib
@@ -307,16 +309,23 @@ def instruction_counts(opts):
                 (", disabled", {"SHAPETRACE_ENABLED": "0"}),
                 (", detached", {"SHAPETRACE_ENDPOINT": nobody})]
             for suffix, run_env in runs:
-                total = callgrind_total([binary], run_env, args, data_dir, work_dir)
-                print(f"{name}{suffix}: {total} instructions", file=sys.stderr)
-                rows.append((name + suffix, text, cpu, total))
-        plain = rows[0][3]
-        print(f"kvstore --requests {requests} --threads {opts.threads} --seed 1, under callgrind")
-        print("| build, run | .text bytes | build CPU s | instructions | vs ordinary |")
-        print("|---|---:|---:|---:|---:|")
-        for name, text, cpu, total in rows:
-            print(f"| {name} | {text:,} | {cpu:.1f} | {total / 1e6:.1f} M | "
-                  f"{(total / plain - 1) * 100:+.2f}% |")
+                totals = []
+                for i in range(opts.runs):
+                    totals.append(callgrind_total([binary], run_env, args, data_dir, work_dir))
+                    print(f"{name}{suffix} run {i + 1}/{opts.runs}: {totals[-1]} instructions",
+                          file=sys.stderr)
+                rows.append((name + suffix, text, cpu, totals))
+        plain = statistics.median(rows[0][3])
+        print(f"kvstore --requests {requests} --threads {opts.threads} --seed 1, under callgrind, "
+              f"{opts.runs} runs")
+        print("| build, run | .text bytes | build CPU s | instructions (median) | vs ordinary | "
+              "range vs ordinary |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for name, text, cpu, totals in rows:
+            low, high = (min(totals) / plain - 1) * 100, (max(totals) / plain - 1) * 100
+            print(f"| {name} | {text:,} | {cpu:.1f} | {statistics.median(totals) / 1e6:.1f} M | "
+                  f"{(statistics.median(totals) / plain - 1) * 100:+.2f}% | "
+                  f"{low:+.2f}% to {high:+.2f}% |")
 
 
 def print_table(variants, results):
