@@ -8,6 +8,8 @@
 ; Debug information: the copy's frames are named as the function's by a symbolizer.
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument %s -o - | %llc_x86 -O2 -filetype=obj - -o %t.o
 ; RUN: llvm-symbolizer --obj=%t.o with_dbg with_dbg.traced | FileCheck %s --check-prefix=SYM
+; AArch64: the same shape; the test does not touch the argument registers, x8 (sret) included.
+; RUN: sed -e 's/x86_64-pc-linux-gnu/aarch64-unknown-linux-gnu/' -e '/^target datalayout/d' %s | %opt_shapetrace -passes=shapetrace-instrument | llc -O2 - -o - | FileCheck %s --check-prefix=A64
 ; The explicit choice of one body is honoured.
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate -S %s | FileCheck %s --check-prefix=GATE
 ; RUN: not %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=sometimes -disable-output %s 2>&1 | FileCheck %s --check-prefix=BAD
@@ -246,6 +248,16 @@ define void @with_dbg() !dbg !6 {
 ; ASM-LABEL: plain.traced:
 ; ASM: callq *__shapetrace_enter@GOTPCREL(%rip)
 ; ASM: callq *__shapetrace_exit@GOTPCREL(%rip)
+
+; A64-LABEL: returns_big:
+; A64: adrp x9, __shapetrace_enabled
+; A64-NEXT: ldrb w9, [x9, :lo12:__shapetrace_enabled]
+; A64-NEXT: cbnz w9, [[TRACED:.LBB[0-9_]+]]
+; A64-NEXT: // %bb.1:
+; A64-NEXT: strb w0, [x8]
+; A64-NEXT: ret
+; A64-NEXT: [[TRACED]]:
+; A64-NEXT: b returns_big.traced
 
 ; SYM: with_dbg
 ; SYM-NEXT: /src/clone.c:3:0
