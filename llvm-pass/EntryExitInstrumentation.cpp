@@ -12,11 +12,15 @@
 //     marked `cleanup`, because the unwinder only lands in a catch-only pad whose clause matches
 //     and would otherwise leave the frame silently (the no-match path of every frontend ends in
 //     the `resume` that now carries the hook).
-// Each hook is called only when the frame's entry found recording on: a relaxed one-byte load of the
-// runtime's @__shapetrace_enabled after the entry's static allocas, kept for the whole frame. A
-// frame's exits are thus called exactly when its entry was, so recording switched on or off
-// mid-frame never unbalances a thread, and a disabled program pays that load and not-taken
-// branches instead of two library calls per call.
+// Each hook is called only when the frame's entry found recording on (a one-byte atomic load of the
+// runtime's @__shapetrace_enabled after the entry's static allocas), so a frame's exits are called
+// exactly when its entry was: recording switched on or off mid-frame never unbalances a thread.
+// Two ways to carry that decision through the frame (Options::Gate):
+//   - clone (default): the hooks go, unconditionally, into an internal copy of the function,
+//     F.traced; F keeps its ordinary body behind `if (flag) return musttail F.traced(args...)`.
+//     The decision is which body runs; a program not recording pays `cmpb $0, flag; jne` per
+//     call, and F's body is compiled exactly as without the plugin.
+//   - gate: one body, the flag's value kept in a register for the frame and tested at each hook.
 // The id is load(@__shapetrace_base_id) + the function's local index: one RIP-relative load, one
 // add and the call. The hooks are declared nounwind and nonlazybind (called through the GOT, not
 // a PLT stub); see docs/BENCHMARKS.md for what a call costs.
@@ -39,8 +43,10 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/MDBuilder.h"
 #include "llvm/TargetParser/Triple.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Transforms/Utils/Local.h"
 
 using namespace llvm;
@@ -54,6 +60,8 @@ constexpr char ExitHookName[] = "__shapetrace_exit";
 constexpr char UnwindExitHookName[] = "__shapetrace_unwind_exit";
 constexpr char EnabledFlagName[] = "__shapetrace_enabled";
 constexpr char RuntimePrefix[] = "__shapetrace_";
+// The hooked copy of F is F.traced: demanglers show C++ ones as `f(int) [clone .traced]`.
+constexpr char TracedSuffix[] = ".traced";
 // Marks a module as instrumented, so that running the pass twice (an explicit -passes plus a
 // default pipeline, or re-optimising instrumented IR) does not add a second set of hooks.
 constexpr char InstrumentedMarker[] = "shapetrace.instrumented";
@@ -138,8 +146,8 @@ bool mayUnwindToCaller(const CallInst& Call) {
 
 class ModuleEntryExit {
 public:
-  ModuleEntryExit(Module& M, const FunctionFilter& Filter)
-      : M(M), Ctx(M.getContext()), Filter(Filter), Int32Ty(Type::getInt32Ty(Ctx)) {}
+  ModuleEntryExit(Module& M, const FunctionFilter& Filter, RecordingGate Gate)
+      : M(M), Ctx(M.getContext()), Filter(Filter), Gate(Gate), Int32Ty(Type::getInt32Ty(Ctx)) {}
 
   /// Instruments every eligible function and emits the function table. Returns whether the
   /// module changed.
@@ -148,9 +156,13 @@ public:
 private:
   bool declareHooks();
   std::optional<std::string> structuralSkipReason(const Function& F) const;
-  void instrumentFunction(Function& F, uint32_t Index, GlobalVariable* BaseId);
+  std::optional<std::string> cloneUnsupportedReason(const Function& F) const;
+  void addHooks(Function& F, Value* Enabled, uint32_t Index, GlobalVariable* BaseId);
+  void instrumentWithGate(Function& F, uint32_t Index, GlobalVariable* BaseId);
+  void instrumentWithClone(Function& F, uint32_t Index, GlobalVariable* BaseId);
   ExitPoints findExitPoints(Function& F, bool HandleUnwinding) const;
-  Value* loadEnabledFlag(Function& F);
+  Instruction* entryInsertionPoint(Function& F);
+  Value* loadEnabledFlag(Instruction* InsertPt);
   void callHook(FunctionCallee Hook, Value* Enabled, Instruction* Before, uint32_t Index,
                 GlobalVariable* BaseId, DebugLoc Loc);
   void addUnwindCleanup(Function& F, ArrayRef<CallInst*> Calls, Value* Enabled, uint32_t Index,
@@ -160,6 +172,7 @@ private:
   Module& M;
   LLVMContext& Ctx;
   const FunctionFilter& Filter;
+  RecordingGate Gate;
   Type* Int32Ty;
   FunctionCallee EnterHook, ExitHook, UnwindExitHook;
   GlobalVariable* EnabledFlag = nullptr;
@@ -194,6 +207,13 @@ bool ModuleEntryExit::declareHooks() {
   if (!EnabledFlag)
     EnabledFlag = new GlobalVariable(M, Int8Ty, /*isConstant=*/false, GlobalValue::ExternalLinkage,
                                      nullptr, EnabledFlagName);
+  // Code that can only end up in an executable (-fPIE, or not position-independent) reads the
+  // flag directly, `cmpb $0, __shapetrace_enabled(%rip)`, instead of through the GOT: the linker
+  // gives the executable a copy of the runtime's variable (a copy relocation) and the runtime,
+  // which reaches it through its own GOT, then reads and writes that copy. Shared libraries keep
+  // the GOT load.
+  if (M.getPIELevel() != PIELevel::Default || M.getPICLevel() == PICLevel::NotPIC)
+    EnabledFlag->setDSOLocal(true);
   return true;
 }
 
@@ -252,8 +272,21 @@ bool ModuleEntryExit::instrumentModule() {
              << "'" << Info.Demangled << "' instrumented with local id "
              << ore::NV("LocalId", static_cast<unsigned>(Table.size()));
     });
+    std::string Demangled = Info.Demangled;
     uint32_t Index = Table.add(std::move(Info));
-    instrumentFunction(*F, Index, Table.baseId());
+    std::optional<std::string> NoClone;
+    if (Gate == RecordingGate::Clone)
+      NoClone = cloneUnsupportedReason(*F);
+    if (Gate == RecordingGate::Gate || NoClone) {
+      if (NoClone)
+        ORE.emit([&] {
+          return OptimizationRemarkAnalysis(PassName, "GatedInPlace", F)
+                 << "'" << Demangled << "' gated in place, not cloned: " << *NoClone;
+        });
+      instrumentWithGate(*F, Index, Table.baseId());
+    } else {
+      instrumentWithClone(*F, Index, Table.baseId());
+    }
   }
 
   if (Table.empty()) {
@@ -298,9 +331,16 @@ ExitPoints ModuleEntryExit::findExitPoints(Function& F, bool HandleUnwinding) co
   return Points;
 }
 
-/// Loads the enabled flag once, at the entry after the static allocas (which must stay in the
-/// entry block to remain static), and returns `flag != 0`.
-Value* ModuleEntryExit::loadEnabledFlag(Function& F) {
+/// The location of code inserted at `F`'s entry: its opening line, when it has debug information.
+static DebugLoc entryDebugLoc(const Function& F) {
+  if (DISubprogram* SP = F.getSubprogram())
+    return DILocation::get(F.getContext(), SP->getScopeLine(), 0, SP);
+  return DebugLoc();
+}
+
+/// Where code runs first in `F`: after the entry block's static allocas, which must stay in the
+/// entry block to remain static (those further down are hoisted above this point).
+Instruction* ModuleEntryExit::entryInsertionPoint(Function& F) {
   BasicBlock& Entry = F.getEntryBlock();
   auto IsStaticAlloca = [](const Instruction& I) {
     const auto* Alloca = dyn_cast<AllocaInst>(&I);
@@ -316,21 +356,32 @@ Value* ModuleEntryExit::loadEnabledFlag(Function& F) {
       LateAllocas.push_back(I);
   for (Instruction* Alloca : LateAllocas)
     Alloca->moveBefore(InsertPt);
+  return InsertPt;
+}
 
+/// Loads the enabled flag before `InsertPt` and returns `flag != 0`, both at the function's
+/// opening line when it has debug information (what a symbolizer gives for its first bytes).
+Value* ModuleEntryExit::loadEnabledFlag(Instruction* InsertPt) {
   IRBuilder<> IRB(InsertPt);
+  IRB.SetCurrentDebugLocation(entryDebugLoc(*InsertPt->getFunction()));
   LoadInst* Flag = IRB.CreateAlignedLoad(Type::getInt8Ty(Ctx), EnabledFlag, Align(1),
                                          "shapetrace.flag");
-  // Relaxed: the runtime flips it from another thread; a frame may start on either side.
-  Flag->setAtomic(AtomicOrdering::Monotonic);
+  // The runtime flips it from another thread; a frame may start on either side. Unordered (never
+  // torn or invented, no ordering with other locations, which nothing here needs) rather than
+  // monotonic: the backend folds it into the compare (`cmpb $0, flag`), one instruction less.
+  Flag->setAtomic(AtomicOrdering::Unordered);
   return IRB.CreateIsNotNull(Flag, "shapetrace.on");
 }
 
-/// Calls `Hook(id)` before `Before` when `Enabled` is true.
+/// Calls `Hook(id)` before `Before`: when `Enabled` is true, or always when `Enabled` is null.
 void ModuleEntryExit::callHook(FunctionCallee Hook, Value* Enabled, Instruction* Before,
                                uint32_t Index, GlobalVariable* BaseId, DebugLoc Loc) {
-  Instruction* Then = SplitBlockAndInsertIfThen(Enabled, Before, /*Unreachable=*/false);
-  Then->getParent()->setName("shapetrace.hook");
-  IRBuilder<> IRB(Then);
+  Instruction* InsertPt = Before;
+  if (Enabled) {
+    InsertPt = SplitBlockAndInsertIfThen(Enabled, Before, /*Unreachable=*/false);
+    InsertPt->getParent()->setName("shapetrace.hook");
+  }
+  IRBuilder<> IRB(InsertPt);
   // A call in a function with debug information should have a location; line 0 says "compiler
   // generated" where no better one exists.
   if (!Loc)
@@ -343,18 +394,41 @@ void ModuleEntryExit::callHook(FunctionCallee Hook, Value* Enabled, Instruction*
   IRB.CreateCall(Hook, {Id});
 }
 
-void ModuleEntryExit::instrumentFunction(Function& F, uint32_t Index, GlobalVariable* BaseId) {
+/// Why `F` cannot have two bodies, the ordinary one tail-calling the hooked one; it is then gated
+/// in place. A `musttail` call must forward the arguments exactly as they came, which the
+/// backends do for ordinary calling conventions and register or pointer arguments.
+std::optional<std::string> ModuleEntryExit::cloneUnsupportedReason(const Function& F) const {
+  Triple::ArchType Arch = Triple(M.getTargetTriple()).getArch();
+  if (Arch != Triple::x86_64 && Arch != Triple::aarch64)
+    return "the target is not x86-64 or AArch64";
+  CallingConv::ID CC = F.getCallingConv();
+  if (CC != CallingConv::C && CC != CallingConv::Fast && CC != CallingConv::Cold)
+    return "its calling convention is not C, fastcc or coldcc";
+  for (const Argument& Arg : F.args()) {
+    if (Arg.hasByValAttr() || Arg.hasInAllocaAttr() || Arg.hasPreallocatedAttr())
+      return "it takes an argument by value on the stack";
+    if (Arg.hasSwiftErrorAttr() || Arg.hasAttribute(Attribute::SwiftAsync))
+      return "it takes a Swift error or async context argument";
+  }
+  // blockaddress(@F, %bb) (a computed goto) would still jump into F's blocks from the copy.
+  for (const BasicBlock& BB : F)
+    if (BB.hasAddressTaken())
+      return "the address of one of its labels is taken";
+  return std::nullopt;
+}
+
+/// Calls the hooks on every way into and out of `F`, each behind `Enabled` when it is not null.
+void ModuleEntryExit::addHooks(Function& F, Value* Enabled, uint32_t Index,
+                               GlobalVariable* BaseId) {
   // A nounwind function cannot be left by an exception (a throw inside it ends in
   // std::terminate), so it needs no unwind path.
   duplicateReturnsIntoTailCallers(F);
   ExitPoints Points = findExitPoints(F, /*HandleUnwinding=*/!F.doesNotThrow());
 
-  DebugLoc EntryLoc;
-  if (DISubprogram* SP = F.getSubprogram())
-    EntryLoc = DILocation::get(Ctx, SP->getScopeLine(), 0, SP);
-  Value* Enabled = loadEnabledFlag(F);
-  auto* EntryPt = cast<Instruction>(Enabled)->getNextNode();
-  callHook(EnterHook, Enabled, EntryPt, Index, BaseId, EntryLoc);
+  // With a gate, the entry hook follows the flag's test (itself after the static allocas).
+  Instruction* EntryPt =
+      Enabled ? cast<Instruction>(Enabled)->getNextNode() : entryInsertionPoint(F);
+  callHook(EnterHook, Enabled, EntryPt, Index, BaseId, entryDebugLoc(F));
   for (Instruction* Exit : Points.Exits)
     callHook(ExitHook, Enabled, Exit, Index, BaseId, Exit->getDebugLoc());
   for (ResumeInst* Resume : Points.Resumes)
@@ -363,6 +437,61 @@ void ModuleEntryExit::instrumentFunction(Function& F, uint32_t Index, GlobalVari
     Pad->setCleanup(true);
   if (!Points.UnwindToCaller.empty())
     addUnwindCleanup(F, Points.UnwindToCaller, Enabled, Index, BaseId);
+}
+
+/// One body: the flag is read at the entry and its value decides each hook of the frame.
+void ModuleEntryExit::instrumentWithGate(Function& F, uint32_t Index, GlobalVariable* BaseId) {
+  Value* Enabled = loadEnabledFlag(entryInsertionPoint(F));
+  addHooks(F, Enabled, Index, BaseId);
+}
+
+/// Two bodies: F.traced, an internal copy of F with the hooks called unconditionally, and F, whose
+/// ordinary body is entered only when the flag is off:
+///   entry:  %on = load atomic i8 @__shapetrace_enabled unordered; br %on, %traced, %body
+///   traced: %r = musttail call @F.traced(args...); ret %r
+/// The frame that entered F.traced records its exits whatever the flag says by then, as with the
+/// gate. `musttail` makes the call a jump, so F.traced runs in F's place (same stack, same return
+/// address, variadic arguments forwarded) and F's address stays the function's address.
+void ModuleEntryExit::instrumentWithClone(Function& F, uint32_t Index, GlobalVariable* BaseId) {
+  ValueToValueMapTy VMap;
+  // Within the module, CloneFunction gives the copy a DISubprogram of its own (same name and
+  // line): debuggers and symbolizers name its frames as F's.
+  Function* Traced = CloneFunction(&F, VMap);
+  Traced->setName(F.getName() + TracedSuffix);
+  Traced->setLinkage(GlobalValue::InternalLinkage);
+  Traced->setDLLStorageClass(GlobalValue::DefaultStorageClass);
+  // An internal function in F's comdat is discarded with F when the linker keeps another copy.
+  Traced->setComdat(F.getComdat());
+  // Only F calls it: inlining it back (in a later LTO pipeline) would undo the split.
+  Traced->removeFnAttr(Attribute::AlwaysInline);
+  Traced->addFnAttr(Attribute::NoInline);
+  addHooks(*Traced, /*Enabled=*/nullptr, Index, BaseId);
+
+  Instruction* InsertPt = entryInsertionPoint(F);
+  Value* Enabled = loadEnabledFlag(InsertPt);
+  // Unlikely: the ordinary body is laid out as the fall-through, the copy's jump out of line.
+  Instruction* Unreachable = SplitBlockAndInsertIfThen(
+      Enabled, InsertPt, /*Unreachable=*/true, MDBuilder(Ctx).createUnlikelyBranchWeights());
+  BasicBlock* TracedBB = Unreachable->getParent();
+  TracedBB->setName("shapetrace.traced");
+  TracedBB->getSinglePredecessor()->getTerminator()->setDebugLoc(entryDebugLoc(F));
+  IRBuilder<> IRB(Unreachable);
+  IRB.SetCurrentDebugLocation(entryDebugLoc(F));
+  SmallVector<Value*, 8> Args(llvm::make_pointer_range(F.args()));
+  CallInst* Call = IRB.CreateCall(Traced, Args);
+  Call->setTailCallKind(CallInst::TCK_MustTail);
+  Call->setCallingConv(F.getCallingConv());
+  // musttail requires the ABI attributes of the arguments (sret, inreg, zeroext, ...) to match.
+  AttributeList FAttrs = F.getAttributes();
+  SmallVector<AttributeSet, 8> ArgAttrs;
+  for (unsigned I = 0; I < F.arg_size(); ++I)
+    ArgAttrs.push_back(FAttrs.getParamAttrs(I));
+  Call->setAttributes(AttributeList::get(Ctx, AttributeSet(), FAttrs.getRetAttrs(), ArgAttrs));
+  if (F.getReturnType()->isVoidTy())
+    IRB.CreateRetVoid();
+  else
+    IRB.CreateRet(Call);
+  Unreachable->eraseFromParent();
 }
 
 /// Routes the given calls' exceptions through one cleanup landing pad that records the unwind
@@ -403,7 +532,7 @@ PreservedAnalyses ShapeTracePass::run(Module& M, ModuleAnalysisManager&) {
     M.getContext().emitError("shapetrace: " + toString(Filter.takeError()));
     return PreservedAnalyses::all();
   }
-  ModuleEntryExit Instrumenter(M, *Filter);
+  ModuleEntryExit Instrumenter(M, *Filter, Opts.Gate);
   return Instrumenter.instrumentModule() ? PreservedAnalyses::none() : PreservedAnalyses::all();
 }
 

@@ -29,6 +29,16 @@ static cl::opt<InstrumentationPoint>
                                  "before optimisation: record every source function")),
            cl::init(InstrumentationPoint::AfterInlining));
 
+static cl::opt<shapetrace::RecordingGate> ClDetached(
+    "shapetrace-detached",
+    cl::desc("How an instrumented function skips its hooks while recording is off "
+             "(after-inlining mode; before-inlining always gates)"),
+    cl::values(clEnumValN(shapetrace::RecordingGate::Clone, "clone",
+                          "two bodies: the ordinary one behind one test, a hooked copy (default)"),
+               clEnumValN(shapetrace::RecordingGate::Gate, "gate",
+                          "one body, each hook behind the entry's test of the flag")),
+    cl::init(shapetrace::RecordingGate::Clone));
+
 static cl::opt<unsigned> ClMinInstructions(
     "shapetrace-min-instructions",
     cl::desc("Do not instrument loop-free leaf functions with fewer IR instructions than this"),
@@ -41,6 +51,7 @@ static cl::opt<std::string>
 
 static shapetrace::Options optionsFromCommandLine() {
   shapetrace::Options Opts;
+  Opts.Gate = ClDetached;
   Opts.MinInstructions = ClMinInstructions;
   Opts.FilterFile = ClFilterFile;
   return Opts;
@@ -48,8 +59,13 @@ static shapetrace::Options optionsFromCommandLine() {
 
 static void registerCallbacks(PassBuilder& PB) {
   PB.registerPipelineStartEPCallback([](ModulePassManager& MPM, OptimizationLevel) {
-    if (ClMode == InstrumentationPoint::BeforeInlining)
-      MPM.addPass(shapetrace::ShapeTracePass(optionsFromCommandLine()));
+    if (ClMode != InstrumentationPoint::BeforeInlining)
+      return;
+    // A copy made before inlining would double what the inliner weighs and optimises, and every
+    // inlined call site would carry both bodies: gate in place.
+    shapetrace::Options Opts = optionsFromCommandLine();
+    Opts.Gate = shapetrace::RecordingGate::Gate;
+    MPM.addPass(shapetrace::ShapeTracePass(std::move(Opts)));
   });
   PB.registerOptimizerLastEPCallback([](ModulePassManager& MPM, OptimizationLevel) {
     if (ClMode == InstrumentationPoint::AfterInlining)

@@ -26,8 +26,24 @@ enum class InstrumentationPoint {
   BeforeInlining,
 };
 
+/// How an instrumented function decides, at each call, whether to call its hooks.
+enum class RecordingGate {
+  /// Two bodies: the function keeps its ordinary body behind one test of the runtime's flag, which
+  /// tail-calls an internal copy carrying the hooks when recording. Not recording, a call costs a
+  /// compare and a not-taken branch, and the ordinary body is compiled as if uninstrumented.
+  /// Default.
+  Clone,
+  /// One body: the flag is read at the entry and each hook sits behind a test of that value, kept
+  /// for the whole frame. Smaller code; not recording, the kept value costs a register (often a
+  /// save and restore) and a test at every hook. Always used before inlining, where a copy would
+  /// double what the inliner weighs.
+  Gate,
+};
+
 /// What the user chose; Plugin.cpp fills it from the -shapetrace-* command-line options.
 struct Options {
+  /// How the hooks are skipped while not recording (-shapetrace-detached).
+  RecordingGate Gate = RecordingGate::Clone;
   /// Leaf functions without loops and with fewer IR instructions than this are not instrumented
   /// (XRay's instruction threshold). 0 instruments every function.
   unsigned MinInstructions = 0;

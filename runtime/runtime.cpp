@@ -22,7 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
-// Exported (abi.h): instrumented code reads it inline; only setRecordingEnabled writes it.
+// Exported (abi.h): instrumented code reads it inline; only setRecordingEnabled writes it. An
+// instrumented executable holds a copy of it (copy relocation) that its code reads directly: this
+// library must access it through the GOT (default visibility, interposable), which it does.
 SHAPETRACE_EXPORT constinit uint8_t __shapetrace_enabled = 0;
 
 namespace shapetrace::rt {

@@ -36,10 +36,19 @@ report` are timed (wall, peak RSS and peak anonymous memory) on the largest loss
 (recording_bench.py, shared with real_program_bench.py).
 
   tests/bench/kvstore_overhead.py [--build-dir build] [--seconds 3] [--runs 5] [--threads 2]
-                                  [--record] [--requests N]
+                                  [--record] [--requests N] [--instructions]
 
 With --requests N each run serves exactly N requests (kvstore --requests) instead of running for
 --seconds: the same work in every run, so that CPU time is compared for the same requests.
+
+With --instructions (and --requests, default 100000), what the instrumentation itself costs,
+repeatable on a busy machine: kvstore is built as a project of its own three times by
+shapetrace-c++ (ordinary with SHAPETRACE_PASS_DISABLE=1, then SHAPETRACE_PASS_DETACHED=clone and
+=gate, one compile job each), and each build's .text size, build CPU time and the instructions
+valgrind's callgrind counts for the same requests (ordinary; instrumented, disabled and detached;
+median and range of --runs runs: how the client and worker threads interleave moves a run's total by
+a few tenths of a percent) are printed. The build times are CPU seconds: compare them on a quiet
+machine.
 """
 import argparse
 import contextlib
@@ -47,6 +56,7 @@ import os
 import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -137,7 +147,12 @@ def main():
                         help="serve exactly this many requests per run instead of --seconds")
     parser.add_argument("--record", action="store_true",
                         help="compare ways of recording every event instead of live monitoring")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions under callgrind for each way to build the hooks")
     opts = parser.parse_args()
+    if opts.instructions:
+        instruction_counts(opts)
+        return
     ordinary = os.path.join(opts.build_dir, "bin", "kvstore")
     traced = os.path.join(opts.build_dir, "examples", "kvstore-traced", "bin", "kvstore")
     for binary in (ordinary, traced):
@@ -173,6 +188,91 @@ def main():
 
 METRICS = [("CPU ns/request", 0), ("get p50 us", 2), ("get p99 us", 2), ("put p50 us", 2),
            ("put p99 us", 2), ("req/s", 0)]
+
+
+def build_kvstore(build_dir, work_dir, name, env_extra):
+    """kvstore built as a project of its own by shapetrace-c++ with `env_extra` (SHAPETRACE_PASS_*),
+    one compile job. Returns the binary without debug information (valgrind 3.19 cannot read
+    clang-19's DWARF 5), its .text size in bytes and the build's CPU seconds."""
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples",
+                          "kvstore")
+    out = os.path.join(work_dir, name)
+    env = dict(os.environ, **env_extra)
+    build_dir = os.path.abspath(build_dir)
+    subprocess.run(["cmake", "-S", source, "-B", out, "-G", "Ninja",
+                    f"-DCMAKE_CXX_COMPILER={os.path.join(build_dir, 'bin', 'shapetrace-c++')}",
+                    "-DCMAKE_BUILD_TYPE=RelWithDebInfo"], env=env, check=True, capture_output=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(["cmake", "--build", out, "-j", "1"], env=env, check=True, capture_output=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    binary = os.path.join(out, "bin", "kvstore")
+    stripped = binary + ".nodebug"
+    subprocess.run(["objcopy", "--strip-debug", binary, stripped], check=True)
+    sections = subprocess.run(["size", "-A", binary], check=True, capture_output=True,
+                              text=True).stdout
+    text = int(re.search(r"^\.text +(\d+)", sections, re.M).group(1))
+    return stripped, text, cpu
+
+
+def callgrind_total(command, env_extra, args, data_dir, work_dir):
+    """Instructions the whole process executes (every thread), counted by callgrind."""
+    out = os.path.join(work_dir, "callgrind.out")
+    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *command,
+                    *args, "--data-dir", data_dir], env=dict(os.environ, **env_extra), check=True,
+                   capture_output=True)
+    with open(out) as f:
+        total = int(re.search(r"^totals: *(\d+)", f.read(), re.M).group(1))
+    os.remove(out)
+    return total
+
+
+def instruction_counts(opts):
+    if not shutil.which("valgrind"):
+        sys.exit("kvstore_overhead: --instructions needs valgrind (apt-get install valgrind)")
+    requests = opts.requests or 100000
+    args = ["--requests", str(requests), "--threads", str(opts.threads), "--seed", "1",
+            "--max-unflushed-mib", "0", "--flush-ms", "3600000"]
+    with contextlib.ExitStack() as stack:
+        data_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="kvstore-bench-"))
+        work_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="kvstore-bench-work-"))
+        # The runtime without debug information, found before the wrapper's RUNPATH.
+        os.makedirs(os.path.join(work_dir, "lib"))
+        subprocess.run(["objcopy", "--strip-debug",
+                        os.path.join(opts.build_dir, "lib", "libshapetrace-rt.so"),
+                        os.path.join(work_dir, "lib", "libshapetrace-rt.so")], check=True)
+        os.environ["LD_LIBRARY_PATH"] = os.pathsep.join(
+            filter(None, [os.path.join(work_dir, "lib"), os.environ.get("LD_LIBRARY_PATH")]))
+        nobody = f"ipc://{work_dir}/nobody.sock"
+        builds = [("ordinary", {"SHAPETRACE_PASS_DISABLE": "1"}),
+                  ("clone", {"SHAPETRACE_PASS_DETACHED": "clone"}),
+                  ("gate", {"SHAPETRACE_PASS_DETACHED": "gate"})]
+        rows = []
+        for name, env in builds:
+            binary, text, cpu = build_kvstore(opts.build_dir, work_dir, name, env)
+            print(f"built {name}: .text {text} bytes, {cpu:.1f} s CPU", file=sys.stderr)
+            runs = [("", {})] if name == "ordinary" else [
+                (", disabled", {"SHAPETRACE_ENABLED": "0"}),
+                (", detached", {"SHAPETRACE_ENDPOINT": nobody})]
+            for suffix, run_env in runs:
+                totals = []
+                for i in range(opts.runs):
+                    totals.append(callgrind_total([binary], run_env, args, data_dir, work_dir))
+                    print(f"{name}{suffix} run {i + 1}/{opts.runs}: {totals[-1]} instructions",
+                          file=sys.stderr)
+                rows.append((name + suffix, text, cpu, totals))
+        plain = statistics.median(rows[0][3])
+        print(f"kvstore --requests {requests} --threads {opts.threads} --seed 1, under callgrind, "
+              f"{opts.runs} runs")
+        print("| build, run | .text bytes | build CPU s | instructions (median) | vs ordinary | "
+              "range vs ordinary |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for name, text, cpu, totals in rows:
+            low, high = (min(totals) / plain - 1) * 100, (max(totals) / plain - 1) * 100
+            print(f"| {name} | {text:,} | {cpu:.1f} | {statistics.median(totals) / 1e6:.1f} M | "
+                  f"{(statistics.median(totals) / plain - 1) * 100:+.2f}% | "
+                  f"{low:+.2f}% to {high:+.2f}% |")
+
 
 if __name__ == "__main__":
     main()

@@ -12,8 +12,11 @@
 #
 # Variants, all clang-19 -O2:
 #   plain                 no instrumentation (the baseline)
-#   shapetrace            shapetrace-cc, recording (SHAPETRACE_ENABLED=1, the default)
-#   shapetrace-disabled   shapetrace-cc, SHAPETRACE_ENABLED=0 (hooks return after one check)
+#   shapetrace            shapetrace-cc, recording (SHAPETRACE_ENABLED=1: always on, no collector)
+#   shapetrace-disabled   shapetrace-cc, SHAPETRACE_ENABLED=0 (the ordinary body behind one test)
+#   shapetrace-detached   shapetrace-cc, attach on demand (the default) with no collector
+#   gate, gate-disabled,  shapetrace-cc with SHAPETRACE_PASS_DETACHED=gate (one body, each hook
+#   gate-detached         behind the entry's test), the same three ways
 #   xray-unpatched        -fxray-instrument, sleds not patched (XRay's idle cost)
 #   xray-basic            -fxray-instrument, patched, basic (in-memory + file) logging
 #   uftrace               -pg, recorded by `uftrace record` (libmcount)
@@ -40,6 +43,7 @@ export LD_LIBRARY_PATH="$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 clang-19 -O2 "$src" -o "$work/plain"
 "$build/bin/shapetrace-cc" -O2 "$src" -o "$work/shapetrace"
+SHAPETRACE_PASS_DETACHED=gate "$build/bin/shapetrace-cc" -O2 "$src" -o "$work/gate"
 [ -z "$baseline" ] || "$baseline/bin/shapetrace-cc" -O2 "$src" -o "$work/shapetrace-baseline"
 clang-19 -O2 -fxray-instrument -fxray-instruction-threshold=1 "$src" -o "$work/xray"
 clang-19 -O2 -pg "$src" -o "$work/pg"
@@ -66,12 +70,16 @@ printf '%-22s %14d %18s\n' plain "$plain" "-"
 row() { # <label> <total>
   printf '%-22s %14d %18.1f\n' "$1" "$2" "$(echo "($2 - $plain) / $calls" | bc -l)"
 }
-row shapetrace "$(SHAPETRACE_ENDPOINT=ipc://$work/none count shapetrace ./shapetrace)"
-row shapetrace-disabled "$(SHAPETRACE_ENABLED=0 SHAPETRACE_ENDPOINT=ipc://$work/none count shapetrace-disabled ./shapetrace)"
-if [ -n "$baseline" ]; then
-  row "shapetrace (baseline)" "$(LD_LIBRARY_PATH=$baseline_path SHAPETRACE_ENDPOINT=ipc://$work/none count baseline ./shapetrace-baseline)"
-  row "disabled (baseline)" "$(LD_LIBRARY_PATH=$baseline_path SHAPETRACE_ENABLED=0 SHAPETRACE_ENDPOINT=ipc://$work/none count baseline-disabled ./shapetrace-baseline)"
-fi
+# The shapetrace variants: <label> <program> [build directory's runtime]
+shapetrace_rows() {
+  local label="$1" program="$2" lib="${3:-$LD_LIBRARY_PATH}" none="ipc://$work/none"
+  row "$label" "$(LD_LIBRARY_PATH=$lib SHAPETRACE_ENABLED=1 SHAPETRACE_ENDPOINT=$none count "$label" "$program")"
+  row "$label-disabled" "$(LD_LIBRARY_PATH=$lib SHAPETRACE_ENABLED=0 SHAPETRACE_ENDPOINT=$none count "$label-disabled" "$program")"
+  row "$label-detached" "$(LD_LIBRARY_PATH=$lib SHAPETRACE_ENDPOINT=$none count "$label-detached" "$program")"
+}
+shapetrace_rows shapetrace ./shapetrace
+shapetrace_rows gate ./gate
+[ -z "$baseline" ] || shapetrace_rows baseline ./shapetrace-baseline "$baseline_path"
 row xray-unpatched "$(XRAY_OPTIONS='patch_premain=false' count xray-unpatched ./xray)"
 row xray-basic "$(XRAY_OPTIONS="patch_premain=true xray_mode=xray-basic xray_logfile_base=$work/xray-log. verbosity=0" count xray-basic ./xray)"
 if command -v uftrace > /dev/null; then

@@ -56,9 +56,12 @@ struct __shapetrace_module {
 void __shapetrace_register_module(struct __shapetrace_module *module);
 
 /* Non-zero while recording is on (SHAPETRACE_ENABLED, shapetrace_set_enabled). Since ABI version 2
- * the pass loads it (relaxed, one byte) at every function's entry and calls the hooks only when it
- * is set: the exits of a frame are called exactly when its entry was, so a disabled program pays a
- * load and a branch instead of two calls. Only the runtime writes it, always atomically. */
+ * the pass loads it (one byte, atomically) at every function's entry and calls the hooks only when
+ * it is set: the exits of a frame are called exactly when its entry was, so a disabled program pays
+ * a load and a branch instead of two calls. Only the runtime writes it, always atomically.
+ * Executables (-fPIE) read it directly, from the copy the linker makes in the executable (a copy
+ * relocation): the runtime must reach it through its GOT like any other module, never through a
+ * local alias (so no -Bsymbolic, -fno-semantic-interposition or protected visibility for it). */
 extern uint8_t __shapetrace_enabled;
 
 /* The hooks. function_id is *base_id + the function's index in its module's table.

@@ -2,10 +2,10 @@
 ; own names, naked functions, available_externally bodies, small loop-free leaves under
 ; -shapetrace-min-instructions, and the include/exclude rule file. Left-out functions get no
 ; hooks and no table entry; each gets a remark saying why.
-; RUN: %opt_shapetrace -passes=shapetrace-instrument -pass-remarks-missed=shapetrace -S %s 2>%t.remarks | FileCheck %s --check-prefixes=CHECK,ALL
+; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate -pass-remarks-missed=shapetrace -S %s 2>%t.remarks | FileCheck %s --check-prefixes=CHECK,ALL
 ; RUN: FileCheck %s --check-prefix=REMARK < %t.remarks
-; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-min-instructions=4 -S %s | FileCheck %s --check-prefixes=CHECK,MIN
-; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-filter-file=%S/Inputs/rules.txt -pass-remarks-missed=shapetrace -S %s 2>%t.rules | FileCheck %s --check-prefixes=CHECK,RULES
+; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate -shapetrace-min-instructions=4 -S %s | FileCheck %s --check-prefixes=CHECK,MIN
+; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate -shapetrace-filter-file=%S/Inputs/rules.txt -pass-remarks-missed=shapetrace -S %s 2>%t.rules | FileCheck %s --check-prefixes=CHECK,RULES
 ; RUN: FileCheck %s --check-prefix=RULES-REMARK < %t.rules
 
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"

@@ -26,7 +26,16 @@
 static volatile int sink;
 static void helper(int x);
 
+// After inlining, two bodies (-shapetrace-detached=clone): entry_point keeps its ordinary body
+// behind one test of the flag and tail-calls entry_point.traced, which has the hooks.
 // CHECK-LABEL: define {{.*}}void @entry_point(
+// CHECK: load atomic i8, ptr @__shapetrace_enabled unordered
+// CHECK: musttail call void @entry_point.traced(i32 {{.*}}), !dbg [[CALL_LOC:![0-9]+]]
+// CHECK-NEXT: ret void
+// CHECK-NOT: call void @__shapetrace_
+// CHECK: store volatile
+// CHECK-LABEL: define internal void @entry_point.traced(i32
+// CHECK-SAME: !dbg [[TRACED_SP:![0-9]+]]
 // CHECK: call void @__shapetrace_enter(i32 %{{.*}}), !dbg [[ENTRY_LOC:![0-9]+]]
 // O2-NOT: call void @__shapetrace_enter(
 // CHECK: call void @__shapetrace_exit(
@@ -43,7 +52,7 @@ void entry_point(int x) {
   helper(x);
 }
 
-// O0-LABEL: define internal void @helper(
+// O0-LABEL: define internal void @helper.traced(
 // O0: call void @__shapetrace_enter({{.*}}), !dbg
 // O2-NOT: define {{.*}}@helper(
 // SOURCE-NOT: define {{.*}}@helper(
@@ -51,5 +60,10 @@ static void helper(int x) {
   sink = x;
 }
 
-// The entry hook's location is the function's opening line.
-// CHECK: [[ENTRY_LOC]] = !DILocation(line: [[#ENTRY_LINE]], scope: {{![0-9]+}})
+// The entry hook's location is the function's opening line. The copy has a DISubprogram of its
+// own, with the function's name and line (symbolizers name its frames entry_point), and the
+// original's call of it is at the same line in the original's.
+// CHECK-DAG: [[ENTRY_LOC]] = !DILocation(line: [[#ENTRY_LINE]], scope: [[TRACED_SP]])
+// CHECK-DAG: [[CALL_LOC]] = !DILocation(line: [[#ENTRY_LINE]], scope: [[SP:![0-9]+]])
+// CHECK-DAG: [[SP]] = distinct !DISubprogram(name: "entry_point", scope: {{.*}}, line: [[#ENTRY_LINE]],
+// CHECK-DAG: [[TRACED_SP]] = distinct !DISubprogram(name: "entry_point", scope: {{.*}}, line: [[#ENTRY_LINE]],

@@ -1,6 +1,6 @@
 ; Entry hook first, exit hook before every return, ids = base + local index, and the function
 ; table, module record and constructor of runtime/include/shapetrace/abi.h.
-; RUN: %opt_shapetrace -passes=shapetrace-instrument -S %s | FileCheck %s
+; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate -S %s | FileCheck %s
 
 source_filename = "src/returns.c"
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
@@ -9,7 +9,7 @@ target triple = "x86_64-pc-linux-gnu"
 ; The table: one record per instrumented function in order, strings shared, the base id
 ; initialised to SHAPETRACE_UNREGISTERED_BASE, the constructor registered at priority 2.
 ; The runtime's recording flag (abi.h), read by every instrumented function's entry.
-; CHECK: @__shapetrace_enabled = external global i8
+; CHECK: @__shapetrace_enabled = external dso_local global i8
 ; CHECK: @__shapetrace_base_id = internal global i32 -2147483648
 ; CHECK-DAG: @[[VOID_M:__shapetrace_str[.0-9]*]] = private unnamed_addr constant [9 x i8] c"void_ret\00", align 1
 ; CHECK-DAG: @[[EMPTY:__shapetrace_str[.0-9]*]] = private unnamed_addr constant [1 x i8] zeroinitializer, align 1
@@ -29,7 +29,7 @@ target triple = "x86_64-pc-linux-gnu"
 
 ; Recording on or off is read once, at the entry, and decides both hooks of the frame.
 ; CHECK-LABEL: define void @void_ret()
-; CHECK-NEXT:    [[FLAG:%.*]] = load atomic i8, ptr @__shapetrace_enabled monotonic, align 1
+; CHECK-NEXT:    [[FLAG:%.*]] = load atomic i8, ptr @__shapetrace_enabled unordered, align 1
 ; CHECK-NEXT:    [[ON:%.*]] = icmp ne i8 [[FLAG]], 0
 ; CHECK-NEXT:    br i1 [[ON]], label %[[ENTER:.*]], label %[[BODY:.*]]
 ; CHECK:       [[ENTER]]:
@@ -52,7 +52,7 @@ define void @void_ret() {
 }
 
 ; CHECK-LABEL: define i32 @value_ret(i32 %x)
-; CHECK-NEXT:    [[FLAG:%.*]] = load atomic i8, ptr @__shapetrace_enabled monotonic, align 1
+; CHECK-NEXT:    [[FLAG:%.*]] = load atomic i8, ptr @__shapetrace_enabled unordered, align 1
 ; CHECK-NEXT:    [[ON:%.*]] = icmp ne i8 [[FLAG]], 0
 ; CHECK-NEXT:    br i1 [[ON]], label %[[ENTER:.*]], label %[[BODY:.*]]
 ; CHECK:       [[ENTER]]:
@@ -76,7 +76,7 @@ define i32 @value_ret(i32 %x) {
 ; Three returns, three exits, one entry, all behind the entry's one flag.
 ; CHECK-LABEL: define i32 @_Z11severalRetsi(i32 %x)
 ; CHECK:       entry:
-; CHECK-NEXT:    [[FLAG:%.*]] = load atomic i8, ptr @__shapetrace_enabled monotonic
+; CHECK-NEXT:    [[FLAG:%.*]] = load atomic i8, ptr @__shapetrace_enabled unordered
 ; CHECK-NEXT:    [[ON:%.*]] = icmp ne i8 [[FLAG]], 0
 ; CHECK-NEXT:    br i1 [[ON]]
 ; CHECK:         [[B:%.*]] = load i32, ptr @__shapetrace_base_id

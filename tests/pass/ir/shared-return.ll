@@ -1,8 +1,8 @@
 ; -O2 often merges returns into one block with a phi: `return n == 0 ? 1 : f(n - 1);`. The
 ; backend would give each tail call its own `ret` (CodeGenPrepare), but not once the exit hook
 ; sits in the shared block, so the pass does it first: the tail call keeps its jump.
-; RUN: %opt_shapetrace -passes=shapetrace-instrument -S %s | FileCheck %s
-; RUN: %opt_shapetrace -passes=shapetrace-instrument %s -o - | %llc_x86 -O2 - -o - | FileCheck %s --check-prefix=ASM
+; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate -S %s | FileCheck %s
+; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate %s -o - | %llc_x86 -O2 - -o - | FileCheck %s --check-prefix=ASM
 
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"

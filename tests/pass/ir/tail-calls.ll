@@ -1,8 +1,8 @@
 ; Tail calls: the caller's exit goes before a `tail`/`musttail` call whose result it returns, so
 ; the call stays in tail position; any other call gets the exit after it, before the `ret`.
-; RUN: %opt_shapetrace -passes=shapetrace-instrument -S %s | FileCheck %s
+; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate -S %s | FileCheck %s
 ; The backend still turns the instrumented tail call into a jump:
-; RUN: %opt_shapetrace -passes=shapetrace-instrument %s -o - | %llc_x86 -O2 - -o - | FileCheck %s --check-prefix=ASM
+; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate %s -o - | %llc_x86 -O2 - -o - | FileCheck %s --check-prefix=ASM
 
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"

@@ -2,7 +2,7 @@
 ; throw straight to the caller become invokes of one cleanup pad that records it and resumes;
 ; existing `resume`s get the hook; existing landing pads become cleanups so that the unwinder
 ; lands in them even when no clause matches.
-; RUN: %opt_shapetrace -passes=shapetrace-instrument -S %s | FileCheck %s
+; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate -S %s | FileCheck %s
 
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"
