@@ -419,6 +419,8 @@ void startOnce() {
   }
   if (!rt.on_demand.load())
     setRecordingEnabled(config.enabled);
+  if (config.flush_on_signal)
+    flushOnTerminatingSignals();
 }
 
 } // namespace
@@ -490,16 +492,22 @@ void execFailed(int error) {
     drain->resumeAfterFailedExec(error);
 }
 
-void endImageForExit(int status) {
+namespace {
+// The image ends now, said `reason`: everything is sent; nothing of ours runs after this, and the
+// hooks of whatever code still runs record nothing.
+void endImageNow(wire::EndReason reason, int status) {
   Drain* drain = drainForBoundary();
   if (!drain)
     return;
-  drain->endImage(wire::EndReason::ExitImmediately, status, nullptr,
-                  uint32_t(flags().exit_timeout_ms));
-  // Nothing of ours runs after this: the hooks of whatever code still runs record nothing.
+  drain->endImage(reason, status, nullptr, uint32_t(flags().exit_timeout_ms));
   runtime().phase.store(Phase::ShutDown);
   setRecordingEnabled(false);
 }
+} // namespace
+
+void endImageForExit(int status) { endImageNow(wire::EndReason::ExitImmediately, status); }
+
+void endImageForSignal(int signal) { endImageNow(wire::EndReason::Signal, signal); }
 
 void noteExitStatus(int status) { g_exit_status.store(status); }
 

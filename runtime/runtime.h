@@ -111,6 +111,12 @@ void execFailed(int error);
 // _exit/_Exit (and daemon's parent): everything recorded is sent, ThreadEnds, ProcessEnd (reason
 // exitImmediately, `status`).
 void endImageForExit(int status);
+// A signal whose default action ends the process arrived (exit_hooks.cpp's handler): everything
+// recorded is sent, ThreadEnds, ProcessEnd (reason signal, its number); then the signal does end it.
+void endImageForSignal(int signal);
+// SIGTERM, SIGINT and SIGHUP, where their action is the default, get a handler that ends the image
+// (endImageForSignal) and raises the signal again (SHAPETRACE_FLUSH_ON_SIGNAL).
+void flushOnTerminatingSignals();
 // "SHAPETRACE_EXEC_FROM=<pid>:<process key>:<parent process key>" (hexadecimal keys) for the
 // environment of the image exec is about to start, so that it links itself to this one; false
 // (nothing written) when this process has no image of its own to link to. Allocates nothing.

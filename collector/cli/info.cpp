@@ -223,14 +223,16 @@ uint64_t dropped(const ThreadInfo& t) {
   return std::max(t.dropped_gaps - std::min(t.dropped_gaps, t.deleted_events), t.dropped_reported);
 }
 
-// "exit status 3", "_exit status 0", "exec /bin/ls", with how `shapetrace record` saw it die.
+// "exit status 3", "_exit status 0", "ended by exec of /bin/ls", "killed by signal 15 (SIGTERM),
+// everything sent", with how `shapetrace record` saw it die.
 std::string describeEnd(const ProcessInfo& p) {
   std::string text;
   if (p.end)
-    text = p.end->reason == wire::EndReason::Exec
-               ? "ended by exec of " + p.end->exec_path
-               : std::string(p.end->reason == wire::EndReason::Exit ? "exit" : "_exit") +
-                     " status " + std::to_string(p.end->exit_status);
+    text = p.end->reason == wire::EndReason::Exec ? "ended by exec of " + p.end->exec_path
+           : p.end->reason == wire::EndReason::Signal
+               ? wire::describeExitStatus({.signal = p.end->exit_status}) + ", everything sent"
+               : std::string(wire::endReasonName(p.end->reason)) + " status " +
+                     std::to_string(p.end->exit_status);
   else if (p.reaped)
     text = wire::describeExitStatus(*p.reaped);
   return text;

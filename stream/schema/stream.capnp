@@ -173,13 +173,16 @@ enum EndReason {
   exec @1;            # the image is being replaced by execPath (if that fails, the image goes on
                       # under a new key: a ProcessStart with origin execFailed)
   exitImmediately @2; # _exit() or _Exit() (the parent of daemon() too): exitStatus is its argument
+  signal @3;          # a signal whose default action ends the process (SIGTERM, SIGINT, SIGHUP)
+                      # arrived: everything was sent, then the signal ended it; exitStatus is the
+                      # signal's number
 }
 
 struct ProcessEnd {
   timestampNs @0 :UInt64;
   eventsRecorded @1 :UInt64;
   eventsDropped @2 :UInt64;    # every event lost, including those still unsent at the end
-  exitStatus @3 :Int32;        # reason exit or exitImmediately: the status passed
+  exitStatus @3 :Int32;        # reason exit or exitImmediately: the status passed; signal: its number
   reason @4 :EndReason;
   execPath @5 :Text;           # reason exec: the program being executed
 }

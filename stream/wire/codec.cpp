@@ -245,8 +245,8 @@ ProcessEnd read(s::ProcessEnd::Reader r) {
   v.exit_status = r.getExitStatus();
   // A reason this reader does not know (a newer writer's) is read as an ordinary exit.
   const auto reason = static_cast<uint16_t>(r.getReason());
-  v.reason = reason <= static_cast<uint16_t>(EndReason::ExitImmediately) ? EndReason(reason)
-                                                                        : EndReason::Exit;
+  v.reason = reason <= static_cast<uint16_t>(EndReason::Signal) ? EndReason(reason)
+                                                               : EndReason::Exit;
   v.exec_path = str(r.getExecPath());
   return v;
 }
@@ -528,6 +528,7 @@ const char* endReasonName(EndReason reason) {
   case EndReason::Exit: return "exit";
   case EndReason::Exec: return "exec";
   case EndReason::ExitImmediately: return "_exit";
+  case EndReason::Signal: return "signal";
   }
   return "?";
 }

@@ -32,7 +32,7 @@ struct ConfigEntry {
 
 // ProcessOrigin and EndReason of the schema.
 enum class ProcessOrigin : uint8_t { Started, Forked, Exec, ExecFailed };
-enum class EndReason : uint8_t { Exit, Exec, ExitImmediately };
+enum class EndReason : uint8_t { Exit, Exec, ExitImmediately, Signal };
 const char* processOriginName(ProcessOrigin origin);
 const char* endReasonName(EndReason reason);
 

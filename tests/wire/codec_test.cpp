@@ -67,6 +67,7 @@ std::vector<StreamItem> everyItem() {
       {15, ExecFailed{8300, "/no/such/program", 2}},
       {16, ExitStatus{4242, 9000, -1, 9, true}},
       {0, ExitStatus{4243, 9100, 3, 0, false}},
+      {17, ProcessEnd{8400, 9, 0, 15, EndReason::Signal, ""}},
   };
 }
 
