@@ -232,6 +232,17 @@ struct Step {
   uint64_t dropped = 0;
 };
 
+// The same steps into every reconstruction given.
+template <typename... Reconstructions>
+void feed(const std::vector<Step>& steps, Reconstructions&... reconstructions) {
+  for (const Step& step : steps) {
+    if (step.kind == Step::kBatch)
+      (reconstructions.onBatch(step.sequence, step.events), ...);
+    else
+      (reconstructions.onGapMarker(step.dropped), ...);
+  }
+}
+
 void expectSameCalls(const std::vector<Step>& steps, uint32_t max_depth = kDefaultMaxDepth) {
   ThreadAnalyzerSettings settings;
   settings.max_depth = max_depth;
@@ -239,15 +250,7 @@ void expectSameCalls(const std::vector<Step>& steps, uint32_t max_depth = kDefau
   ShapeTable shapes;
   TotalsSink sink;
   CallStack<TotalsSink> generic(sink, ShapeLookup::intern(shapes), max_depth);
-  for (const Step& step : steps) {
-    if (step.kind == Step::kBatch) {
-      fused.onBatch(step.sequence, step.events);
-      generic.onBatch(step.sequence, step.events);
-    } else {
-      fused.onGapMarker(step.dropped);
-      generic.onGapMarker(step.dropped);
-    }
-  }
+  feed(steps, fused, generic);
   ASSERT_EQ(fused.openCalls(), generic.openCalls());
   fused.onEnd();
   generic.onEnd();
@@ -377,15 +380,7 @@ TEST(CallStackTest, TheLeafPathGivesTheSameCalls) {
     ShapeTable shapes_a, shapes_b;
     CallStack<RecordingSink> a(plain, ShapeLookup::intern(shapes_a));
     CallStack<LeafSink> b(leafy, ShapeLookup::intern(shapes_b));
-    for (const Step& step : randomTrace(random)) {
-      if (step.kind == Step::kBatch) {
-        a.onBatch(step.sequence, step.events);
-        b.onBatch(step.sequence, step.events);
-      } else {
-        a.onGapMarker(step.dropped);
-        b.onGapMarker(step.dropped);
-      }
-    }
+    feed(randomTrace(random), a, b);
     a.onEnd();
     b.onEnd();
     ASSERT_EQ(plain.calls, leafy.calls);
