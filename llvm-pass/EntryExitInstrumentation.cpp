@@ -207,12 +207,13 @@ bool ModuleEntryExit::declareHooks() {
   if (!EnabledFlag)
     EnabledFlag = new GlobalVariable(M, Int8Ty, /*isConstant=*/false, GlobalValue::ExternalLinkage,
                                      nullptr, EnabledFlagName);
-  // Code that can only end up in an executable (-fPIE, or not position-independent) reads the
-  // flag directly, `cmpb $0, __shapetrace_enabled(%rip)`, instead of through the GOT: the linker
-  // gives the executable a copy of the runtime's variable (a copy relocation) and the runtime,
-  // which reaches it through its own GOT, then reads and writes that copy. Shared libraries keep
-  // the GOT load.
-  if (M.getPIELevel() != PIELevel::Default || M.getPICLevel() == PICLevel::NotPIC)
+  // Code that is not position-independent can only end up in an executable: it reads the flag
+  // directly, `cmpb $0, __shapetrace_enabled(%rip)`, instead of through the GOT (the linker gives
+  // the executable a copy of the runtime's variable, a copy relocation, and the runtime reaches
+  // that copy through its own GOT). -fPIE code reads it through the GOT, as clang reads any
+  // external variable there: such objects are linked into shared libraries too (a static library
+  // built without -fPIC inside a shared one), and a direct reference would not link.
+  if (M.getPICLevel() == PICLevel::NotPIC)
     EnabledFlag->setDSOLocal(true);
   return true;
 }

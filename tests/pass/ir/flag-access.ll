@@ -1,15 +1,16 @@
-; How instrumented code reads @__shapetrace_enabled: directly (`cmpb $0, flag(%rip)`, a copy
-; relocation in the executable) when the module can only be linked into an executable (-fPIE, or
-; not position-independent); through the GOT in position-independent code for shared libraries.
+; How instrumented code reads @__shapetrace_enabled: through the GOT in position-independent code
+; (-fPIE, -fPIC: such objects are linked into shared libraries too); directly (`cmpb $0,
+; flag(%rip)`, a copy relocation in the executable) when the module is not position-independent.
 ; The load is `unordered` (never torn, no ordering needed), which the backend folds into the cmp.
 ; RUN: split-file %s %t
-; RUN: %opt_shapetrace -passes=shapetrace-instrument -S %t/pie.ll | FileCheck %s --check-prefix=DIRECT
+; RUN: %opt_shapetrace -passes=shapetrace-instrument -S %t/pie.ll | FileCheck %s --check-prefix=GOT
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument -S %t/static.ll | FileCheck %s --check-prefix=DIRECT
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument -S %t/pic.ll | FileCheck %s --check-prefix=GOT
-; RUN: %opt_shapetrace -passes=shapetrace-instrument %t/pie.ll -o - | %llc_x86 -O2 -relocation-model=pic - -o - | FileCheck %s --check-prefix=DIRECT-ASM
+; RUN: %opt_shapetrace -passes=shapetrace-instrument %t/static.ll -o - | %llc_x86 -O2 -relocation-model=static - -o - | FileCheck %s --check-prefix=DIRECT-ASM
+; RUN: %opt_shapetrace -passes=shapetrace-instrument %t/pie.ll -o - | %llc_x86 -O2 -relocation-model=pic - -o - | FileCheck %s --check-prefix=GOT-ASM
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument %t/pic.ll -o - | %llc_x86 -O2 -relocation-model=pic - -o - | FileCheck %s --check-prefix=GOT-ASM
 ; The same with one body:
-; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate %t/pie.ll -o - | %llc_x86 -O2 -relocation-model=pic - -o - | FileCheck %s --check-prefix=GATE-ASM
+; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate %t/static.ll -o - | %llc_x86 -O2 -relocation-model=static - -o - | FileCheck %s --check-prefix=GATE-ASM
 
 ; DIRECT: @__shapetrace_enabled = external dso_local global i8
 ; DIRECT: load atomic i8, ptr @__shapetrace_enabled unordered, align 1
