@@ -146,8 +146,9 @@ bool mayUnwindToCaller(const CallInst& Call) {
 
 class ModuleEntryExit {
 public:
-  ModuleEntryExit(Module& M, const FunctionFilter& Filter, RecordingGate Gate)
-      : M(M), Ctx(M.getContext()), Filter(Filter), Gate(Gate), Int32Ty(Type::getInt32Ty(Ctx)) {}
+  ModuleEntryExit(Module& M, const FunctionFilter& Filter, RecordingGate Gate, bool DirectFlag)
+      : M(M), Ctx(M.getContext()), Filter(Filter), Gate(Gate), DirectFlag(DirectFlag),
+        Int32Ty(Type::getInt32Ty(Ctx)) {}
 
   /// Instruments every eligible function and emits the function table. Returns whether the
   /// module changed.
@@ -173,6 +174,7 @@ private:
   LLVMContext& Ctx;
   const FunctionFilter& Filter;
   RecordingGate Gate;
+  bool DirectFlag; // -shapetrace-flag-access=direct
   Type* Int32Ty;
   FunctionCallee EnterHook, ExitHook, UnwindExitHook;
   GlobalVariable* EnabledFlag = nullptr;
@@ -212,8 +214,9 @@ bool ModuleEntryExit::declareHooks() {
   // the executable a copy of the runtime's variable, a copy relocation, and the runtime reaches
   // that copy through its own GOT). -fPIE code reads it through the GOT, as clang reads any
   // external variable there: such objects are linked into shared libraries too (a static library
-  // built without -fPIC inside a shared one), and a direct reference would not link.
-  if (M.getPICLevel() == PICLevel::NotPIC)
+  // built without -fPIC inside a shared one), and a direct reference would not link; unless the
+  // user says the code goes only into executables (-shapetrace-flag-access=direct).
+  if (DirectFlag || M.getPICLevel() == PICLevel::NotPIC)
     EnabledFlag->setDSOLocal(true);
   return true;
 }
@@ -533,7 +536,7 @@ PreservedAnalyses ShapeTracePass::run(Module& M, ModuleAnalysisManager&) {
     M.getContext().emitError("shapetrace: " + toString(Filter.takeError()));
     return PreservedAnalyses::all();
   }
-  ModuleEntryExit Instrumenter(M, *Filter, Opts.Gate);
+  ModuleEntryExit Instrumenter(M, *Filter, Opts.Gate, Opts.DirectFlag);
   return Instrumenter.instrumentModule() ? PreservedAnalyses::none() : PreservedAnalyses::all();
 }
 

@@ -42,9 +42,9 @@ With --requests N each run serves exactly N requests (kvstore --requests) instea
 --seconds: the same work in every run, so that CPU time is compared for the same requests.
 
 With --instructions (and --requests, default 100000), what the instrumentation itself costs,
-repeatable on a busy machine: kvstore is built as a project of its own three times by
-shapetrace-c++ (ordinary with SHAPETRACE_PASS_DISABLE=1, then SHAPETRACE_PASS_DETACHED=clone and
-=gate, one compile job each), and each build's .text size, build CPU time and the instructions
+repeatable on a busy machine: kvstore is built as a project of its own four times by
+shapetrace-c++ (ordinary with SHAPETRACE_PASS_DISABLE=1, then SHAPETRACE_PASS_DETACHED=clone, clone
+with SHAPETRACE_PASS_FLAG_ACCESS=direct, and gate, one compile job each), and each build's .text size, build CPU time and the instructions
 valgrind's callgrind counts for the same requests (ordinary; instrumented, disabled and detached;
 median and range of --runs runs: how the client and worker threads interleave moves a run's total by
 a few tenths of a percent) are printed. The build times are CPU seconds: compare them on a quiet
@@ -246,6 +246,8 @@ def instruction_counts(opts):
         nobody = f"ipc://{work_dir}/nobody.sock"
         builds = [("ordinary", {"SHAPETRACE_PASS_DISABLE": "1"}),
                   ("clone", {"SHAPETRACE_PASS_DETACHED": "clone"}),
+                  ("clone-direct", {"SHAPETRACE_PASS_DETACHED": "clone",
+                                    "SHAPETRACE_PASS_FLAG_ACCESS": "direct"}),
                   ("gate", {"SHAPETRACE_PASS_DETACHED": "gate"})]
         rows = []
         for name, env in builds:

@@ -5,6 +5,9 @@
 ; RUN: split-file %s %t
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument -S %t/pie.ll | FileCheck %s --check-prefix=GOT
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument -S %t/static.ll | FileCheck %s --check-prefix=DIRECT
+; -shapetrace-flag-access=direct: directly in position-independent code too (executables only).
+; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-flag-access=direct -S %t/pie.ll | FileCheck %s --check-prefix=DIRECT
+; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-flag-access=direct %t/pie.ll -o - | %llc_x86 -O2 -relocation-model=pic - -o - | FileCheck %s --check-prefix=DIRECT-ASM
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument -S %t/pic.ll | FileCheck %s --check-prefix=GOT
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument %t/static.ll -o - | %llc_x86 -O2 -relocation-model=static - -o - | FileCheck %s --check-prefix=DIRECT-ASM
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument %t/pie.ll -o - | %llc_x86 -O2 -relocation-model=pic - -o - | FileCheck %s --check-prefix=GOT-ASM
