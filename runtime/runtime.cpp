@@ -23,7 +23,8 @@
 #include <unistd.h>
 
 // Exported (abi.h): instrumented code reads it inline; only setRecordingEnabled writes it. An
-// instrumented executable holds a copy of it (copy relocation) that its code reads directly: this
+// executable whose code reads it directly (not position-independent, or -shapetrace-flag-access=
+// direct) holds a copy of it (copy relocation): this
 // library must access it through the GOT (default visibility, interposable), which it does.
 SHAPETRACE_EXPORT constinit uint8_t __shapetrace_enabled = 0;
 

@@ -59,8 +59,8 @@ void __shapetrace_register_module(struct __shapetrace_module *module);
  * the pass loads it (one byte, atomically) at every function's entry and calls the hooks only when
  * it is set: the exits of a frame are called exactly when its entry was, so a disabled program pays
  * a load and a branch instead of two calls. Only the runtime writes it, always atomically.
- * Executables (-fPIE) read it directly, from the copy the linker makes in the executable (a copy
- * relocation): the runtime must reach it through its GOT like any other module, never through a
+ * Code that is not position-independent, or built with -shapetrace-flag-access=direct, reads it
+ * directly, from the copy the linker makes in the executable (a copy relocation): the runtime must reach it through its GOT like any other module, never through a
  * local alias (so no -Bsymbolic, -fno-semantic-interposition or protected visibility for it). */
 extern uint8_t __shapetrace_enabled;
 
