@@ -13,8 +13,12 @@
 //     and would otherwise leave the frame silently (the no-match path of every frontend ends in
 //     the `resume` that now carries the hook).
 // Each hook is called only when the frame's entry found recording on (a one-byte atomic load of the
-// runtime's @__shapetrace_enabled after the entry's static allocas), so a frame's exits are called
-// exactly when its entry was: recording switched on or off mid-frame never unbalances a thread.
+// image's @__shapetrace_image_enabled after the entry's static allocas), so a frame's exits are
+// called exactly when its entry was: recording switched on or off mid-frame never unbalances a
+// thread. The flag is the linked image's own (hidden, one per executable or shared library, merged
+// across its objects), which the runtime writes whenever recording is switched: a hidden variable
+// is read PC-relative, `cmpb $0, flag(%rip)`, in every kind of code, where the runtime's exported
+// flag would cost a GOT load in position-independent code.
 // Two ways to carry that decision through the frame (Options::Gate):
 //   - clone (default): the hooks go, unconditionally, into an internal copy of the function,
 //     F.traced; F keeps its ordinary body behind `if (flag) return musttail F.traced(args...)`.
@@ -58,7 +62,10 @@ constexpr char PassName[] = "shapetrace";
 constexpr char EnterHookName[] = "__shapetrace_enter";
 constexpr char ExitHookName[] = "__shapetrace_exit";
 constexpr char UnwindExitHookName[] = "__shapetrace_unwind_exit";
-constexpr char EnabledFlagName[] = "__shapetrace_enabled";
+constexpr char ImageFlagName[] = "__shapetrace_image_enabled";
+// The image flag is alone on its cache line: the program's own stores to a neighbour would
+// otherwise make every core reload the line that every call reads.
+constexpr unsigned ImageFlagBytes = 64;
 constexpr char RuntimePrefix[] = "__shapetrace_";
 // The hooked copy of F is F.traced: demanglers show C++ ones as `f(int) [clone .traced]`.
 constexpr char TracedSuffix[] = ".traced";
@@ -146,9 +153,8 @@ bool mayUnwindToCaller(const CallInst& Call) {
 
 class ModuleEntryExit {
 public:
-  ModuleEntryExit(Module& M, const FunctionFilter& Filter, RecordingGate Gate, bool DirectFlag)
-      : M(M), Ctx(M.getContext()), Filter(Filter), Gate(Gate), DirectFlag(DirectFlag),
-        Int32Ty(Type::getInt32Ty(Ctx)) {}
+  ModuleEntryExit(Module& M, const FunctionFilter& Filter, RecordingGate Gate)
+      : M(M), Ctx(M.getContext()), Filter(Filter), Gate(Gate), Int32Ty(Type::getInt32Ty(Ctx)) {}
 
   /// Instruments every eligible function and emits the function table. Returns whether the
   /// module changed.
@@ -174,10 +180,9 @@ private:
   LLVMContext& Ctx;
   const FunctionFilter& Filter;
   RecordingGate Gate;
-  bool DirectFlag; // -shapetrace-flag-access=direct
   Type* Int32Ty;
   FunctionCallee EnterHook, ExitHook, UnwindExitHook;
-  GlobalVariable* EnabledFlag = nullptr;
+  GlobalVariable* ImageFlag = nullptr;
   SmallPtrSet<const Function*, 4> IFuncResolvers;
 };
 
@@ -198,26 +203,26 @@ bool ModuleEntryExit::declareHooks() {
   EnterHook = M.getOrInsertFunction(EnterHookName, HookTy, Attrs);
   ExitHook = M.getOrInsertFunction(ExitHookName, HookTy, Attrs);
   UnwindExitHook = M.getOrInsertFunction(UnwindExitHookName, HookTy, Attrs);
-  Type* Int8Ty = Type::getInt8Ty(Ctx);
-  EnabledFlag = M.getGlobalVariable(EnabledFlagName);
-  if (EnabledFlag && (EnabledFlag->getValueType() != Int8Ty || !EnabledFlag->isDeclaration())) {
-    Ctx.emitError(Twine("shapetrace: '") + EnabledFlagName +
-                  "' is defined or declared in this module other than as an external uint8_t; "
+  ImageFlag = M.getGlobalVariable(ImageFlagName);
+  auto* FlagTy = ArrayType::get(Type::getInt8Ty(Ctx), ImageFlagBytes);
+  if (ImageFlag && (ImageFlag->getValueType() != FlagTy || !ImageFlag->hasLinkOnceODRLinkage())) {
+    Ctx.emitError(Twine("shapetrace: '") + ImageFlagName +
+                  "' is defined or declared in this module other than by shapetrace; "
                   "the name is reserved for the shapetrace runtime");
     return false;
   }
-  if (!EnabledFlag)
-    EnabledFlag = new GlobalVariable(M, Int8Ty, /*isConstant=*/false, GlobalValue::ExternalLinkage,
-                                     nullptr, EnabledFlagName);
-  // Code that is not position-independent can only end up in an executable: it reads the flag
-  // directly, `cmpb $0, __shapetrace_enabled(%rip)`, instead of through the GOT (the linker gives
-  // the executable a copy of the runtime's variable, a copy relocation, and the runtime reaches
-  // that copy through its own GOT). -fPIE code reads it through the GOT, as clang reads any
-  // external variable there: such objects are linked into shared libraries too (a static library
-  // built without -fPIC inside a shared one), and a direct reference would not link; unless the
-  // user says the code goes only into executables (-shapetrace-flag-access=direct).
-  if (DirectFlag || M.getPICLevel() == PICLevel::NotPIC)
-    EnabledFlag->setDSOLocal(true);
+  if (!ImageFlag) {
+    // linkonce_odr in a comdat of its name: the linker keeps one per executable or shared
+    // library. Hidden: never exported, so each image reads its own, without the GOT.
+    ImageFlag = new GlobalVariable(M, FlagTy, /*isConstant=*/false,
+                                   GlobalValue::LinkOnceODRLinkage, Constant::getNullValue(FlagTy),
+                                   ImageFlagName);
+    ImageFlag->setVisibility(GlobalValue::HiddenVisibility);
+    ImageFlag->setDSOLocal(true);
+    ImageFlag->setAlignment(Align(ImageFlagBytes));
+    if (Triple(M.getTargetTriple()).supportsCOMDAT())
+      ImageFlag->setComdat(M.getOrInsertComdat(ImageFlagName));
+  }
   return true;
 }
 
@@ -253,7 +258,7 @@ bool ModuleEntryExit::instrumentModule() {
     if (const Function* Resolver = IFunc.getResolverFunction())
       IFuncResolvers.insert(Resolver);
 
-  FunctionTable Table(M);
+  FunctionTable Table(M, ImageFlag);
   SmallVector<Function*, 64> Functions;
   for (Function& F : M)
     if (!F.isDeclaration())
@@ -298,8 +303,8 @@ bool ModuleEntryExit::instrumentModule() {
     for (const char* Name : {EnterHookName, ExitHookName, UnwindExitHookName})
       if (Function* Hook = M.getFunction(Name); Hook && Hook->use_empty())
         Hook->eraseFromParent();
-    if (EnabledFlag->use_empty())
-      EnabledFlag->eraseFromParent();
+    if (ImageFlag->use_empty())
+      ImageFlag->eraseFromParent();
     return false;
   }
   Table.emit();
@@ -368,7 +373,7 @@ Instruction* ModuleEntryExit::entryInsertionPoint(Function& F) {
 Value* ModuleEntryExit::loadEnabledFlag(Instruction* InsertPt) {
   IRBuilder<> IRB(InsertPt);
   IRB.SetCurrentDebugLocation(entryDebugLoc(*InsertPt->getFunction()));
-  LoadInst* Flag = IRB.CreateAlignedLoad(Type::getInt8Ty(Ctx), EnabledFlag, Align(1),
+  LoadInst* Flag = IRB.CreateAlignedLoad(Type::getInt8Ty(Ctx), ImageFlag, Align(1),
                                          "shapetrace.flag");
   // The runtime flips it from another thread; a frame may start on either side. Unordered (never
   // torn or invented, no ordering with other locations, which nothing here needs) rather than
@@ -451,7 +456,7 @@ void ModuleEntryExit::instrumentWithGate(Function& F, uint32_t Index, GlobalVari
 
 /// Two bodies: F.traced, an internal copy of F with the hooks called unconditionally, and F, whose
 /// ordinary body is entered only when the flag is off:
-///   entry:  %on = load atomic i8 @__shapetrace_enabled unordered; br %on, %traced, %body
+///   entry:  %on = load atomic i8 @__shapetrace_image_enabled unordered; br %on, %traced, %body
 ///   traced: %r = musttail call @F.traced(args...); ret %r
 /// The frame that entered F.traced records its exits whatever the flag says by then, as with the
 /// gate. `musttail` makes the call a jump, so F.traced runs in F's place (same stack, same return
@@ -536,7 +541,7 @@ PreservedAnalyses ShapeTracePass::run(Module& M, ModuleAnalysisManager&) {
     M.getContext().emitError("shapetrace: " + toString(Filter.takeError()));
     return PreservedAnalyses::all();
   }
-  ModuleEntryExit Instrumenter(M, *Filter, Opts.Gate, Opts.DirectFlag);
+  ModuleEntryExit Instrumenter(M, *Filter, Opts.Gate);
   return Instrumenter.instrumentModule() ? PreservedAnalyses::none() : PreservedAnalyses::all();
 }
 

@@ -19,10 +19,12 @@ namespace shapetrace {
 
 // Values from runtime/include/shapetrace/abi.h. They are repeated rather than included because
 // the header is the runtime's C view of the same contract; the IR tests check both agree.
-static constexpr uint32_t AbiVersion = 2;
+static constexpr uint32_t AbiVersion = 3;
 static constexpr uint32_t UnregisteredBase = 0x80000000u;
 static constexpr char RegisterModuleName[] = "__shapetrace_register_module";
+static constexpr char UnregisterModuleName[] = "__shapetrace_unregister_module";
 static constexpr char CtorName[] = "shapetrace.module_ctor";
+static constexpr char DtorName[] = "shapetrace.module_dtor";
 // The module's ELF note (abi.h, SHAPETRACE_MODULE_NOTE_*).
 static constexpr char NoteSection[] = ".note.shapetrace";
 static constexpr char NoteName[] = "shapetrace"; // with its terminating null: 11 bytes
@@ -51,7 +53,7 @@ FunctionInfo describeFunction(const Function& F) {
   return Info;
 }
 
-FunctionTable::FunctionTable(Module& M) : M(M) {
+FunctionTable::FunctionTable(Module& M, GlobalVariable* ImageFlag) : M(M), ImageFlag(ImageFlag) {
   Type* Int32Ty = Type::getInt32Ty(M.getContext());
   BaseId = new GlobalVariable(M, Int32Ty, /*isConstant=*/false, GlobalValue::InternalLinkage,
                               ConstantInt::get(Int32Ty, UnregisteredBase), "__shapetrace_base_id");
@@ -82,8 +84,9 @@ void FunctionTable::emit() {
   // struct __shapetrace_function { const char *mangled, *demangled, *file; uint32_t line, flags; }
   auto* FunctionTy = StructType::get(Ctx, {PtrTy, PtrTy, PtrTy, Int32Ty, Int32Ty});
   // struct __shapetrace_module { uint32_t abi_version, function_count;
-  //   const struct __shapetrace_function *functions; const char *module_id; uint32_t *base_id; }
-  auto* ModuleTy = StructType::get(Ctx, {Int32Ty, Int32Ty, PtrTy, PtrTy, PtrTy});
+  //   const struct __shapetrace_function *functions; const char *module_id; uint32_t *base_id;
+  //   uint8_t *image_enabled; }
+  auto* ModuleTy = StructType::get(Ctx, {Int32Ty, Int32Ty, PtrTy, PtrTy, PtrTy, PtrTy});
 
   std::vector<Constant*> Records;
   Records.reserve(Functions.size());
@@ -100,7 +103,7 @@ void FunctionTable::emit() {
       M, ModuleTy, /*isConstant=*/true, GlobalValue::PrivateLinkage,
       ConstantStruct::get(ModuleTy, {ConstantInt::get(Int32Ty, AbiVersion),
                                      ConstantInt::get(Int32Ty, Records.size()), Table,
-                                     stringConstant(M.getSourceFileName()), BaseId}),
+                                     stringConstant(M.getSourceFileName()), BaseId, ImageFlag}),
       "__shapetrace_module");
 
   emitNote(Record);
@@ -109,14 +112,22 @@ void FunctionTable::emit() {
   // comdat: theirs do the same work in every object, so a comdat keyed on their shared name lets
   // the linker keep one, while each of ours registers a different table and all must run (lld and
   // GNU ld both keep a single `shapetrace.module_ctor` group otherwise). Its .init_array entry is
-  // a --gc-sections root, which keeps the constructor and, through it, the table.
-  Function* Ctor = createSanitizerCtor(M, CtorName);
-  FunctionCallee Register = M.getOrInsertFunction(RegisterModuleName, Type::getVoidTy(Ctx), PtrTy);
-  if (auto* RegisterFn = dyn_cast<Function>(Register.getCallee()))
-    RegisterFn->addFnAttr(Attribute::NoUnwind);
-  IRBuilder<> IRB(Ctor->getEntryBlock().getTerminator());
-  IRB.CreateCall(Register, {Record});
+  // a --gc-sections root, which keeps the constructor and, through it, the table. The destructor
+  // is the same for .fini_array: AddressSanitizer unregisters its globals so on dlclose.
+  FunctionType* RegisterTy = FunctionType::get(Type::getVoidTy(Ctx), {PtrTy}, /*isVarArg=*/false);
+  auto callAtLoad = [&](const char* FunctionName, const char* CalleeName) {
+    Function* Caller = createSanitizerCtor(M, FunctionName);
+    FunctionCallee Callee = M.getOrInsertFunction(CalleeName, RegisterTy);
+    if (auto* CalleeFn = dyn_cast<Function>(Callee.getCallee()))
+      CalleeFn->addFnAttr(Attribute::NoUnwind);
+    IRBuilder<> IRB(Caller->getEntryBlock().getTerminator());
+    IRB.CreateCall(Callee, {Record});
+    return Caller;
+  };
+  Function* Ctor = callAtLoad(CtorName, RegisterModuleName);
+  Function* Dtor = callAtLoad(DtorName, UnregisterModuleName);
   appendToGlobalCtors(M, Ctor, CtorPriority);
+  appendToGlobalDtors(M, Dtor, CtorPriority);
 }
 
 void FunctionTable::emitNote(GlobalVariable* Record) {

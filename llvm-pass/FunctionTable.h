@@ -3,10 +3,12 @@
 // What a module tells the runtime about the functions it instrumented, in the layout of
 // runtime/include/shapetrace/abi.h: a constant array of __shapetrace_function records (mangled and
 // demangled name, source file, line), a constant __shapetrace_module pointing at it and at an
-// internal uint32_t base id, and a module constructor that passes the module to
-// __shapetrace_register_module. Registration writes the module's first global id into the base
+// internal uint32_t base id and at the image's recording flag, a module constructor that passes the
+// module to __shapetrace_register_module and a destructor that passes it to
+// __shapetrace_unregister_module. Registration writes the module's first global id into the base
 // id, so ids are assigned at load time and dlopen'ed libraries get their own range; the hooks add
-// a function's local index to it. Only names, never function addresses, are stored, so the table
+// a function's local index to it. The runtime writes the flag while the module is registered: the
+// destructor ends that before dlclose unmaps the image. Only names, never function addresses, are stored, so the table
 // keeps nothing alive that the optimiser would otherwise delete. An ELF note in section
 // .note.shapetrace points at the module record, so that the runtime can register every module of
 // the objects loaded with it before any of their code can run (another library's constructor may
@@ -37,8 +39,9 @@ FunctionInfo describeFunction(const llvm::Function& F);
 
 class FunctionTable {
 public:
-  /// Creates the module's base id global (initialised to SHAPETRACE_UNREGISTERED_BASE).
-  explicit FunctionTable(llvm::Module& M);
+  /// Creates the module's base id global (initialised to SHAPETRACE_UNREGISTERED_BASE); the record
+  /// will point at `ImageFlag`, the flag the instrumented code reads.
+  FunctionTable(llvm::Module& M, llvm::GlobalVariable* ImageFlag);
 
   /// The internal uint32_t the hooks load their base id from.
   llvm::GlobalVariable* baseId() const { return BaseId; }
@@ -48,8 +51,8 @@ public:
   bool empty() const { return Functions.empty(); }
   size_t size() const { return Functions.size(); }
 
-  /// Emits the table, the module record and the registering constructor. Call once, after the
-  /// last add(), and only if the table is not empty.
+  /// Emits the table, the module record, the registering constructor and the unregistering
+  /// destructor. Call once, after the last add(), and only if the table is not empty.
   void emit();
 
 private:
@@ -60,6 +63,7 @@ private:
 
   llvm::Module& M;
   llvm::GlobalVariable* BaseId;
+  llvm::GlobalVariable* ImageFlag;
   std::vector<FunctionInfo> Functions;
   llvm::StringMap<llvm::Constant*> Strings; // one private constant per distinct string
 };

@@ -39,17 +39,6 @@ static cl::opt<shapetrace::RecordingGate> ClDetached(
                           "one body, each hook behind the entry's test of the flag")),
     cl::init(shapetrace::RecordingGate::Clone));
 
-enum class FlagAccess { Auto, Direct };
-static cl::opt<FlagAccess> ClFlagAccess(
-    "shapetrace-flag-access",
-    cl::desc("How position-independent code reads the recording flag"),
-    cl::values(clEnumValN(FlagAccess::Auto, "auto",
-                          "through the GOT in -fPIE and -fPIC code, directly otherwise (default)"),
-               clEnumValN(FlagAccess::Direct, "direct",
-                          "directly, with a copy relocation: for code linked only into "
-                          "executables (an object built so does not link into a shared library)")),
-    cl::init(FlagAccess::Auto));
-
 static cl::opt<unsigned> ClMinInstructions(
     "shapetrace-min-instructions",
     cl::desc("Do not instrument loop-free leaf functions with fewer IR instructions than this"),
@@ -63,7 +52,6 @@ static cl::opt<std::string>
 static shapetrace::Options optionsFromCommandLine() {
   shapetrace::Options Opts;
   Opts.Gate = ClDetached;
-  Opts.DirectFlag = ClFlagAccess == FlagAccess::Direct;
   Opts.MinInstructions = ClMinInstructions;
   Opts.FilterFile = ClFilterFile;
   return Opts;

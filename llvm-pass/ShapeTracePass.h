@@ -44,9 +44,6 @@ enum class RecordingGate {
 struct Options {
   /// How the hooks are skipped while not recording (-shapetrace-detached).
   RecordingGate Gate = RecordingGate::Clone;
-  /// Read the recording flag directly even in position-independent code (-shapetrace-flag-access=
-  /// direct): one instruction less per call, for code linked only into executables.
-  bool DirectFlag = false;
   /// Leaf functions without loops and with fewer IR instructions than this are not instrumented
   /// (XRay's instruction threshold). 0 instruments every function.
   unsigned MinInstructions = 0;

@@ -22,10 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 
-// Exported (abi.h): instrumented code reads it inline; only setRecordingEnabled writes it. An
-// executable whose code reads it directly (not position-independent, or -shapetrace-flag-access=
-// direct) holds a copy of it (copy relocation): this
-// library must access it through the GOT (default visibility, interposable), which it does.
+// Exported (abi.h): the hooks read it, and code instrumented for ABI version 2 inline; only
+// setRecordingEnabled writes it. Such code built without -fPIC may hold a copy of it in the
+// executable (a copy relocation): this library reaches it through its GOT (default visibility,
+// interposable), as it does.
 SHAPETRACE_EXPORT constinit uint8_t __shapetrace_enabled = 0;
 
 namespace shapetrace::rt {
@@ -55,6 +55,26 @@ std::string StringTable::lookup(uint32_t id) {
 }
 
 namespace {
+
+// Holding modules_mutex: every registered image's flag takes __shapetrace_enabled's value. Read
+// under the lock, so that of two switches the one that takes it last writes the newest value.
+void copyFlagToImages(Runtime& rt) {
+  const uint8_t value = std::atomic_ref<uint8_t>(__shapetrace_enabled).load();
+  for (const Runtime::ImageFlag& image : rt.image_flags)
+    std::atomic_ref<uint8_t>(*image.flag).store(value, std::memory_order_release);
+}
+
+// Holding modules_mutex: one more registered module reads `flag`, which follows recording from now.
+void addImageFlag(Runtime& rt, uint8_t* flag) {
+  for (Runtime::ImageFlag& image : rt.image_flags)
+    if (image.flag == flag) {
+      ++image.modules;
+      return;
+    }
+  rt.image_flags.push_back({flag, 1});
+  std::atomic_ref<uint8_t>(*flag).store(
+      std::atomic_ref<uint8_t>(__shapetrace_enabled).load(), std::memory_order_release);
+}
 
 // Registers one module's table (abi.h): its ids are the next free range. A module already
 // registered (its base id set) is left alone; one of an ABI version this runtime does not know, or
@@ -94,6 +114,8 @@ void registerModule(__shapetrace_module* module) {
   }
   rt.next_function_id += module->function_count;
   *module->base_id = table.base_id;
+  if (module->abi_version >= 3 && module->image_enabled)
+    addImageFlag(rt, module->image_enabled);
   rt.control_queue.push_back({0, table});
   rt.modules.push_back(std::move(table));
 }
@@ -488,6 +510,21 @@ bool endImageForExec(const char* path) {
   return ended;
 }
 
+void setRecordingEnabled(bool on) {
+  std::atomic_ref<uint8_t>(__shapetrace_enabled).store(on ? 1 : 0, std::memory_order_release);
+  Runtime& rt = runtime();
+  std::lock_guard lock(rt.modules_mutex);
+  copyFlagToImages(rt);
+}
+
+void setRecordingOffAtImageEnd() {
+  std::atomic_ref<uint8_t>(__shapetrace_enabled).store(0, std::memory_order_release);
+  Runtime& rt = runtime();
+  std::unique_lock lock(rt.modules_mutex, std::try_to_lock);
+  if (lock.owns_lock())
+    copyFlagToImages(rt);
+}
+
 void execFailed(int error) {
   if (Drain* drain = drainForBoundary())
     drain->resumeAfterFailedExec(error);
@@ -502,7 +539,7 @@ void endImageNow(wire::EndReason reason, int status) {
     return;
   drain->endImage(reason, status, nullptr, uint32_t(flags().exit_timeout_ms));
   runtime().phase.store(Phase::ShutDown);
-  setRecordingEnabled(false);
+  setRecordingOffAtImageEnd();
 }
 } // namespace
 
@@ -588,6 +625,25 @@ SHAPETRACE_EXPORT void __shapetrace_register_module(struct __shapetrace_module* 
   if (*module->base_id == SHAPETRACE_UNREGISTERED_BASE)
     registerNotedModules();
   registerModule(module);
+}
+
+SHAPETRACE_EXPORT void __shapetrace_unregister_module(struct __shapetrace_module* module) {
+  if (!module || !module->base_id)
+    return;
+  Runtime& rt = runtime();
+  std::lock_guard lock(rt.modules_mutex);
+  // Another module may be loaded at this one's address later.
+  rt.refused_modules.erase(module);
+  if (*module->base_id == SHAPETRACE_UNREGISTERED_BASE || module->abi_version < 3 ||
+      !module->image_enabled)
+    return;
+  auto& images = rt.image_flags;
+  for (auto image = images.begin(); image != images.end(); ++image)
+    if (image->flag == module->image_enabled) {
+      if (--image->modules == 0)
+        images.erase(image);
+      return;
+    }
 }
 
 SHAPETRACE_EXPORT shapetrace_status shapetrace_annotate(const char* key, int64_t value) {

@@ -42,14 +42,19 @@ private:
   std::vector<std::string> strings_;
 };
 
-// Whether recording is on: the exported __shapetrace_enabled (abi.h), which instrumented code also
-// reads inline. Off until the runtime has started, so a hook that runs earlier records nothing.
+// Whether recording is on: the exported __shapetrace_enabled (abi.h), which the hooks and code
+// instrumented for ABI version 2 read. Off until the runtime has started, so a hook that runs
+// earlier records nothing.
 inline bool recordingEnabled() {
   return std::atomic_ref<uint8_t>(__shapetrace_enabled).load(std::memory_order_relaxed) != 0;
 }
-inline void setRecordingEnabled(bool on) {
-  std::atomic_ref<uint8_t>(__shapetrace_enabled).store(on ? 1 : 0, std::memory_order_release);
-}
+// Switches recording: __shapetrace_enabled, then the flag of every registered image (abi.h,
+// image_enabled), which instrumented code reads.
+void setRecordingEnabled(bool on);
+// Recording off as the image ends, from a signal handler or _exit, which may have interrupted the
+// holder of modules_mutex: images whose flag cannot be reached then keep it on, and their hooks
+// find __shapetrace_enabled off.
+void setRecordingOffAtImageEnd();
 
 // What the hooks read: constant-initialised, so that it is valid before any constructor runs.
 struct HotState {
@@ -86,6 +91,14 @@ struct Runtime {
   std::vector<wire::ModuleTable> modules;
   // Modules refused (unknown ABI version, no ids left), so that each is refused once.
   std::set<const void*> refused_modules;
+  // The recording flags of the images whose modules are registered (abi.h, image_enabled; the
+  // modules of one image share one), each with its count of registered modules: written under
+  // modules_mutex, which unregistering holds too, so never after dlclose unmapped one.
+  struct ImageFlag {
+    uint8_t* flag;
+    uint32_t modules;
+  };
+  std::vector<ImageFlag> image_flags;
   // Items waiting for the drain, in order (module tables).
   std::deque<wire::StreamItem> control_queue;
 

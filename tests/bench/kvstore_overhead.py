@@ -42,9 +42,10 @@ With --requests N each run serves exactly N requests (kvstore --requests) instea
 --seconds: the same work in every run, so that CPU time is compared for the same requests.
 
 With --instructions (and --requests, default 100000), what the instrumentation itself costs,
-repeatable on a busy machine: kvstore is built as a project of its own four times by
-shapetrace-c++ (ordinary with SHAPETRACE_PASS_DISABLE=1, then SHAPETRACE_PASS_DETACHED=clone, clone
-with SHAPETRACE_PASS_FLAG_ACCESS=direct, and gate, one compile job each), and each build's .text size, build CPU time and the instructions
+repeatable on a busy machine: kvstore is built as a project of its own three times by
+shapetrace-c++ (ordinary with SHAPETRACE_PASS_DISABLE=1, then SHAPETRACE_PASS_DETACHED=clone and
+gate, one compile job each; with --baseline-build OTHER also with OTHER's shapetrace-c++, the same
+program against another version of the pass), and each build's .text size, build CPU time and the instructions
 valgrind's callgrind counts for the same requests (ordinary; instrumented, disabled and detached;
 median and range of --runs runs: how the client and worker threads interleave moves a run's total by
 a few tenths of a percent) are printed. The build times are CPU seconds: compare them on a quiet
@@ -149,7 +150,12 @@ def main():
                         help="compare ways of recording every event instead of live monitoring")
     parser.add_argument("--instructions", action="store_true",
                         help="count instructions under callgrind for each way to build the hooks")
+    parser.add_argument("--baseline-build", metavar="DIR",
+                        help="with --instructions: also build with DIR's shapetrace-c++ (another "
+                             "version of the pass), run detached and disabled")
     opts = parser.parse_args()
+    if opts.baseline_build and not opts.instructions:
+        parser.error("--baseline-build goes with --instructions")
     if opts.instructions:
         instruction_counts(opts)
         return
@@ -244,14 +250,14 @@ def instruction_counts(opts):
         os.environ["LD_LIBRARY_PATH"] = os.pathsep.join(
             filter(None, [os.path.join(work_dir, "lib"), os.environ.get("LD_LIBRARY_PATH")]))
         nobody = f"ipc://{work_dir}/nobody.sock"
-        builds = [("ordinary", {"SHAPETRACE_PASS_DISABLE": "1"}),
-                  ("clone", {"SHAPETRACE_PASS_DETACHED": "clone"}),
-                  ("clone-direct", {"SHAPETRACE_PASS_DETACHED": "clone",
-                                    "SHAPETRACE_PASS_FLAG_ACCESS": "direct"}),
-                  ("gate", {"SHAPETRACE_PASS_DETACHED": "gate"})]
+        builds = [("ordinary", {"SHAPETRACE_PASS_DISABLE": "1"}, opts.build_dir),
+                  ("clone", {"SHAPETRACE_PASS_DETACHED": "clone"}, opts.build_dir),
+                  ("gate", {"SHAPETRACE_PASS_DETACHED": "gate"}, opts.build_dir)]
+        if opts.baseline_build:
+            builds.append(("baseline", {}, opts.baseline_build))
         rows = []
-        for name, env in builds:
-            binary, text, cpu = build_kvstore(opts.build_dir, work_dir, name, env)
+        for name, env, build_dir in builds:
+            binary, text, cpu = build_kvstore(build_dir, work_dir, name, env)
             print(f"built {name}: .text {text} bytes, {cpu:.1f} s CPU", file=sys.stderr)
             runs = [("", {})] if name == "ordinary" else [
                 (", disabled", {"SHAPETRACE_ENABLED": "0"}),

@@ -447,6 +447,20 @@ TEST(RuntimeIntegration, ModulesLoadedLaterGetTheNextIds) {
   EXPECT_EQ(from_module, 2 + 2 * 5);
 }
 
+// Each image's recording flag (abi.h, image_enabled) follows every switch while its module is
+// registered, starts at the current value when a library is loaded, and is left alone once
+// dlclose unloads it: the second round loads the library again and switches after the unload.
+TEST(RuntimeIntegration, EveryRegisteredImageFlagFollowsTheSwitchUntilItsLibraryIsUnloaded) {
+  const Traced traced = trace({"image-flags", TRACED_MODULE});
+  EXPECT_EQ(traced.run.exit_code, 3) << traced.run.err;
+  EXPECT_EQ(traced.run.out, "program 1\nprogram 0\n"
+                            "loaded: program 0 module 0\non: program 1 module 1\n"
+                            "unloaded, off: program 0\n"
+                            "loaded: program 0 module 0\non: program 1 module 1\n"
+                            "unloaded, off: program 0\n"
+                            "done image-flags " TRACED_MODULE "\n");
+}
+
 TEST(RuntimeIntegration, BadConfigurationIsReportedAndDefaultsUsed) {
   const Traced traced = trace({"calls", "10"}, {{"SHAPETRACE_RING", "lots"}});
   EXPECT_EQ(traced.run.exit_code, 3);

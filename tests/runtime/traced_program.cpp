@@ -54,8 +54,11 @@ const __shapetrace_function kFunctions[] = {
     {"_Z11thread_bodyv", "thread_body()", "traced_program.cpp", 5, 0},
 };
 uint32_t g_base = SHAPETRACE_UNREGISTERED_BASE;
+// This image's recording flag (abi.h, image_enabled): the hooks here are called unconditionally,
+// so only the image-flags command reads it, to see the runtime keep it.
+uint8_t g_image_enabled = 0;
 __shapetrace_module g_module = {SHAPETRACE_ABI_VERSION, kFunctionCount, kFunctions,
-                                "traced_program.cpp", &g_base};
+                                "traced_program.cpp", &g_base, &g_image_enabled};
 __attribute__((constructor)) void registerModule() { __shapetrace_register_module(&g_module); }
 
 void enter(Function f) { __shapetrace_enter(g_base + f); }
@@ -256,6 +259,27 @@ int run(int argc, char** argv) {
     }
     auto* call = reinterpret_cast<void (*)(int)>(dlsym(library, "module_call"));
     call(5);
+  } else if (command == "image-flags") {
+    // The runtime keeps every registered image's flag equal to its own, and stops writing a
+    // library's when dlclose unloads it (here a write after the unmap would fault).
+    auto flag = [] { return int(__atomic_load_n(&g_image_enabled, __ATOMIC_RELAXED)); };
+    std::printf("program %d\n", flag());
+    shapetrace_set_enabled(0);
+    std::printf("program %d\n", flag());
+    for (int round = 0; round < 2; ++round) {
+      void* library = dlopen(argv[2], RTLD_NOW);
+      if (!library) {
+        std::printf("dlopen failed: %s\n", dlerror());
+        return 1;
+      }
+      auto* module_flag = reinterpret_cast<int (*)()>(dlsym(library, "module_flag"));
+      std::printf("loaded: program %d module %d\n", flag(), module_flag());
+      shapetrace_set_enabled(1);
+      std::printf("on: program %d module %d\n", flag(), module_flag());
+      dlclose(library);
+      shapetrace_set_enabled(0);
+      std::printf("unloaded, off: program %d\n", flag());
+    }
   } else {
     std::fprintf(stderr, "traced_program: unknown command '%s'\n", command.c_str());
     return 2;

@@ -27,7 +27,7 @@
 extern "C" {
 #endif
 
-#define SHAPETRACE_ABI_VERSION 2u
+#define SHAPETRACE_ABI_VERSION 3u
 #define SHAPETRACE_UNREGISTERED_BASE 0x80000000u
 #define SHAPETRACE_MODULE_NOTE_NAME "shapetrace"
 #define SHAPETRACE_MODULE_NOTE_TYPE 1u
@@ -48,6 +48,10 @@ struct __shapetrace_module {
   const struct __shapetrace_function *functions;
   const char *module_id; /* the module's source file name as the compiler saw it */
   uint32_t *base_id;     /* written by registration */
+  /* Since version 3: the recording flag this module's code reads, its image's own (a hidden
+   * 64-byte __shapetrace_image_enabled, one per executable or shared library). Non-zero while
+   * recording is on; the runtime writes it, atomically, while the module is registered. */
+  uint8_t *image_enabled;
 };
 
 /* Registers a module's function table and writes its first global id to *module->base_id (a
@@ -55,13 +59,17 @@ struct __shapetrace_module {
  * constructors, including those of dlopen'ed libraries. */
 void __shapetrace_register_module(struct __shapetrace_module *module);
 
-/* Non-zero while recording is on (SHAPETRACE_ENABLED, shapetrace_set_enabled). Since ABI version 2
- * the pass loads it (one byte, atomically) at every function's entry and calls the hooks only when
- * it is set: the exits of a frame are called exactly when its entry was, so a disabled program pays
- * a load and a branch instead of two calls. Only the runtime writes it, always atomically.
- * Code that is not position-independent, or built with -shapetrace-flag-access=direct, reads it
- * directly, from the copy the linker makes in the executable (a copy relocation): the runtime must reach it through its GOT like any other module, never through a
- * local alias (so no -Bsymbolic, -fno-semantic-interposition or protected visibility for it). */
+/* Called by the module's destructor (on dlclose, and at exit): the runtime stops writing the
+ * module's image_enabled, which is about to be unmapped. Its functions keep their ids and names
+ * (events of them may still wait in the rings). Thread-safe. */
+void __shapetrace_unregister_module(struct __shapetrace_module *module);
+
+/* Non-zero while recording is on (SHAPETRACE_ENABLED, shapetrace_set_enabled): the runtime's own
+ * copy, which every registered module's image_enabled follows. Code instrumented for ABI version 2
+ * loads this one at every function's entry and calls the hooks only when it is set (since version
+ * 3, its image's image_enabled, read without the GOT): the exits of a frame are called exactly when
+ * its entry was, so a program not recording pays a load and a branch instead of two calls. Only the
+ * runtime writes it, always atomically. */
 extern uint8_t __shapetrace_enabled;
 
 /* The hooks. function_id is *base_id + the function's index in its module's table.

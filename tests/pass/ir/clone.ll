@@ -1,5 +1,5 @@
 ; Two bodies per function (-shapetrace-detached=clone, the default): F keeps its ordinary body
-; behind one load and test of @__shapetrace_enabled, and when recording is on tail-calls
+; behind one load and test of @__shapetrace_image_enabled, and when recording is on tail-calls
 ; (musttail) F.traced, an internal copy with the hooks called unconditionally. One table entry and
 ; one id per source function; the copy reports the function's id.
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument,verify -pass-remarks-analysis=shapetrace -S %s 2>%t.remarks | FileCheck %s
@@ -29,7 +29,7 @@ $inline_fn = comdat any
 ; CHECK-LABEL: define i32 @plain(i32 %x) {
 ; CHECK-NEXT: %slot = alloca i32
 ; CHECK-NEXT: %late = alloca i32
-; CHECK-NEXT: %shapetrace.flag = load atomic i8, ptr @__shapetrace_enabled unordered, align 1
+; CHECK-NEXT: %shapetrace.flag = load atomic i8, ptr @__shapetrace_image_enabled unordered, align 1
 ; CHECK-NEXT: %shapetrace.on = icmp ne i8 %shapetrace.flag, 0
 ; CHECK-NEXT: br i1 %shapetrace.on, label %shapetrace.traced, label %[[BODY:.*]], !prof [[UNLIKELY:![0-9]+]]
 ; CHECK: shapetrace.traced:
@@ -229,12 +229,11 @@ define void @with_dbg() !dbg !6 {
 
 ; The ordinary body's code: the test and a conditional jump to the copy, then the body without a
 ; frame set up for the hooks.
-; (This module is not position-independent: the flag is read directly, see flag-access.ll.)
 ; ASM-LABEL: plain:
 ; ASM-NEXT: .Lfunc_begin0:
 ; ASM-NEXT: .cfi_startproc
 ; ASM-NEXT: # %bb.0:
-; ASM-NEXT: cmpb $0, __shapetrace_enabled(%rip)
+; ASM-NEXT: cmpb $0, __shapetrace_image_enabled(%rip)
 ; ASM-NEXT: jne plain.traced # TAILCALL
 ; ASM-NOT: __shapetrace
 ; ASM: retq
@@ -242,7 +241,7 @@ define void @with_dbg() !dbg !6 {
 ; registers used) kept for the jump.
 ; ASM-LABEL: variadic:
 ; ASM: testb %al, %al
-; ASM: cmpb $0, __shapetrace_enabled(%rip)
+; ASM: cmpb $0, __shapetrace_image_enabled(%rip)
 ; ASM-NOT: %al
 ; ASM: jmp variadic.traced # TAILCALL
 ; ASM-LABEL: plain.traced:
@@ -250,8 +249,8 @@ define void @with_dbg() !dbg !6 {
 ; ASM: callq *__shapetrace_exit@GOTPCREL(%rip)
 
 ; A64-LABEL: returns_big:
-; A64: adrp x9, __shapetrace_enabled
-; A64-NEXT: ldrb w9, [x9, :lo12:__shapetrace_enabled]
+; A64: adrp x9, __shapetrace_image_enabled
+; A64-NEXT: ldrb w9, [x9, :lo12:__shapetrace_image_enabled]
 ; A64-NEXT: cbnz w9, [[TRACED:.LBB[0-9_]+]]
 ; A64-NEXT: // %bb.1:
 ; A64-NEXT: strb w0, [x8]

@@ -29,7 +29,7 @@ static void helper(int x);
 // After inlining, two bodies (-shapetrace-detached=clone): entry_point keeps its ordinary body
 // behind one test of the flag and tail-calls entry_point.traced, which has the hooks.
 // CHECK-LABEL: define {{.*}}void @entry_point(
-// CHECK: load atomic i8, ptr @__shapetrace_enabled unordered
+// CHECK: load atomic i8, ptr @__shapetrace_image_enabled unordered
 // CHECK: musttail call void @entry_point.traced(i32 {{.*}}), !dbg [[CALL_LOC:![0-9]+]]
 // CHECK-NEXT: ret void
 // CHECK-NOT: call void @__shapetrace_

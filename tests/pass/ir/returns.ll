@@ -8,8 +8,10 @@ target triple = "x86_64-pc-linux-gnu"
 
 ; The table: one record per instrumented function in order, strings shared, the base id
 ; initialised to SHAPETRACE_UNREGISTERED_BASE, the constructor registered at priority 2.
-; The runtime's recording flag (abi.h), read by every instrumented function's entry.
-; CHECK: @__shapetrace_enabled = external dso_local global i8
+; The image's recording flag (abi.h, image_enabled), read by every instrumented function's entry:
+; one per linked image (linkonce_odr in a comdat), hidden, alone on its cache line.
+; CHECK: $__shapetrace_image_enabled = comdat any
+; CHECK: @__shapetrace_image_enabled = linkonce_odr hidden global [64 x i8] zeroinitializer, comdat, align 64
 ; CHECK: @__shapetrace_base_id = internal global i32 -2147483648
 ; CHECK-DAG: @[[VOID_M:__shapetrace_str[.0-9]*]] = private unnamed_addr constant [9 x i8] c"void_ret\00", align 1
 ; CHECK-DAG: @[[EMPTY:__shapetrace_str[.0-9]*]] = private unnamed_addr constant [1 x i8] zeroinitializer, align 1
@@ -20,16 +22,17 @@ target triple = "x86_64-pc-linux-gnu"
 ; CHECK-SAME: { ptr, ptr, ptr, i32, i32 } { ptr @[[VAL_M:__shapetrace_str[.0-9]*]], ptr @[[VAL_M]], ptr @[[EMPTY]], i32 0, i32 0 },
 ; CHECK-SAME: { ptr, ptr, ptr, i32, i32 } { ptr @[[SEV_M]], ptr @[[SEV_D]], ptr @[[EMPTY]], i32 0, i32 0 }]
 ; CHECK: @[[MODID:__shapetrace_str[.0-9]*]] = private unnamed_addr constant [14 x i8] c"src/returns.c\00"
-; CHECK: @__shapetrace_module = private constant { i32, i32, ptr, ptr, ptr } { i32 2, i32 3, ptr @__shapetrace_functions, ptr @[[MODID]], ptr @__shapetrace_base_id }
+; CHECK: @__shapetrace_module = private constant { i32, i32, ptr, ptr, ptr, ptr } { i32 3, i32 3, ptr @__shapetrace_functions, ptr @[[MODID]], ptr @__shapetrace_base_id, ptr @__shapetrace_image_enabled }
 ; The module's ELF note (abi.h): namesz 11, descsz 4, type 1, "shapetrace", and the record's offset
 ; from the descriptor (resolved by the static linker), in .note.shapetrace, kept by llvm.used.
 ; CHECK: @__shapetrace_note = private constant { i32, i32, i32, [12 x i8], i32 } { i32 11, i32 4, i32 1, [12 x i8] c"shapetrace\00\00", i32 trunc (i64 sub (i64 ptrtoint (ptr @__shapetrace_module to i64), i64 ptrtoint (ptr getelementptr inbounds ({ i32, i32, i32, [12 x i8], i32 }, ptr @__shapetrace_note, i32 0, i32 4) to i64)) to i32) }, section ".note.shapetrace", align 4
 ; CHECK: @llvm.used = appending global [{{[0-9]+}} x ptr] [ptr @__shapetrace_note
 ; CHECK: @llvm.global_ctors = appending global [1 x { i32, ptr, ptr }] [{ i32, ptr, ptr } { i32 2, ptr @shapetrace.module_ctor, ptr null }]
+; CHECK: @llvm.global_dtors = appending global [1 x { i32, ptr, ptr }] [{ i32, ptr, ptr } { i32 2, ptr @shapetrace.module_dtor, ptr null }]
 
 ; Recording on or off is read once, at the entry, and decides both hooks of the frame.
 ; CHECK-LABEL: define void @void_ret()
-; CHECK-NEXT:    [[FLAG:%.*]] = load atomic i8, ptr @__shapetrace_enabled unordered, align 1
+; CHECK-NEXT:    [[FLAG:%.*]] = load atomic i8, ptr @__shapetrace_image_enabled unordered, align 1
 ; CHECK-NEXT:    [[ON:%.*]] = icmp ne i8 [[FLAG]], 0
 ; CHECK-NEXT:    br i1 [[ON]], label %[[ENTER:.*]], label %[[BODY:.*]]
 ; CHECK:       [[ENTER]]:
@@ -52,7 +55,7 @@ define void @void_ret() {
 }
 
 ; CHECK-LABEL: define i32 @value_ret(i32 %x)
-; CHECK-NEXT:    [[FLAG:%.*]] = load atomic i8, ptr @__shapetrace_enabled unordered, align 1
+; CHECK-NEXT:    [[FLAG:%.*]] = load atomic i8, ptr @__shapetrace_image_enabled unordered, align 1
 ; CHECK-NEXT:    [[ON:%.*]] = icmp ne i8 [[FLAG]], 0
 ; CHECK-NEXT:    br i1 [[ON]], label %[[ENTER:.*]], label %[[BODY:.*]]
 ; CHECK:       [[ENTER]]:
@@ -76,14 +79,14 @@ define i32 @value_ret(i32 %x) {
 ; Three returns, three exits, one entry, all behind the entry's one flag.
 ; CHECK-LABEL: define i32 @_Z11severalRetsi(i32 %x)
 ; CHECK:       entry:
-; CHECK-NEXT:    [[FLAG:%.*]] = load atomic i8, ptr @__shapetrace_enabled unordered
+; CHECK-NEXT:    [[FLAG:%.*]] = load atomic i8, ptr @__shapetrace_image_enabled unordered
 ; CHECK-NEXT:    [[ON:%.*]] = icmp ne i8 [[FLAG]], 0
 ; CHECK-NEXT:    br i1 [[ON]]
 ; CHECK:         [[B:%.*]] = load i32, ptr @__shapetrace_base_id
 ; CHECK-NEXT:    [[ID:%.*]] = add i32 [[B]], 2
 ; CHECK-NEXT:    call void @__shapetrace_enter(i32 [[ID]])
 ; CHECK-NOT:     call void @__shapetrace_enter
-; CHECK-NOT:     load atomic i8, ptr @__shapetrace_enabled
+; CHECK-NOT:     load atomic i8, ptr @__shapetrace_image_enabled
 ; CHECK:       one:
 ; CHECK-NEXT:    br i1 [[ON]], label %[[EXIT1:.*]], label %[[RET1:.*]]
 ; CHECK:       [[EXIT1]]:
@@ -120,7 +123,8 @@ other:
 declare i32 @external(i32)
 
 ; The hooks are nounwind and called through the GOT (nonlazybind); the constructor registers
-; the module record and is in no comdat, so every object file's constructor runs.
+; the module record and is in no comdat, so every object file's constructor runs; the destructor
+; unregisters it (dlclose), so that the runtime stops writing the image's flag.
 ; CHECK: declare void @__shapetrace_enter(i32) [[HOOK:#[0-9]+]]
 ; CHECK: declare void @__shapetrace_exit(i32) [[HOOK]]
 ; CHECK: declare void @__shapetrace_unwind_exit(i32) [[HOOK]]
@@ -128,5 +132,9 @@ declare i32 @external(i32)
 ; CHECK-NEXT:  call void @__shapetrace_register_module(ptr @__shapetrace_module)
 ; CHECK-NEXT:  ret void
 ; CHECK: declare void @__shapetrace_register_module(ptr) [[REG:#[0-9]+]]
+; CHECK: define internal void @shapetrace.module_dtor() [[CTOR]] {
+; CHECK-NEXT:  call void @__shapetrace_unregister_module(ptr @__shapetrace_module)
+; CHECK-NEXT:  ret void
+; CHECK: declare void @__shapetrace_unregister_module(ptr) [[REG]]
 ; CHECK: attributes [[HOOK]] = { nounwind nonlazybind }
 ; CHECK: !shapetrace.instrumented = !{}
