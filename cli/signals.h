@@ -1,5 +1,7 @@
-// Clean shutdown on SIGINT/SIGTERM for the long-running commands (collect, record): the handler
-// only records the signal; the receive loop checks it at least every 100 ms.
+// Clean shutdown on SIGINT/SIGTERM/SIGHUP for the long-running commands (collect, record): the
+// handler only records the signal; the receive loop checks it at least every 100 ms. SIGHUP is the
+// terminal going away: without a handler it would end the command before it finished its
+// recording.
 #pragma once
 
 #include <atomic>
@@ -23,6 +25,7 @@ inline void installStopHandlers() {
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGHUP, &action, nullptr);
 }
 
 } // namespace shapetrace::cli

@@ -20,16 +20,7 @@
 // is reimplemented here as glibc implements it (fork, the parent _exits with 0, the child calls
 // setsid, changes to / unless nochdir, and points 0, 1 and 2 at /dev/null unless noclose), with
 // the parent's _exit going through the wrapper. Nothing of this runs in a vfork child.
-//
-// A service is usually stopped by a signal (SIGTERM from its supervisor, SIGINT from a terminal,
-// SIGHUP when its terminal goes): left at its default action, the signal ended the process with
-// its rings unsent and no ProcessEnd, a loss of unknown size. Where the action is still the
-// default when the runtime starts, a handler ends the image as _exit does (endImageForSignal:
-// ProcessEnd with reason signal) and raises the signal again: blocked while the handler runs, it
-// is delivered on return with its default action restored (SA_RESETHAND), so the process ends
-// as it would have, by that signal, with the status its parent expects. A program that installs
-// its own handler replaces this one; an ignored signal stays ignored; a program that blocks the
-// signal to sigwait for it never runs this handler. The runtime's threads block every signal.
+
 #include "runtime.h"
 
 #include <cerrno>
@@ -119,30 +110,3 @@ SHAPETRACE_INTERPOSE int daemon(int nochdir, int noclose) noexcept {
   }
   return 0;
 }
-
-namespace shapetrace::rt {
-
-namespace {
-void endOnSignal(int signal) {
-  const int saved_errno = errno;
-  endImageForSignal(signal);
-  raise(signal); // pending until this handler returns, then the default action ends the process
-  errno = saved_errno;
-}
-} // namespace
-
-void flushOnTerminatingSignals() {
-  for (const int signal : {SIGTERM, SIGINT, SIGHUP}) {
-    struct sigaction current {};
-    if (sigaction(signal, nullptr, &current) != 0 || (current.sa_flags & SA_SIGINFO) != 0 ||
-        current.sa_handler != SIG_DFL)
-      continue;
-    struct sigaction flush {};
-    flush.sa_handler = endOnSignal;
-    sigfillset(&flush.sa_mask); // no other signal's handler runs inside this one
-    flush.sa_flags = SA_RESETHAND | SA_RESTART;
-    sigaction(signal, &flush, nullptr);
-  }
-}
-
-} // namespace shapetrace::rt

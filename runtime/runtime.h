@@ -124,11 +124,12 @@ void execFailed(int error);
 // _exit/_Exit (and daemon's parent): everything recorded is sent, ThreadEnds, ProcessEnd (reason
 // exitImmediately, `status`).
 void endImageForExit(int status);
-// A signal whose default action ends the process arrived (exit_hooks.cpp's handler): everything
+// A signal whose default action ends the process arrived (signal_hooks.cpp's stand-in): everything
 // recorded is sent, ThreadEnds, ProcessEnd (reason signal, its number); then the signal does end it.
 void endImageForSignal(int signal);
-// SIGTERM, SIGINT and SIGHUP, where their action is the default, get a handler that ends the image
-// (endImageForSignal) and raises the signal again (SHAPETRACE_FLUSH_ON_SIGNAL).
+// SIGTERM, SIGINT and SIGHUP, where the program's action is the default, get a stand-in handler that
+// ends the image (endImageForSignal) and then the process by the signal, unseen by the program
+// (SHAPETRACE_FLUSH_ON_SIGNAL; signal_hooks.cpp).
 void flushOnTerminatingSignals();
 // "SHAPETRACE_EXEC_FROM=<pid>:<process key>:<parent process key>" (hexadecimal keys) for the
 // environment of the image exec is about to start, so that it links itself to this one; false

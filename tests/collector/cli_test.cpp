@@ -273,15 +273,26 @@ TEST(RecordCommand, AProgramNotBuiltWithThePluginIsReportedAndFails) {
   EXPECT_EQ(j["untraced_processes"][0]["exit_code"], 3);
 }
 
-TEST(RecordCommand, ForwardsSigtermToTheProgramAndKeepsItsExitStatus) {
+// record finishes its recording and exits with its program's status, never dying first.
+void expectSignalForwardedToTheProgram(int signal) {
   TempDir tmp;
   Child record({kShapetrace, "record", "-o", tmp.sub("rec"), "--", "sh", "-c",
                 "echo started; exec sleep 30"});
   ASSERT_EQ(record.readLine(), "started");
-  record.signal(SIGTERM);
+  record.signal(signal);
   const std::string output = record.readAll();
-  EXPECT_EQ(record.exitCode(), 128 + SIGTERM) << output;
-  EXPECT_NE(output.find("sh exited with signal 15"), std::string::npos) << output;
+  EXPECT_EQ(record.exitCode(), 128 + signal) << output;
+  EXPECT_NE(output.find("sh exited with signal " + std::to_string(signal)), std::string::npos)
+      << output;
+  EXPECT_NE(output.find("items recorded to"), std::string::npos) << output;
+}
+
+TEST(RecordCommand, ForwardsSigtermToTheProgramAndKeepsItsExitStatus) {
+  expectSignalForwardedToTheProgram(SIGTERM);
+}
+
+TEST(RecordCommand, ForwardsSighupToTheProgramAndKeepsItsExitStatus) {
+  expectSignalForwardedToTheProgram(SIGHUP);
 }
 
 const char* kDinamite = "# thread function direction time\n"
