@@ -39,12 +39,14 @@
 #include "ShapeTracePass.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
 #include "llvm/IR/CFG.h"
 #include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/EHPersonalities.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/MDBuilder.h"
@@ -403,6 +405,30 @@ void ModuleEntryExit::callHook(FunctionCallee Hook, Value* Enabled, Instruction*
   IRB.CreateCall(Hook, {Id});
 }
 
+/// Whether inline assembly defines a symbol that a copy would define a second time ("symbol
+/// already defined"): a label other than a numeric local one (`1:`) or one made unique per copy
+/// (`%=`, `${:uid}` in IR), or `.equiv`. Statements are split at newlines and semicolons.
+bool definesSymbol(const InlineAsm& Asm) {
+  SmallVector<StringRef, 8> Lines;
+  SplitString(Asm.getAsmString(), Lines, "\n;");
+  for (StringRef Line : Lines) {
+    Line = Line.trim();
+    if (Line.starts_with(".equiv"))
+      return true;
+    size_t Colon = Line.find(':');
+    if (Colon == StringRef::npos || Colon == 0)
+      continue;
+    StringRef Label = Line.take_front(Colon);
+    if (Label.contains("${:uid}") || Label.contains("%=") || Label.contains('"'))
+      continue;
+    bool Numeric = all_of(Label, [](char C) { return isDigit(C); });
+    bool Name = all_of(Label, [](char C) { return isAlnum(C) || C == '_' || C == '.' || C == '$'; });
+    if (Name && !Numeric)
+      return true;
+  }
+  return false;
+}
+
 /// Why `F` cannot have two bodies, the ordinary one tail-calling the hooked one; it is then gated
 /// in place. A `musttail` call must forward the arguments exactly as they came, which the
 /// backends do for ordinary calling conventions and register or pointer arguments.
@@ -420,9 +446,19 @@ std::optional<std::string> ModuleEntryExit::cloneUnsupportedReason(const Functio
       return "it takes a Swift error or async context argument";
   }
   // blockaddress(@F, %bb) (a computed goto) would still jump into F's blocks from the copy.
-  for (const BasicBlock& BB : F)
+  for (const BasicBlock& BB : F) {
     if (BB.hasAddressTaken())
       return "the address of one of its labels is taken";
+    for (const Instruction& I : BB) {
+      const auto* Call = dyn_cast<CallBase>(&I);
+      if (!Call)
+        continue;
+      if (Call->cannotDuplicate())
+        return "it makes a call that must not be duplicated (noduplicate)";
+      if (const auto* Asm = dyn_cast<InlineAsm>(Call->getCalledOperand()); Asm && definesSymbol(*Asm))
+        return "its inline assembly defines a symbol, which a copy would define twice";
+    }
+  }
   return std::nullopt;
 }
 
@@ -474,6 +510,16 @@ void ModuleEntryExit::instrumentWithClone(Function& F, uint32_t Index, GlobalVar
   // Only F calls it: inlining it back (in a later LTO pipeline) would undo the split.
   Traced->removeFnAttr(Attribute::AlwaysInline);
   Traced->addFnAttr(Attribute::NoInline);
+  // Other instrumentation added after this pass (-pg's mcount, -finstrument-functions after
+  // inlining, XRay's sleds, patchable entries) is F's: the copy is only entered through F, and a
+  // second set would count every recorded call twice.
+  for (StringRef Kind : {"instrument-function-entry", "instrument-function-entry-inlined",
+                         "instrument-function-exit", "instrument-function-exit-inlined",
+                         "function-instrument", "xray-instruction-threshold", "xray-skip-entry",
+                         "xray-skip-exit", "xray-ignore-loops", "xray-log-args",
+                         "patchable-function-entry", "patchable-function-prefix", "fentry-call",
+                         "mnop-mcount", "mrecord-mcount"})
+    Traced->removeFnAttr(Kind);
   addHooks(*Traced, /*Enabled=*/nullptr, Index, BaseId);
 
   Instruction* InsertPt = entryInsertionPoint(F);
