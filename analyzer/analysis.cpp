@@ -312,4 +312,11 @@ Analysis analyze(std::vector<ThreadInput> threads, const FunctionResolver& resol
   return analysis;
 }
 
+uint64_t tracerWaitNs(const Analysis& analysis, const ThreadKey& thread) {
+  for (const ThreadSummary& t : analysis.threads)
+    if (t.key == thread)
+      return t.diagnostics.count(Stat::tracer_wait_ns);
+  return 0;
+}
+
 } // namespace shapetrace::analyzer

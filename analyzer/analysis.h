@@ -156,4 +156,9 @@ private:
 Analysis analyze(std::vector<ThreadInput> threads, const FunctionResolver& resolve,
                  const AnalysisSettings& settings);
 
+// The time the tracer made `thread` wait in all (lossless recording), 0 for a thread the analysis
+// lacks. A call open at a wait starts later by it in the analysis (call_stack.h): a call found again
+// in the recording by that start entered up to this much before it.
+uint64_t tracerWaitNs(const Analysis& analysis, const ThreadKey& thread);
+
 } // namespace shapetrace::analyzer

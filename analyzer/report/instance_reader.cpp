@@ -23,15 +23,21 @@ struct StoredCall {
 // It keeps only the calls an instance can list: those entered in the window and the `max_calls`
 // entered after the last of them, so that a candidate spanning the rest of its thread (a thread's
 // loop) costs a scan, not memory that grows with the thread's calls.
+//
+// The window is in the analysis' times, where a call open at a tracer wait starts later by the
+// wait (call_stack.h): a call is taken for the window when it entered up to `slack_ns` (the
+// thread's tracer waits) before it; whether it starts in it is decided on its analysis time.
 class ReplaySink {
 public:
-  ReplaySink(uint64_t from_ns, uint64_t to_ns, const CallPredicate& matches, size_t max_calls)
-      : from_ns_(from_ns), to_ns_(to_ns), matches_(matches), max_calls_(max_calls) {}
+  ReplaySink(uint64_t from_ns, uint64_t to_ns, uint64_t slack_ns, const CallPredicate& matches,
+             size_t max_calls)
+      : from_ns_(from_ns), to_ns_(to_ns), slack_ns_(slack_ns), matches_(matches),
+        max_calls_(max_calls) {}
 
   void onEnter(uint32_t function, uint32_t depth, uint64_t time_ns) {
     if (found_)
       return;
-    const bool in_window = time_ns >= from_ns_ && time_ns < to_ns_;
+    const bool in_window = mayStartInWindow(time_ns);
     if (in_window)
       last_in_window_ = entered_;
     const bool listable =
@@ -77,9 +83,8 @@ public:
   bool found() const { return found_; }
   // True while a call that started inside the window is still open.
   bool candidatesOpen() const {
-    return std::any_of(open_.begin(), open_.end(), [&](const Open& o) {
-      return o.enter_ns >= from_ns_ && o.enter_ns < to_ns_;
-    });
+    return std::any_of(open_.begin(), open_.end(),
+                       [&](const Open& o) { return mayStartInWindow(o.enter_ns); });
   }
 
   Instance takeFound() {
@@ -99,13 +104,17 @@ public:
 
 private:
   static constexpr size_t kNone = SIZE_MAX;
+
+  bool mayStartInWindow(uint64_t enter_ns) const {
+    return enter_ns + slack_ns_ >= from_ns_ && enter_ns < to_ns_;
+  }
   struct Open {
     size_t stored;    // its place in stored_, or kNone: not stored
     uint64_t entered; // calls entered before it
     uint64_t enter_ns;
   };
 
-  uint64_t from_ns_, to_ns_;
+  uint64_t from_ns_, to_ns_, slack_ns_;
   const CallPredicate& matches_;
   size_t max_calls_;
   std::vector<Open> open_;
@@ -126,8 +135,10 @@ InstanceReader::InstanceReader(recording::RecordingReader& reader, const Analysi
 std::optional<Instance> InstanceReader::find(uint64_t process, uint32_t thread, uint64_t from_ns,
                                              uint64_t to_ns, const CallPredicate& matches,
                                              size_t max_calls) {
-  if (!events_.start({process, thread}, from_ns)) return std::nullopt;
-  ReplaySink replay(from_ns, to_ns, matches, max_calls);
+  const uint64_t slack_ns = tracerWaitNs(analysis_, {process, thread});
+  if (!events_.start({process, thread}, from_ns > slack_ns ? from_ns - slack_ns : 0))
+    return std::nullopt;
+  ReplaySink replay(from_ns, to_ns, slack_ns, matches, max_calls);
   // Looks shapes up only: a call whose shape the analysis does not know matches no cluster.
   CallStack<ReplaySink> stack(replay, ShapeLookup::find(analysis_.shapes),
                               analysis_.settings.thread.max_depth);
@@ -139,12 +150,11 @@ std::optional<Instance> InstanceReader::find(uint64_t process, uint32_t thread, 
       stack.onGap(0);
       continue;
     }
-    // Whole stretches, so that the stack takes its leaf path; the sink ignores what follows
-    // the call it found. The tracer's waits are measured as the analysis measured them.
+    // Whole batches, so that the stack takes its leaf path; the sink ignores what follows the
+    // call it found. Missing batches are a gap, and the tracer's waits are measured as the
+    // analysis measured them.
     const std::vector<Event>& events = events_.events();
-    forEachStretch(
-        events, events_.waits(), [&](std::span<const Event> stretch) { stack.onEvents(stretch); },
-        [&](uint64_t duration_ns) { stack.onTracerWait(duration_ns); });
+    stack.onBatch(events_.sequence(), events, events_.waits());
     if (replay.found()) {
       Instance instance = replay.takeFound();
       instance.process = process;

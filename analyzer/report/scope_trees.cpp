@@ -334,7 +334,7 @@ ScopeTrees readScopeTrees(recording::RecordingReader& reader, const Analysis& an
       case ThreadEvents::Kind::kGap: stack.onGapMarker(events.dropped()); break;
       case ThreadEvents::Kind::kUndecodable: stack.onGap(0); break;
       case ThreadEvents::Kind::kBatch:
-        stack.onBatch(events.sequence(), events.events());
+        stack.onBatch(events.sequence(), events.events(), events.waits());
         read += events.events().size();
         reading = read < budget;
         break;

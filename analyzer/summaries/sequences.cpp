@@ -200,6 +200,54 @@ private:
   std::optional<FinishedCall> found_;
 };
 
+// Finds the enter time, in the events, of the call that starts at `start_ns` in the analysis' times
+// (later by the tracer waits while it was open) and is of `function` (UINT32_MAX: the outermost
+// such call).
+class EnterTimeFinder {
+public:
+  EnterTimeFinder(uint64_t start_ns, uint32_t function) : start_ns_(start_ns), function_(function) {}
+  void onEnter(uint32_t, uint32_t, uint64_t time_ns) { open_.push_back(time_ns); }
+  void onCall(const FinishedCall& call) {
+    const uint64_t entered = open_.back();
+    open_.pop_back();
+    if (call.enter_ns == start_ns_ && (function_ == UINT32_MAX || call.function == function_) &&
+        (!found_ || call.depth <= depth_)) {
+      found_ = entered;
+      depth_ = call.depth;
+    }
+  }
+  void onReset() { open_.clear(); }
+  // Until found, and then while an enclosing call (entered no later) may start there too.
+  bool wantsMore() const {
+    if (!found_) return true;
+    return function_ == UINT32_MAX &&
+           std::any_of(open_.begin(), open_.end(), [&](uint64_t t) { return t <= *found_; });
+  }
+  const std::optional<uint64_t>& found() const { return found_; }
+
+private:
+  uint64_t start_ns_;
+  uint32_t function_;
+  std::vector<uint64_t> open_; // enter times of the open calls
+  std::optional<uint64_t> found_;
+  uint32_t depth_ = 0;
+};
+
+// The scope of one instance in the events' times: where the thread waited for the tracer, the
+// call's start in the analysis is not its enter's time.
+Scope instanceInEventTimes(ThreadEvents& events, const Analysis& analysis, const Scope& scope,
+                           const ThreadKey& thread) {
+  const uint64_t waited = tracerWaitNs(analysis, thread);
+  if (scope.roots != Scope::Roots::kInstance || waited == 0) return scope;
+  EnterTimeFinder finder(scope.instance_ns, scope.instance_function);
+  CallStack<EnterTimeFinder> stack(finder, ShapeLookup::none(), analysis.settings.thread.max_depth);
+  const uint64_t from = scope.instance_ns > waited ? scope.instance_ns - waited : 0;
+  feedThread(events, thread, from, stack, [&](uint64_t) { return finder.wantsMore(); });
+  Scope in_events = scope;
+  if (finder.found()) in_events.instance_ns = *finder.found();
+  return in_events;
+}
+
 } // namespace
 
 ShapeId typicalShape(const Analysis& analysis, uint32_t function) {
@@ -251,11 +299,12 @@ ReplayStats replayScope(recording::RecordingReader& reader, const Analysis& anal
       roots = finder.outermost();
       if (roots.empty()) continue;
     }
-    ScopeSink scoped(scope, thread, sink, &roots, stats);
+    const Scope in_events = instanceInEventTimes(events, analysis, scope, thread);
+    ScopeSink scoped(in_events, thread, sink, &roots, stats);
     CallStack<ScopeSink> stack(scoped, ShapeLookup::none(), max_depth);
     // One instance is found through the index; everything else is read from the thread's start,
     // so that every call's callers (and a root's nesting) are known.
-    const uint64_t from = scope.roots == Scope::Roots::kInstance ? scope.instance_ns : 0;
+    const uint64_t from = scope.roots == Scope::Roots::kInstance ? in_events.instance_ns : 0;
     feedThread(events, thread, from, stack, [&](uint64_t t) { return scoped.wantsMore(t); });
     scoped.finish();
   }

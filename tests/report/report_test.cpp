@@ -285,6 +285,74 @@ TEST_F(ReportTest, InstancesAfterAGapAreStillExact) {
                                       r.instance.function));
 }
 
+// The tracer made the thread of each outlier wait right after the outlier's call began (lossless
+// recording): the analysis moves the call's start later by the wait, and the instance is still
+// found, exactly, by the start the analysis gives.
+TEST_F(ReportTest, OutliersOpenAcrossATracerWaitAreFound) {
+  std::vector<wire::StreamItem> traced = ServiceTrace().items();
+  load(traced);
+  ASSERT_FALSE(analysis.outliers.empty());
+  constexpr uint64_t kWaitNs = 5000;
+  std::set<std::tuple<uint64_t, uint32_t, uint64_t>> outlier_starts;
+  for (const Outlier& o : analysis.outliers)
+    outlier_starts.insert({o.process, o.thread, o.start_ns});
+  // Each thread's events in order: a wait after each outlier's enter, every later event delayed by
+  // the waits before it, as the runtime's waits delay them.
+  // Alongside, each call's start as the analysis gives it (later by every wait while it was open)
+  // and its enter in the events.
+  struct OpenCall {
+    uint64_t enter, start;
+    uint32_t function;
+  };
+  std::map<std::pair<uint64_t, uint32_t>, uint64_t> delay; // per thread, so far
+  std::map<std::pair<uint64_t, uint32_t>, std::vector<OpenCall>> open;
+  // (thread, analysis start, analysis function) -> enter
+  std::map<std::tuple<uint32_t, uint64_t, uint32_t>, uint64_t> raw_start;
+  for (auto& item : traced) {
+    auto* batch = std::get_if<wire::EventBatch>(&item.body);
+    if (!batch) continue;
+    uint64_t& shift = delay[{item.process, batch->thread}];
+    std::vector<OpenCall>& stack = open[{item.process, batch->thread}];
+    for (uint32_t i = 0; i < batch->events.size(); ++i) {
+      Event& e = batch->events[i];
+      const uint64_t original = e.timestamp;
+      e.timestamp += shift;
+      if (e.kind != EventKind::Enter) {
+        raw_start[{batch->thread, stack.back().start, stack.back().function}] = stack.back().enter;
+        stack.pop_back();
+        continue;
+      }
+      stack.push_back({e.timestamp, e.timestamp, analysisFunction(e.function_id)});
+      if (outlier_starts.count({item.process, batch->thread, original})) {
+        batch->tracer_waits.push_back({i + 1, e.timestamp, kWaitNs});
+        for (OpenCall& call : stack)
+          call.start += kWaitNs;
+        shift += kWaitNs;
+      }
+    }
+  }
+  instances.reset();
+  reader.reset();
+  fs::remove_all(dir / "rec");
+  load(traced);
+  DetailSummary summary;
+  const auto embedded = collectInstances(*instances, analysis, DetailLimits{}, summary);
+  EXPECT_EQ(summary.not_found, 0u);
+  // The waits change which calls are judged outliers (times move); many still waited.
+  size_t outliers = 0, waited = 0;
+  for (const ReportInstance& r : embedded) {
+    if (r.reason != InstanceReason::kOutlier) continue;
+    const Outlier& o = analysis.outliers[outliers++];
+    EXPECT_EQ(r.instance.start_ns, o.start_ns);
+    EXPECT_EQ(r.instance.duration_ns, o.duration_ns);
+    const uint64_t enter = raw_start.at({o.thread, o.start_ns, o.function});
+    waited += enter != o.start_ns;
+    EXPECT_EQ(r.instance.calls, truth(o.process, o.thread, enter, o.function));
+  }
+  EXPECT_EQ(outliers, analysis.outliers.size());
+  EXPECT_GT(waited, outliers / 2);
+}
+
 TEST_F(ReportTest, PageDataCarriesTheModelWithoutTheDag) {
   load(ServiceTrace().items());
   DetailSummary summary;

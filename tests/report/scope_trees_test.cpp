@@ -67,7 +67,19 @@ std::vector<wire::StreamItem> randomTrace(uint32_t seed) {
         items.push_back(wire::StreamItem{42, wire::Gap{thread, 5, wire::kNoSequence, lost, lost}});
         continue;
       }
+      // Now and then the tracer made the thread wait mid-batch (lossless recording): what follows
+      // is later by the wait, which the calls open across it do not count.
+      std::vector<wire::TracerWait> waits;
+      if (batch % 5 == 1) {
+        const auto at = static_cast<uint32_t>(events.size() / 2);
+        constexpr uint64_t kWaitNs = 50'000;
+        waits.push_back({at, events[at - 1].timestamp, kWaitNs});
+        for (size_t i = at; i < events.size(); ++i)
+          events[i].timestamp += kWaitNs;
+        time += kWaitNs;
+      }
       items.push_back(batchItem(42, thread, sequence++, std::move(events)));
+      std::get<wire::EventBatch>(items.back().body).tracer_waits = std::move(waits);
     }
   }
   return items;
@@ -222,14 +234,21 @@ TEST_F(ScopeTreesTest, AFunctionsOutlierAndTypicalTreesAreTheWalksOfThoseCalls) 
       bool outermost = true;
       // A sequence of the function's outermost calls that holds the outlier: the call (or a call
       // cut by a gap, whose finished calls its sequence keeps) encloses it.
+      // (The sequence's start is its enter's time, before the analysis' start of a call that
+      // waited for the tracer: the outlier's own sequence is told by its root's times.)
       struct Finder : summaries::SequenceSink {
         uint64_t from = 0, to = 0, root = 0;
-        bool inside = false;
-        void begin(const summaries::SequenceInfo& info) override { root = info.start_ns; }
+        bool inside = false, itself = false;
+        void begin(const summaries::SequenceInfo& info) override {
+          root = info.start_ns;
+          itself = false;
+        }
         void enter(uint32_t, uint32_t, uint64_t) override {}
-        void exit(uint32_t, uint32_t, uint64_t, uint64_t, bool) override {}
+        void exit(uint32_t, uint32_t depth, uint64_t enter_ns, uint64_t exit_ns, bool) override {
+          if (depth == 0 && enter_ns == from && exit_ns == to) itself = true;
+        }
         void end(uint64_t time_ns) override {
-          if (root < from && time_ns >= to) inside = true;
+          if (!itself && root <= from && time_ns >= to) inside = true;
         }
       } finder;
       finder.from = o.start_ns;
