@@ -242,20 +242,23 @@ const std::vector<IndexRecord>& RecordingReader::index(uint32_t segment_number) 
   const auto bytes = s.file->bytes();
 
   // The stored index, trusted only as far as each record points at a frame boundary inside the
-  // intact part of the file; a torn final record is dropped.
+  // intact part of the file and the records cover every frame: the first frame follows the file
+  // header and each next one the frame before it (a record the writer failed to write, from a full
+  // disk say, would otherwise hide its frame from seek()). A torn final record is dropped; frames
+  // after the last record (the writer stopped between a frame and its record) are indexed below.
   std::ifstream in(indexPath(dir_, s.number), std::ios::binary);
   bool usable = static_cast<bool>(in);
   IndexRecord record;
-  uint64_t previous = 0;
+  uint64_t expected = wire::kFileHeaderBytes; // where the next frame starts
   while (usable && in.read(reinterpret_cast<char*>(&record), sizeof record)) {
-    uint32_t magic = 0;
-    if (record.offset < wire::kFileHeaderBytes || record.offset <= previous ||
-        record.offset % 8 != 0 || record.offset + wire::kFrameHeaderBytes > bytes.size() ||
+    uint32_t magic = 0, length = 0;
+    if (record.offset != expected || record.offset + wire::kFrameHeaderBytes > bytes.size() ||
         (std::memcpy(&magic, bytes.data() + record.offset, 4), magic != wire::kFrameMagic)) {
       usable = false;
       break;
     }
-    previous = record.offset;
+    std::memcpy(&length, bytes.data() + record.offset + 4, 4);
+    expected = record.offset + wire::frameBytes(length);
     s.index->push_back(record);
   }
   if (pages_ == Pages::kReleaseBehind) {
@@ -263,12 +266,12 @@ const std::vector<IndexRecord>& RecordingReader::index(uint32_t segment_number) 
     s.file->release(0, bytes.size());
     s.released = 0;
   }
-  if (usable && !s.index->empty())
-    return *s.index;
-
-  // Rebuild by scanning: peek every intact frame.
-  s.index->clear();
+  // Rebuild by scanning, from the first frame the stored index lacks: peek every intact frame.
   wire::FrameScanner scanner(bytes);
+  if (usable && !s.index->empty() && expected <= bytes.size())
+    scanner.seek(expected);
+  else
+    s.index->clear();
   for (auto r = scanner.next(); r.status != wire::FrameScanner::Status::End; r = scanner.next()) {
     if (r.status != wire::FrameScanner::Status::Frame)
       continue;

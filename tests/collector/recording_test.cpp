@@ -10,6 +10,7 @@
 #include "wire/format_error.h"
 
 #include <filesystem>
+#include <cstring>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -266,6 +267,51 @@ TEST(Recording, IndexIsRebuiltWhenItsFileIsMissingOrDamaged) {
       .write(std::string(32, '\x7f').data(), 32);
   fs::resize_file(indexPath(tmp.sub("rec"), 3), fs::file_size(indexPath(tmp.sub("rec"), 3)) - 5);
   RecordingReader reader(tmp.sub("rec"));
+  expectSeekLandsOnTheCoveringBatch(reader);
+}
+
+// An index that lacks records, at its end (the writer stopped between a frame and its record) or
+// in the middle (a record it failed to write), is completed from the frames: every frame stays
+// reachable through seek().
+TEST(Recording, IndexThatLacksRecordsIsCompletedFromTheFrames) {
+  TempDir tmp;
+  RecordingOptions options;
+  options.segment_bytes = 4096;
+  writeAll(tmp.sub("intact"), sampleItems(40), options);
+  writeAll(tmp.sub("rec"), sampleItems(40), options);
+  auto records = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::vector<IndexRecord> out;
+    IndexRecord record;
+    while (in.read(reinterpret_cast<char*>(&record), sizeof record))
+      out.push_back(record);
+    return out;
+  };
+  auto rewrite = [](const std::string& path, const std::vector<IndexRecord>& kept) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc)
+        .write(reinterpret_cast<const char*>(kept.data()),
+               static_cast<std::streamsize>(kept.size() * sizeof(IndexRecord)));
+  };
+  std::vector<IndexRecord> first = records(indexPath(tmp.sub("rec"), 0));
+  ASSERT_GT(first.size(), 3u);
+  first.resize(first.size() - 2); // the last two records
+  rewrite(indexPath(tmp.sub("rec"), 0), first);
+  std::vector<IndexRecord> second = records(indexPath(tmp.sub("rec"), 1));
+  ASSERT_GT(second.size(), 3u);
+  second.erase(second.begin() + 1); // one in the middle
+  rewrite(indexPath(tmp.sub("rec"), 1), second);
+
+  RecordingReader intact(tmp.sub("intact"));
+  RecordingReader reader(tmp.sub("rec"));
+  ASSERT_EQ(reader.segmentCount(), intact.segmentCount());
+  for (uint32_t segment = 0; segment < reader.segmentCount(); ++segment) {
+    const auto& got = reader.index(segment);
+    const auto& want = intact.index(segment);
+    ASSERT_EQ(got.size(), want.size()) << "segment " << segment;
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_EQ(std::memcmp(&got[i], &want[i], sizeof(IndexRecord)), 0)
+          << "segment " << segment << " record " << i;
+  }
   expectSeekLandsOnTheCoveringBatch(reader);
 }
 
