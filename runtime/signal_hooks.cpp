@@ -30,29 +30,23 @@
 #include <atomic>
 #include <cerrno>
 #include <csignal>
-#include <dlfcn.h>
 #include <pthread.h>
 #include <time.h>
 
 #define SHAPETRACE_INTERPOSE extern "C" __attribute__((visibility("default")))
 
+// The real sigaction: glibc exports it as __sigaction too, which nothing interposes. Called
+// directly, not looked up with dlsym: a sanitizer's runtime calls sigaction (through this library)
+// while it initialises, before anything can be looked up, and a handler may call it too, where
+// dlsym is not safe.
+extern "C" int __sigaction(int, const struct sigaction*, struct sigaction*) noexcept;
+
+// What a sanitizer's runtime may call while it initialises carries no instrumentation of its own.
+#define SHAPETRACE_UNINSTRUMENTED __attribute__((disable_sanitizer_instrumentation))
+
 namespace shapetrace::rt {
 namespace {
 
-using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
-
-// The real sigaction, resolved at start (dlsym is not async-signal-safe, and sigaction may be
-// called from a signal handler) or, before it, on first use.
-std::atomic<SigactionFn> g_real_sigaction{nullptr};
-
-SigactionFn realSigaction() {
-  SigactionFn real = g_real_sigaction.load(std::memory_order_acquire);
-  if (!real) {
-    real = reinterpret_cast<SigactionFn>(dlsym(RTLD_NEXT, "sigaction"));
-    g_real_sigaction.store(real, std::memory_order_release);
-  }
-  return real;
-}
 
 // One termination signal the runtime may stand in for.
 struct StandIn {
@@ -64,11 +58,13 @@ struct StandIn {
 };
 StandIn g_stand_ins[] = {{SIGTERM}, {SIGINT}, {SIGHUP}};
 
-StandIn* standInFor(int signal) {
-  for (StandIn& s : g_stand_ins)
-    if (s.signal == signal)
-      return &s;
-  return nullptr;
+SHAPETRACE_UNINSTRUMENTED StandIn* standInFor(int signal) {
+  switch (signal) {
+  case SIGTERM: return &g_stand_ins[0];
+  case SIGINT: return &g_stand_ins[1];
+  case SIGHUP: return &g_stand_ins[2];
+  default: return nullptr;
+  }
 }
 
 // Whether the stand-in may be (re)installed: only while the runtime runs and was asked to.
@@ -102,7 +98,7 @@ void endOnSignal(int signal) {
   // What the default action does: the process ends by this signal.
   struct sigaction default_action {};
   default_action.sa_handler = SIG_DFL;
-  realSigaction()(signal, &default_action, nullptr);
+  __sigaction(signal, &default_action, nullptr);
   sigset_t just_this;
   sigemptyset(&just_this);
   sigaddset(&just_this, signal);
@@ -124,7 +120,7 @@ bool standsInNow(StandIn& s) {
   if (!s.active.load())
     return false;
   struct sigaction current {};
-  if (realSigaction()(s.signal, nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) == 0 &&
+  if (__sigaction(s.signal, nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) == 0 &&
       current.sa_handler == endOnSignal)
     return true;
   s.active.store(false);
@@ -143,21 +139,21 @@ int sigactionOfTerminationSignal(StandIn& s, const struct sigaction* action,
       s.program_default = *action;
       return 0;
     }
-    const int result = realSigaction()(s.signal, action, nullptr);
+    const int result = __sigaction(s.signal, action, nullptr);
     if (result == 0)
       s.active.store(false);
     return result;
   }
   if (action && isDefault(*action) && g_stand_in_allowed.load()) {
     const struct sigaction stand_in = standInAction();
-    const int result = realSigaction()(s.signal, &stand_in, old);
+    const int result = __sigaction(s.signal, &stand_in, old);
     if (result == 0) {
       s.program_default = *action;
       s.active.store(true);
     }
     return result;
   }
-  return realSigaction()(s.signal, action, old);
+  return __sigaction(s.signal, action, old);
 }
 
 // signal() and its kin in terms of sigaction, as glibc builds them.
@@ -177,14 +173,13 @@ sighandler_t signalWith(int signal, sighandler_t handler, int flags, bool mask_i
 } // namespace
 
 void flushOnTerminatingSignals() {
-  realSigaction();
   g_stand_in_allowed.store(true);
   for (StandIn& s : g_stand_ins) {
     struct sigaction current {};
-    if (realSigaction()(s.signal, nullptr, &current) != 0 || !isDefault(current))
+    if (__sigaction(s.signal, nullptr, &current) != 0 || !isDefault(current))
       continue;
     const struct sigaction stand_in = standInAction();
-    if (realSigaction()(s.signal, &stand_in, nullptr) == 0) {
+    if (__sigaction(s.signal, &stand_in, nullptr) == 0) {
       s.program_default = current;
       s.active.store(true);
     }
@@ -195,25 +190,38 @@ void flushOnTerminatingSignals() {
 
 using shapetrace::rt::StandIn;
 
-SHAPETRACE_INTERPOSE int sigaction(int signal, const struct sigaction* action,
-                                   struct sigaction* old) noexcept {
+SHAPETRACE_INTERPOSE SHAPETRACE_UNINSTRUMENTED int sigaction(int signal,
+                                                             const struct sigaction* action,
+                                                             struct sigaction* old) noexcept {
   if (StandIn* s = shapetrace::rt::standInFor(signal))
     return shapetrace::rt::sigactionOfTerminationSignal(*s, action, old);
-  return shapetrace::rt::realSigaction()(signal, action, old);
+  return __sigaction(signal, action, old);
 }
 
 // glibc's signal() has BSD semantics (restarted system calls, the signal blocked in its handler),
-// sysv_signal() System V's (the handler runs once, unmasked, and interrupts system calls). Other
-// signals go to the real functions as they are (siginterrupt's settings included).
-#define SHAPETRACE_SIGNAL_FUNCTION(name, flags, mask_itself)                                      \
-  SHAPETRACE_INTERPOSE sighandler_t name(int signal, sighandler_t handler) noexcept {             \
-    if (shapetrace::rt::standInFor(signal))                                                       \
-      return shapetrace::rt::signalWith(signal, handler, flags, mask_itself);                     \
-    static const auto real = reinterpret_cast<sighandler_t (*)(int, sighandler_t)>(             \
-        dlsym(RTLD_NEXT, #name));                                                                 \
-    return real(signal, handler);                                                                 \
-  }
-SHAPETRACE_SIGNAL_FUNCTION(signal, SA_RESTART, true)
-SHAPETRACE_SIGNAL_FUNCTION(bsd_signal, SA_RESTART, true)
-SHAPETRACE_SIGNAL_FUNCTION(sysv_signal, SA_RESETHAND | SA_NODEFER, false)
-SHAPETRACE_SIGNAL_FUNCTION(__sysv_signal, SA_RESETHAND | SA_NODEFER, false)
+// sysv_signal() System V's (the handler runs once, unmasked, and interrupts system calls), as
+// built here on sigaction. Other signals than the three keep glibc's own signal(), through its
+// alias ssignal (which honours siginterrupt()).
+extern "C" sighandler_t ssignal(int, sighandler_t) noexcept;
+
+SHAPETRACE_INTERPOSE SHAPETRACE_UNINSTRUMENTED sighandler_t signal(int signal,
+                                                                  sighandler_t handler) noexcept {
+  if (!shapetrace::rt::standInFor(signal))
+    return ssignal(signal, handler);
+  return shapetrace::rt::signalWith(signal, handler, SA_RESTART, true);
+}
+
+SHAPETRACE_INTERPOSE SHAPETRACE_UNINSTRUMENTED sighandler_t bsd_signal(int signal,
+                                                                      sighandler_t handler) noexcept {
+  return ::signal(signal, handler);
+}
+
+SHAPETRACE_INTERPOSE SHAPETRACE_UNINSTRUMENTED sighandler_t sysv_signal(int signal,
+                                                                       sighandler_t handler) noexcept {
+  return shapetrace::rt::signalWith(signal, handler, SA_RESETHAND | SA_NODEFER, false);
+}
+
+SHAPETRACE_INTERPOSE SHAPETRACE_UNINSTRUMENTED sighandler_t
+__sysv_signal(int signal, sighandler_t handler) noexcept {
+  return shapetrace::rt::signalWith(signal, handler, SA_RESETHAND | SA_NODEFER, false);
+}
