@@ -407,23 +407,30 @@ void ModuleEntryExit::callHook(FunctionCallee Hook, Value* Enabled, Instruction*
 
 /// Whether inline assembly defines a symbol that a copy would define a second time ("symbol
 /// already defined"): a label other than a numeric local one (`1:`) or one made unique per copy
-/// (`%=`, `${:uid}` in IR), or `.equiv`. Statements are split at newlines and semicolons.
+/// (`%=`, `${:uid}` in IR), whatever its characters (quoted, or pasted from an operand: `.L%c0:`),
+/// an `.equiv`, or an assembler macro (its labels are not seen here). Statements are split at
+/// newlines and semicolons; what comes before a colon is a label only when it has no space, comma
+/// or parenthesis (`movq %fs:0, %rax` is not one).
 bool definesSymbol(const InlineAsm& Asm) {
-  SmallVector<StringRef, 8> Lines;
-  SplitString(Asm.getAsmString(), Lines, "\n;");
-  for (StringRef Line : Lines) {
-    Line = Line.trim();
-    if (Line.starts_with(".equiv"))
+  StringRef Text = Asm.getAsmString();
+  if (Text.contains(".macro"))
+    return true;
+  SmallVector<StringRef, 8> Statements;
+  SplitString(Text, Statements, "\n;");
+  for (StringRef Piece : Statements) {
+    // `${:uid}` (what %= is in IR) holds a colon of its own.
+    std::string Statement = Piece.trim().str();
+    for (size_t At; (At = Statement.find("${:uid}")) != std::string::npos;)
+      Statement.replace(At, 7, "%=");
+    if (StringRef(Statement).starts_with(".equiv"))
       return true;
-    size_t Colon = Line.find(':');
-    if (Colon == StringRef::npos || Colon == 0)
+    size_t Colon = Statement.find(':');
+    if (Colon == std::string::npos || Colon == 0)
       continue;
-    StringRef Label = Line.take_front(Colon);
-    if (Label.contains("${:uid}") || Label.contains("%=") || Label.contains('"'))
+    StringRef Label = StringRef(Statement).take_front(Colon);
+    if (Label.find_first_of(" \t,()") != StringRef::npos || Label.contains("%="))
       continue;
-    bool Numeric = all_of(Label, [](char C) { return isDigit(C); });
-    bool Name = all_of(Label, [](char C) { return isAlnum(C) || C == '_' || C == '.' || C == '$'; });
-    if (Name && !Numeric)
+    if (!all_of(Label, [](char C) { return isDigit(C); }))
       return true;
   }
   return false;

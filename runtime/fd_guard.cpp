@@ -132,9 +132,8 @@ inline bool programTouches(unsigned first, unsigned last) {
   return first == last ? isMarked(int(first)) : true;
 }
 
-template <class Fn> Fn real(const char* name) {
+template <class Fn> Fn real(std::atomic<void*>& cache, const char* name) {
   // Benign race: every thread resolves the same address.
-  static std::atomic<void*> cache{nullptr};
   void* found = cache.load(std::memory_order_relaxed);
   if (!found) {
     found = dlsym(RTLD_NEXT, name);
@@ -142,7 +141,14 @@ template <class Fn> Fn real(const char* name) {
   }
   return reinterpret_cast<Fn>(found);
 }
-#define REAL(name) real<decltype(&::name)>(#name)
+// The real `name`, looked up once. The cache is a static of each expansion (a lambda of its own),
+// never one shared by the functions of one type: epoll_create and epoll_create1, socket and dup3
+// have the same type, and one cache per type called whichever had been looked up first.
+#define REAL(name)                                                                                 \
+  ([]() -> decltype(&::name) {                                                                     \
+    static std::atomic<void*> cache{nullptr};                                                      \
+    return real<decltype(&::name)>(cache, #name);                                                  \
+  }())
 
 // A creation on a runtime thread: counted while between the syscall and the mark.
 template <class Create> int created(Create create) {

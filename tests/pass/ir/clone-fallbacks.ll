@@ -12,6 +12,9 @@
 ; REMARK: remark: <unknown>:0:0: 'asm_fixed_local_label' gated in place, not cloned: its inline assembly defines a symbol, which a copy would define twice
 ; REMARK: remark: <unknown>:0:0: 'asm_equiv' gated in place, not cloned: its inline assembly defines a symbol, which a copy would define twice
 ; REMARK: remark: <unknown>:0:0: 'no_duplicate' gated in place, not cloned: it makes a call that must not be duplicated (noduplicate)
+; REMARK: remark: <unknown>:0:0: 'asm_macro' gated in place, not cloned: its inline assembly defines a symbol, which a copy would define twice
+; REMARK: remark: <unknown>:0:0: 'asm_operand_label' gated in place, not cloned: its inline assembly defines a symbol, which a copy would define twice
+; REMARK: remark: <unknown>:0:0: 'asm_quoted_label' gated in place, not cloned: its inline assembly defines a symbol, which a copy would define twice
 
 ; CHECK-LABEL: define i32 @asm_global_label(
 ; CHECK: br i1 %shapetrace.on, label %shapetrace.hook, label
@@ -27,6 +30,15 @@
 ; CHECK: musttail call void @asm_operands.traced(ptr %p)
 ; CHECK-LABEL: define void @no_duplicate(
 ; CHECK: br i1 %shapetrace.on, label %shapetrace.hook, label
+; CHECK-LABEL: define void @asm_macro(
+; CHECK: br i1 %shapetrace.on, label %shapetrace.hook, label
+; CHECK-LABEL: define void @asm_operand_label(
+; CHECK: br i1 %shapetrace.on, label %shapetrace.hook, label
+; CHECK-LABEL: define void @asm_quoted_label(
+; CHECK: br i1 %shapetrace.on, label %shapetrace.hook, label
+; A segment override is not a label.
+; CHECK-LABEL: define i64 @asm_segment(
+; CHECK: musttail call i64 @asm_segment.traced()
 ; CHECK: define void @profiled() [[PROFILED:#[0-9]+]] {
 ; CHECK: musttail call void @profiled.traced()
 ; CHECK: define internal void @profiled.traced() [[COPY:#[0-9]+]] {
@@ -70,6 +82,26 @@ define void @asm_operands(ptr %p) nounwind {
 define void @no_duplicate() nounwind {
   call void @barrier() noduplicate
   ret void
+}
+
+define void @asm_macro() nounwind {
+  call void asm sideeffect ".macro deflbl name\0A\5Cname:\0A.endm\0Adeflbl macro_lbl\0A.purgem deflbl", ""()
+  ret void
+}
+
+define void @asm_operand_label() nounwind {
+  call void asm sideeffect ".Lop_${0:c}:\0A\09nop", "i"(i32 7)
+  ret void
+}
+
+define void @asm_quoted_label() nounwind {
+  call void asm sideeffect "\22quoted.sym\22:\0A\09nop", ""()
+  ret void
+}
+
+define i64 @asm_segment() nounwind {
+  %v = call i64 asm "movq %fs:0, $0", "=r"()
+  ret i64 %v
 }
 
 define void @profiled() #0 {
