@@ -14,6 +14,8 @@
 #include <mutex>
 #include <pthread.h>
 #include <time.h>
+#include <dirent.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <zmq.h>
 
@@ -43,14 +45,39 @@ uint64_t nowMs() {
 // for it), and how long the sink waits before connecting again (doubling after each teardown).
 constexpr unsigned kDropLingerMs = 100;
 constexpr uint64_t kFirstRetryMs = 100, kLongestRetryMs = 5000;
+// How often a missing collector socket, or a shortage of descriptors, is looked at again (ZeroMQ
+// itself retries a connection every 100 ms).
+constexpr uint64_t kCheckAgainMs = 100;
+// Descriptors ZeroMQ takes (its threads' and sockets' eventfds and epoll instances, the
+// connection), with room to spare: it aborts the process when it cannot make one.
+constexpr size_t kDescriptorsNeeded = 32;
+
+// Descriptors the process may still open (RLIMIT_NOFILE less those open), or SIZE_MAX when that
+// cannot be told.
+size_t descriptorsLeft() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+    return SIZE_MAX;
+  DIR* open_fds = opendir("/proc/self/fd");
+  if (!open_fds)
+    return SIZE_MAX;
+  size_t open = 0;
+  while (const dirent* entry = readdir(open_fds))
+    open += entry->d_name[0] != '.';
+  closedir(open_fds);
+  return limit.rlim_cur > open ? size_t(limit.rlim_cur - open) : 0;
+}
 
 class ZmqSink;
 std::atomic<ZmqSink*> g_active{nullptr};
 
-// The ZeroMQ context and socket exist only from the first send on (nothing is created for a
-// process that records nothing), are created on the thread that sends (the drain, whose
-// descriptors fd_guard marks as the runtime's), and are torn down when the program closes one of
-// their descriptors (drop), then created again after a pause.
+// The ZeroMQ context and socket exist only while a collector may listen: from the first send or
+// look for a peer on, and, for an ipc:// endpoint, only once its socket file exists (a process
+// that no collector looks at has no ZeroMQ thread and no descriptor of ours; when the collector
+// goes away with its socket, they go too). They are created on the drain thread (whose descriptors
+// fd_guard marks as the runtime's), never while fewer than kDescriptorsNeeded descriptors are
+// left (ZeroMQ aborts the process when it cannot make one), and are torn down when the program
+// closes one of their descriptors (drop), then created again after a pause.
 class ZmqSink final : public Sink {
 public:
   ZmqSink(std::string endpoint, int send_hwm, std::string curve_server_key)
@@ -75,14 +102,7 @@ public:
     return rc >= 0;
   }
 
-  bool mayAccept() const override {
-    if (broken_)
-      return false;
-    if (endpoint_.rfind("ipc://", 0) != 0)
-      return true;
-    struct stat info;
-    return ::stat(endpoint_.c_str() + 6, &info) == 0;
-  }
+  bool mayAccept() const override { return !broken_ && !collectorSocketMissing(); }
 
   void close(unsigned linger_ms) override {
     std::lock_guard lock(mutex_);
@@ -118,6 +138,9 @@ public:
     zmq_pollitem_t item{monitor_, 0, ZMQ_POLLIN, 0};
     if (zmq_poll(&item, 1, long(wait_ms)) > 0)
       readMonitorEvents();
+    // The collector went away with its socket: so do ZeroMQ's threads and descriptors.
+    if (peer_ == Peer::Absent && collectorSocketMissing())
+      closeLocked(0);
     errno = saved_errno;
     return peer_;
   }
@@ -210,10 +233,44 @@ private:
     return true;
   }
 
-  // Creates the context and connects. False (try again later) while backing off after a drop;
-  // false for good when the endpoint or key cannot be used (reported once).
+  // An ipc:// endpoint whose socket file is not there: no collector listens.
+  bool collectorSocketMissing() const {
+    if (endpoint_.rfind("ipc://", 0) != 0)
+      return false;
+    struct stat info;
+    const int saved_errno = errno;
+    const bool missing = ::stat(endpoint_.c_str() + 6, &info) != 0;
+    errno = saved_errno;
+    return missing;
+  }
+
+  // Whether the transport may be made now: a collector may listen and ZeroMQ will find the
+  // descriptors it needs. Looked at again kCheckAgainMs later when not.
+  bool transportPossible() {
+    const uint64_t now = nowMs();
+    if (now < check_again_at_ms_)
+      return false;
+    check_again_at_ms_ = now + kCheckAgainMs;
+    if (collectorSocketMissing())
+      return false;
+    if (const size_t left = descriptorsLeft(); left < kDescriptorsNeeded) {
+      if (!warned_descriptors_)
+        std::fprintf(stderr,
+                     "shapetrace: only %zu descriptors left (RLIMIT_NOFILE): the connection to the "
+                     "collector waits until %zu are free\n",
+                     left, kDescriptorsNeeded);
+      warned_descriptors_ = true;
+      return false;
+    }
+    check_again_at_ms_ = 0;
+    return true;
+  }
+
+  // Creates the context and connects. False (try again later) while backing off after a drop, while
+  // no collector socket exists or descriptors are short; false for good when the endpoint or key
+  // cannot be used (reported once).
   bool open() {
-    if (broken_ || closed_ || nowMs() < retry_at_ms_)
+    if (broken_ || closed_ || nowMs() < retry_at_ms_ || !transportPossible())
       return false;
     TransportScope scope;
     const int saved_errno = errno;
@@ -268,6 +325,8 @@ private:
   Peer peer_ = Peer::Absent;
   bool broken_ = false;
   bool closed_ = false;
+  bool warned_descriptors_ = false;
+  uint64_t check_again_at_ms_ = 0;
   uint64_t retry_at_ms_ = 0;
   uint64_t retry_ms_ = kFirstRetryMs;
 };
