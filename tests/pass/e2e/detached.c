@@ -10,6 +10,7 @@
 // CHECK-NEXT: no handler
 // CHECK-NEXT: descriptors used up and given back
 // CHECK-NEXT: threads 2
+// RUN: rm -rf %t.rec
 // RUN: %shapetrace record -o %t.rec -- %t > %t.out 2>&1
 // RUN: %shapetrace info %t.rec | FileCheck %s --check-prefix=RECORDED
 // RECORDED: processes 1, threads 1, events {{[1-9][0-9]*}}, dropped 0
