@@ -701,20 +701,29 @@ bool Drain::endImage(wire::EndReason reason, int32_t exit_status, const char* ex
   if (!thread_started_ || pthread_equal(pthread_self(), thread_))
     return false;
   const int64_t deadline = monotonicNow() + int64_t(timeout_ms) * 1000000;
-  // One request at a time: another thread may be ending the image too (then this one waits).
-  int expected = kRunning;
-  if (end_state_.compare_exchange_strong(expected, kEndClaimed)) {
-    end_reason_ = reason;
-    end_status_ = exit_status;
-    std::strncpy(end_path_, exec_path ? exec_path : "", sizeof end_path_ - 1);
-    end_deadline_ns_ = deadline;
-    end_state_.store(kEndRequested, std::memory_order_release);
-    sem_post(&wake_);
-  }
-  // The drain bounds its own work by the deadline; a little more for its last send and close.
-  while (end_state_.load(std::memory_order_acquire) != kEnded &&
-         monotonicNow() < deadline + 100000000)
+  // One request at a time: another thread may be ending the image too (then this one waits for
+  // that end). After a failed exec the drain may not have taken up the image again yet (a fork
+  // child's exec failed and it _exits at once): this end is claimed once it has. The drain bounds
+  // its own work by the deadline; a little more for its last send and close.
+  bool requested = false; // by this call or by another thread
+  while (monotonicNow() < deadline + 100000000) {
+    int state = end_state_.load(std::memory_order_acquire);
+    if (state == kRunning && end_state_.compare_exchange_strong(state, kEndClaimed)) {
+      end_reason_ = reason;
+      end_status_ = exit_status;
+      std::strncpy(end_path_, exec_path ? exec_path : "", sizeof end_path_ - 1);
+      end_deadline_ns_ = deadline;
+      end_state_.store(kEndRequested, std::memory_order_release);
+      sem_post(&wake_);
+      requested = true;
+      continue;
+    }
+    if (state == kEndClaimed || state == kEndRequested)
+      requested = true;
+    if (state == kEnded && (requested || image_ended_.load()))
+      break; // this end, or one already sent (an exec's, which this thread found under way)
     pause(50000);
+  }
   return image_ended_.load();
 }
 

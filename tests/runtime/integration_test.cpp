@@ -775,6 +775,23 @@ TEST(ProcessBoundaries, AFailedExecLeavesTheProcessRecording) {
   EXPECT_EQ(after.end()->events_dropped, 0u);
 }
 
+// A failed exec followed at once by _exit (a fork child whose exec failed): the image the failed
+// exec began ends there too, with its process end, as soon as the drain has taken it up.
+TEST(ProcessBoundaries, UnderscoreExitRightAfterAFailedExecEndsTheNewImage) {
+  const Traced traced = trace({"exec-missing-exit"}, {}, 2);
+  EXPECT_EQ(traced.run.exit_code, 127);
+  const auto images = imagesOf(traced.items);
+  ASSERT_EQ(images.size(), 2u);
+  const Image& before = imageOf(images, wire::ProcessOrigin::Started);
+  const Image& after = imageOf(images, wire::ProcessOrigin::ExecFailed);
+  ASSERT_NE(before.end(), nullptr);
+  EXPECT_EQ(before.end()->reason, wire::EndReason::Exec);
+  ASSERT_NE(after.end(), nullptr);
+  EXPECT_EQ(after.end()->reason, wire::EndReason::ExitImmediately);
+  EXPECT_EQ(after.end()->exit_status, 127);
+  EXPECT_EQ(after.end()->events_dropped, 0u);
+}
+
 // daemon(): the parent _exits inside it (its open calls stay open), the daemon goes on as a forked
 // process of its own.
 TEST(ProcessBoundaries, DaemonsParentEndsAndTheDaemonIsItsChild) {

@@ -18,6 +18,8 @@
 //   traced_program exec-clean-env ARGS... execve(itself, ARGS) with an environment without ours
 //   traced_program fexec ARGS...      fexecve of its own executable, opened
 //   traced_program exec-missing N     execl of a program that does not exist, then N calls
+//   traced_program exec-missing-exit  execl of a program that does not exist, then _exit(127) at
+//                                     once (as a fork child whose exec failed does)
 //   traced_program daemon N           inside work: daemon(); the child makes N calls and exits
 //   traced_program longjmp D N        N times: setjmp inside work, D nested leaves, longjmp out
 //   traced_program serve FILE         a service: a thread calls work every 100 us until FILE exists
@@ -234,6 +236,10 @@ int run(int argc, char** argv) {
     std::printf("exec failed: %s\n", std::strerror(errno));
     calls(arg(2));
     leave(kWork);
+  } else if (command == "exec-missing-exit") {
+    enter(kWork);
+    execl("/nonexistent/program", "program", (char*)nullptr);
+    _exit(127);
   } else if (command == "daemon") {
     enter(kWork);
     std::fflush(stdout);
