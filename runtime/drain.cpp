@@ -21,9 +21,8 @@ namespace {
 constexpr uint64_t kFirstBaselineNs = 100000;         // 100 us
 constexpr uint64_t kFirstCalibrationNs = 1000000;     // 1 ms
 constexpr uint64_t kLongestCalibrationNs = 1000000000; // 1 s
-// While detached the drain thread waits for the monitor's news of a collector, at most this long
-// at a time: a stop, exec or flush request is seen within it (they post a semaphore, which a
-// ZeroMQ poll cannot wait for).
+// While detached the drain thread looks for news of a collector (the monitor's, or its socket
+// file) this often, waiting on its semaphore in between, which a stop, exec or flush request posts.
 constexpr unsigned kDetachedWaitMs = 10;
 
 bool isEvent(const Event& event) { return uint32_t(event.kind) < kEventKindCount; }
@@ -102,13 +101,15 @@ void Drain::run() {
   pthread_setname_np(pthread_self(), "shapetrace-drain");
   const auto interval = std::chrono::microseconds(flags().drain_interval_us);
   for (;;) {
-    if (followsPeer())
-      followPeer(sink_->awaitPeer(attached() ? 0 : kDetachedWaitMs));
+    if (followsPeer()) {
+      // Detached, nothing is sent and the rings are not even read: the drain looks for a
+      // collector every kDetachedWaitMs, woken earlier by a stop, end or flush request.
+      if (!attached())
+        sleepFor(std::chrono::milliseconds(kDetachedWaitMs));
+      followPeer(sink_->awaitPeer(0));
+    }
     const bool detached = waitingForPeer();
-    if (detached) {
-      while (sem_trywait(&wake_) == 0) {
-      } // nothing to send while no collector is connected: the rings are not even read
-    } else {
+    if (!detached) {
       // A producer blocked on a full ring (SHAPETRACE_BLOCKING) makes the drain run back to back.
       const bool hurry = g_hot.waiting_producers.load(std::memory_order_relaxed) > 0;
       sleepFor(hurry ? std::chrono::microseconds(20) : interval);
@@ -720,11 +721,11 @@ bool Drain::endImage(wire::EndReason reason, int32_t exit_status, const char* ex
     }
     if (state == kEndClaimed || state == kEndRequested)
       requested = true;
-    if (state == kEnded && (requested || image_ended_.load()))
-      break; // this end, or one already sent (an exec's, which this thread found under way)
+    if (state == kEnded)
+      return requested; // this end, or (not requested) one an exec under way made
     pause(50000);
   }
-  return image_ended_.load();
+  return false;
 }
 
 void Drain::resumeAfterFailedExec(int32_t error) {

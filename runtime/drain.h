@@ -57,8 +57,10 @@ public:
   // and go on), ProcessEnd with `reason`, `exit_status` and `exec_path`, and lets the sink's queue
   // leave within what remains of timeout_ms. The caller waits for that and no longer. Safe on any
   // thread but the drain's, in a signal handler too: the caller only uses atomics, sem_post and
-  // nanosleep, and allocates nothing (the work is the drain thread's). True when the ProcessEnd
-  // was sent. After an exec end the drain sends nothing until resumeAfterFailedExec().
+  // nanosleep, and allocates nothing (the work is the drain thread's). True when the drain ended
+  // the image (whether or not a collector took the ProcessEnd: none may be connected). After an
+  // exec end the drain sends nothing until resumeAfterFailedExec(), which a true result requires
+  // if exec returns.
   bool endImage(wire::EndReason reason, int32_t exit_status, const char* exec_path,
                 uint32_t timeout_ms);
   // The exec announced by endImage failed with `error`: the image goes on as a process of its own

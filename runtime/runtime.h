@@ -116,8 +116,8 @@ bool flushFor(uint32_t timeout_ms);
 // runtime is not recording; each is safe in a signal handler (Drain::endImage).
 //
 // exec is about to replace the image with `path`: everything recorded is sent, then ProcessEnd
-// (reason exec), within SHAPETRACE_EXIT_TIMEOUT_MS. True when the image ended: if exec returns,
-// the caller must call execFailed().
+// (reason exec), within SHAPETRACE_EXIT_TIMEOUT_MS. True when the image ended (with or without a
+// collector to take what was sent): if exec returns, the caller must call execFailed().
 bool endImageForExec(const char* path);
 // The exec after endImageForExec() failed with `error`: recording goes on (ExecFailed is sent).
 void execFailed(int error);

@@ -115,6 +115,36 @@ TEST(AttachOnDemand, EnabledRestoresAlwaysOnRecording) {
   EXPECT_THAT(run.err, HasSubstr("shapetrace: 0 events sent, 4002 lost"));
 }
 
+// An exec that fails while no collector is connected leaves the image attachable: a collector
+// that comes later receives its calls (the drain once stayed in the exec's end for good).
+TEST(AttachOnDemand, AFailedExecWhileDetachedLeavesTheProcessAttachable) {
+  TempDir dir;
+  const std::string stop_file = dir.path + "/stop";
+  ProgramRun run;
+  std::thread service([&] {
+    run = runProgram(TRACED_PROGRAM, {"exec-missing-serve", stop_file},
+                     {{"SHAPETRACE_ENDPOINT", dir.endpoint()}});
+  });
+  sleepMs(300); // the exec failed meanwhile, detached
+  std::vector<wire::StreamItem> items;
+  {
+    Capture capture("", dir.path);
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    items = capture.receiveUntil([&](const std::vector<wire::StreamItem>& received) {
+      return eventsAfterStretchStart(received, true) >= 200 ||
+             std::chrono::steady_clock::now() > give_up;
+    });
+    close(open(stop_file.c_str(), O_CREAT | O_WRONLY, 0600));
+  }
+  service.join();
+  EXPECT_EQ(run.exit_code, 3);
+  EXPECT_GE(eventsAfterStretchStart(items, true), 200u);
+  ASSERT_FALSE(items.empty());
+  const auto* start = std::get_if<wire::ProcessStart>(&items.front().body);
+  ASSERT_NE(start, nullptr);
+  EXPECT_EQ(start->origin, wire::ProcessOrigin::ExecFailed);
+}
+
 // A service runs with no collector; collectors attach and go away three times. Each stretch starts
 // at a marker (ThreadStart for the first, a Gap of 0 events for the others) with a clean call,
 // every exit closes a call entered in the same stretch, the last stretch is complete up to the

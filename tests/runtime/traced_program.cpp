@@ -23,6 +23,7 @@
 //   traced_program daemon N           inside work: daemon(); the child makes N calls and exits
 //   traced_program longjmp D N        N times: setjmp inside work, D nested leaves, longjmp out
 //   traced_program serve FILE         a service: a thread calls work every 100 us until FILE exists
+//   traced_program exec-missing-serve FILE  a failed exec first, then serve FILE
 // Prints "done <args>" and exits with status 3 (so tests can see the exit code unchanged), unless
 // the command ends the process otherwise.
 #include "shapetrace/abi.h"
@@ -122,7 +123,9 @@ int run(int argc, char** argv) {
   auto arg = [&](int i) { return argc > i ? std::atol(argv[i]) : 0; };
   if (command == "calls") {
     calls(arg(2));
-  } else if (command == "serve" && argc > 2) {
+  } else if ((command == "serve" || command == "exec-missing-serve") && argc > 2) {
+    if (command == "exec-missing-serve")
+      execl("/nonexistent/program", "program", (char*)nullptr);
     std::atomic<bool> stop{false};
     std::thread worker([&] {
       enter(kThreadBody);
