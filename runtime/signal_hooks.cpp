@@ -47,7 +47,6 @@ extern "C" int __sigaction(int, const struct sigaction*, struct sigaction*) noex
 namespace shapetrace::rt {
 namespace {
 
-
 // One termination signal the runtime may stand in for.
 struct StandIn {
   int signal;
