@@ -1,5 +1,6 @@
 // Data points from the trace, and the DRT pipeline on them (explain.h, docs/explain.md).
 #include "explain/explain.h"
+#include "function_names.h"
 #include "scope.h"
 
 #include "diff/run_diff.h"
@@ -514,6 +515,19 @@ nlohmann::ordered_json explainData(const ExplainData& data, const ExplainSetting
 
 namespace {
 
+// "calls of F > t" with F named short (function_names.h), as every text output names functions:
+// a template's full name can run to kilobytes. The model keeps the full one.
+std::string shortPredicate(const std::string& predicate) {
+  static constexpr std::string_view kCallsOf = "calls of ";
+  const size_t threshold = predicate.rfind(" > ");
+  if (predicate.rfind(kCallsOf, 0) != 0 || threshold == std::string::npos ||
+      threshold < kCallsOf.size())
+    return predicate;
+  const std::string_view name =
+      std::string_view(predicate).substr(kCallsOf.size(), threshold - kCallsOf.size());
+  return std::string(kCallsOf) + shortFunctionName(name) + predicate.substr(threshold);
+}
+
 void describeNode(const nlohmann::ordered_json& nodes, size_t index, int indent, std::string& out) {
   const auto& node = nodes[index];
   const std::string pad(static_cast<size_t>(indent) * 2, ' ');
@@ -524,7 +538,7 @@ void describeNode(const nlohmann::ordered_json& nodes, size_t index, int indent,
            std::to_string(node["points"].get<uint64_t>()) + ")\n";
     return;
   }
-  out += pad + "if " + node["predicate"].get<std::string>() + ":\n";
+  out += pad + "if " + shortPredicate(node["predicate"].get<std::string>()) + ":\n";
   describeNode(nodes, node["yes"].get<size_t>(), indent + 1, out);
   out += pad + "else:\n";
   describeNode(nodes, node["no"].get<size_t>(), indent + 1, out);

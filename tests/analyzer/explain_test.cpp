@@ -4,6 +4,7 @@
 // sample, and the errors a user can cause.
 #include "analyzer.h"
 #include "explain/explain.h"
+#include "function_names.h"
 #include "trace_builder.h"
 
 #include <gtest/gtest.h>
@@ -79,6 +80,27 @@ ExplainSettings serveBySize(uint32_t clusters = 2) {
   s.input_key = "size";
   s.clusters = clusters;
   return s;
+}
+
+// The text names functions short, as every text output does; the model keeps the full name.
+TEST(ExplainTest, TheTextNamesFunctionsShort) {
+  const Requests r = requests(1, 60);
+  Json model = explain(r.items, serveBySize());
+  ASSERT_FALSE(model.contains("error")) << model.dump();
+  model["tree"]["nodes"][0]["predicate"] =
+      "calls of void std::vector<kv::Entry, std::allocator<kv::Entry>>::_M_insert_aux<kv::Entry>"
+      "(__gnu_cxx::__normal_iterator<kv::Entry*, std::vector<kv::Entry, "
+      "std::allocator<kv::Entry>>>, kv::Entry&&) > 0";
+  const std::string text = describeExplanation(model);
+  EXPECT_NE(text.find("\n  if calls of " +
+                      shortFunctionName("void std::vector<kv::Entry, std::allocator<kv::Entry>>::"
+                                        "_M_insert_aux<kv::Entry>(__gnu_cxx::__normal_iterator<"
+                                        "kv::Entry*, std::vector<kv::Entry, std::allocator<kv::"
+                                        "Entry>>>, kv::Entry&&)") +
+                      " > 0:\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("__normal_iterator"), std::string::npos) << text;
 }
 
 TEST(ExplainTest, TheTreeNamesTheSlowPath) {
