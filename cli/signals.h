@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <iterator>
 
 namespace shapetrace::cli {
 
@@ -15,6 +16,11 @@ inline std::atomic<int> stop_signal{0};
 // foreground process group, so `record` must not forward it to its program a second time).
 inline std::atomic<bool> stop_signal_from_process{false};
 
+inline constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
+// The actions the command was started with, replaced by installStopHandlers(): a program that
+// `record` starts gets them back (a background job's SIGINT stays ignored, as without `record`).
+inline struct sigaction inherited_stop_actions[std::size(kStopSignals)];
+
 inline void installStopHandlers() {
   struct sigaction action {};
   action.sa_flags = SA_SIGINFO;
@@ -23,9 +29,14 @@ inline void installStopHandlers() {
     stop_signal.store(signal, std::memory_order_relaxed);
   };
   sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGHUP, &action, nullptr);
+  for (size_t i = 0; i < std::size(kStopSignals); ++i)
+    sigaction(kStopSignals[i], &action, &inherited_stop_actions[i]);
+}
+
+// In a child about to exec a program: the stop signals' actions as the command found them.
+inline void restoreInheritedStopActions() {
+  for (size_t i = 0; i < std::size(kStopSignals); ++i)
+    sigaction(kStopSignals[i], &inherited_stop_actions[i], nullptr);
 }
 
 } // namespace shapetrace::cli

@@ -11,13 +11,16 @@
 // The stand-in must be invisible, or the program behaves differently: CPython and SDL install
 // their SIGINT/SIGTERM handlers only where the action reads SIG_DFL, and a handler that chains to
 // the action it replaced would call the runtime's (which ends the process) where it found
-// SIG_DFL before (and did nothing). So sigaction, signal, bsd_signal, sysv_signal and
-// __sysv_signal are interposed: where the runtime stands in, they report the program's own
-// default action, setting SIG_DFL keeps the stand-in, and setting anything else replaces it as it
-// would replace SIG_DFL; setting SIG_DFL later (a handler that cleans up, then restores the
-// default and raises the signal again) puts the stand-in back. Whatever changes the action past
-// these functions (sigset, a raw rt_sigaction) is noticed: the kernel's action is checked before
-// the stand-in is reported.
+// SIG_DFL before (and did nothing). So sigaction, signal, bsd_signal, sysv_signal, __sysv_signal
+// and sigset are interposed: where the runtime stands in, they report the program's own default
+// action, setting SIG_DFL keeps the stand-in, and setting anything else replaces it as it would
+// replace SIG_DFL; setting SIG_DFL later (a handler that cleans up, then restores the default and
+// raises the signal again) puts the stand-in back. Whether the runtime stands in is read from the
+// kernel each time, so an action saved and restored past these functions (glibc's system(), a raw
+// rt_sigaction) is seen as it is. Not interposed: ssignal(), glibc's alias of signal().
+//
+// The init of a PID namespace (a container's first process) gets no stand-in: the kernel drops a
+// signal at its default action there, where a handler would run and interrupt system calls.
 //
 // A second termination signal while the first one's image end is under way (GNU timeout signals
 // its child, then its process group) waits for that end, then ends the process the same way.
@@ -47,15 +50,18 @@ extern "C" int __sigaction(int, const struct sigaction*, struct sigaction*) noex
 namespace shapetrace::rt {
 namespace {
 
-// One termination signal the runtime may stand in for.
+// One termination signal the runtime may stand in for. Whether it does is the kernel's action
+// alone (endOnSignal is never handed to the program), so that an action restored past the
+// interposed functions (glibc's system() saves and restores SIGINT with its internal sigaction)
+// is the stand-in again.
 struct StandIn {
   int signal;
-  std::atomic<bool> active{false};
-  // The action the program set (or found) that the stand-in replaces: a SIG_DFL with the flags
-  // and mask it was set with, reported back as the current action.
+  // The default action the stand-in replaces, as the program set (or found) it: reported back as
+  // the current action. Written by the program's own calls, which it serialises as it would any
+  // sigaction.
   struct sigaction program_default {};
 };
-StandIn g_stand_ins[] = {{SIGTERM}, {SIGINT}, {SIGHUP}};
+StandIn g_stand_ins[] = {{SIGTERM, {}}, {SIGINT, {}}, {SIGHUP, {}}};
 
 SHAPETRACE_UNINSTRUMENTED StandIn* standInFor(int signal) {
   switch (signal) {
@@ -72,9 +78,8 @@ std::atomic<bool> g_stand_in_allowed{false};
 // 0: no termination signal arrived; 1: the image is being ended; 2: it has been.
 std::atomic<int> g_signal_end{0};
 
-bool isDefault(const struct sigaction& action) {
-  return (action.sa_flags & SA_SIGINFO) == 0 && action.sa_handler == SIG_DFL;
-}
+// SIG_DFL, with or without SA_SIGINFO (a null sa_sigaction is the same value).
+bool isDefault(const struct sigaction& action) { return action.sa_handler == SIG_DFL; }
 
 // Waits (async-signal-safely) until the thread that is ending the image has done so, at most a
 // little longer than that end may take.
@@ -87,6 +92,7 @@ void waitForTheImageEnd() {
 }
 
 void endOnSignal(int signal) {
+  const int saved_errno = errno;
   int none = 0;
   if (g_signal_end.compare_exchange_strong(none, 1)) {
     endImageForSignal(signal);
@@ -103,6 +109,7 @@ void endOnSignal(int signal) {
   sigaddset(&just_this, signal);
   pthread_sigmask(SIG_UNBLOCK, &just_this, nullptr);
   raise(signal);
+  errno = saved_errno; // reached only where the default action does not end the process
 }
 
 struct sigaction standInAction() {
@@ -113,56 +120,55 @@ struct sigaction standInAction() {
   return action;
 }
 
-// Whether the kernel's action for the signal is still the stand-in (sigset or a raw system call
-// may have replaced it behind the interposed functions).
-bool standsInNow(StandIn& s) {
-  if (!s.active.load())
-    return false;
+// Whether the kernel's action for the signal is the stand-in.
+bool standsIn(int signal) {
   struct sigaction current {};
-  if (__sigaction(s.signal, nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) == 0 &&
-      current.sa_handler == endOnSignal)
-    return true;
-  s.active.store(false);
-  return false;
+  return __sigaction(signal, nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) == 0 &&
+         current.sa_handler == endOnSignal;
 }
 
-// The interposed sigaction, for one of the termination signals.
+// The interposed sigaction, for one of the termination signals. `action` is read before `old` is
+// written: they may be the same struct.
 int sigactionOfTerminationSignal(StandIn& s, const struct sigaction* action,
                                  struct sigaction* old) {
-  if (standsInNow(s)) {
-    if (old)
-      *old = s.program_default;
-    if (!action)
-      return 0;
-    if (isDefault(*action)) {
-      s.program_default = *action;
-      return 0;
+  const bool has_action = action != nullptr;
+  struct sigaction wanted {};
+  if (has_action)
+    wanted = *action;
+  if (standsIn(s.signal)) {
+    const struct sigaction replaced = s.program_default;
+    if (has_action && !isDefault(wanted)) {
+      const int result = __sigaction(s.signal, &wanted, nullptr);
+      if (result != 0)
+        return result;
+    } else if (has_action) {
+      s.program_default = wanted;
     }
-    const int result = __sigaction(s.signal, action, nullptr);
-    if (result == 0)
-      s.active.store(false);
-    return result;
+    if (old)
+      *old = replaced;
+    return 0;
   }
-  if (action && isDefault(*action) && g_stand_in_allowed.load()) {
+  if (has_action && isDefault(wanted) && g_stand_in_allowed.load()) {
     const struct sigaction stand_in = standInAction();
     const int result = __sigaction(s.signal, &stand_in, old);
-    if (result == 0) {
-      s.program_default = *action;
-      s.active.store(true);
-    }
+    if (result == 0)
+      s.program_default = wanted;
     return result;
   }
-  return __sigaction(s.signal, action, old);
+  return __sigaction(s.signal, has_action ? &wanted : nullptr, old);
 }
 
-// signal() and its kin in terms of sigaction, as glibc builds them.
-sighandler_t signalWith(int signal, sighandler_t handler, int flags, bool mask_itself) {
+// sysv_signal() in terms of sigaction, as glibc builds it: the handler runs once, unmasked, and
+// interrupts system calls.
+sighandler_t sysvSignal(int signal, sighandler_t handler) {
+  if (handler == SIG_ERR || signal < 1 || signal >= NSIG) {
+    errno = EINVAL;
+    return SIG_ERR;
+  }
   struct sigaction action {};
   action.sa_handler = handler;
   sigemptyset(&action.sa_mask);
-  if (mask_itself && sigaddset(&action.sa_mask, signal) != 0)
-    return SIG_ERR; // EINVAL, as glibc
-  action.sa_flags = flags;
+  action.sa_flags = SA_RESETHAND | SA_NODEFER;
   struct sigaction old {};
   if (sigaction(signal, &action, &old) != 0)
     return SIG_ERR;
@@ -172,16 +178,18 @@ sighandler_t signalWith(int signal, sighandler_t handler, int flags, bool mask_i
 } // namespace
 
 void flushOnTerminatingSignals() {
+  // The init of a PID namespace (a container's first process) never gets a signal at its default
+  // action: the kernel drops it. A handler would be run instead, interrupting system calls.
+  if (getpid() == 1)
+    return;
   g_stand_in_allowed.store(true);
   for (StandIn& s : g_stand_ins) {
     struct sigaction current {};
     if (__sigaction(s.signal, nullptr, &current) != 0 || !isDefault(current))
       continue;
     const struct sigaction stand_in = standInAction();
-    if (__sigaction(s.signal, &stand_in, nullptr) == 0) {
+    if (__sigaction(s.signal, &stand_in, nullptr) == 0)
       s.program_default = current;
-      s.active.store(true);
-    }
   }
 }
 
@@ -197,30 +205,76 @@ SHAPETRACE_INTERPOSE SHAPETRACE_UNINSTRUMENTED int sigaction(int signal,
   return __sigaction(signal, action, old);
 }
 
-// glibc's signal() has BSD semantics (restarted system calls, the signal blocked in its handler),
-// sysv_signal() System V's (the handler runs once, unmasked, and interrupts system calls), as
-// built here on sigaction. Other signals than the three keep glibc's own signal(), through its
-// alias ssignal (which honours siginterrupt()).
+// glibc's signal() (and its aliases bsd_signal and ssignal) has BSD semantics: restarted system
+// calls unless siginterrupt() said otherwise, the signal blocked in its handler. glibc's own does
+// all of it, through __sigaction (not through the interposed sigaction), so that where the
+// runtime stands in, what it replaced is reported, and SIG_DFL keeps the stand-in.
 extern "C" sighandler_t ssignal(int, sighandler_t) noexcept;
+
+namespace {
+SHAPETRACE_UNINSTRUMENTED sighandler_t bsdSignal(int signal, sighandler_t handler) {
+  StandIn* s = shapetrace::rt::standInFor(signal);
+  if (!s || handler == SIG_ERR)
+    return ssignal(signal, handler);
+  if (handler == SIG_DFL) {
+    struct sigaction action {}, old {};
+    action.sa_handler = SIG_DFL;
+    sigemptyset(&action.sa_mask);
+    sigaddset(&action.sa_mask, signal);
+    action.sa_flags = SA_RESTART;
+    return sigaction(signal, &action, &old) == 0 ? old.sa_handler : SIG_ERR;
+  }
+  const bool stood_in = shapetrace::rt::standsIn(signal);
+  const sighandler_t previous = ssignal(signal, handler);
+  return stood_in && previous != SIG_ERR ? s->program_default.sa_handler : previous;
+}
+} // namespace
 
 SHAPETRACE_INTERPOSE SHAPETRACE_UNINSTRUMENTED sighandler_t signal(int signal,
                                                                   sighandler_t handler) noexcept {
-  if (!shapetrace::rt::standInFor(signal))
-    return ssignal(signal, handler);
-  return shapetrace::rt::signalWith(signal, handler, SA_RESTART, true);
+  return bsdSignal(signal, handler);
 }
 
 SHAPETRACE_INTERPOSE SHAPETRACE_UNINSTRUMENTED sighandler_t bsd_signal(int signal,
                                                                       sighandler_t handler) noexcept {
-  return ::signal(signal, handler);
+  return bsdSignal(signal, handler);
 }
 
 SHAPETRACE_INTERPOSE SHAPETRACE_UNINSTRUMENTED sighandler_t sysv_signal(int signal,
                                                                        sighandler_t handler) noexcept {
-  return shapetrace::rt::signalWith(signal, handler, SA_RESETHAND | SA_NODEFER, false);
+  return shapetrace::rt::sysvSignal(signal, handler);
 }
 
 SHAPETRACE_INTERPOSE SHAPETRACE_UNINSTRUMENTED sighandler_t
 __sysv_signal(int signal, sighandler_t handler) noexcept {
-  return shapetrace::rt::signalWith(signal, handler, SA_RESETHAND | SA_NODEFER, false);
+  return shapetrace::rt::sysvSignal(signal, handler);
+}
+
+// System V's sigset(): SIG_HOLD blocks the signal; any other disposition is set (no flags, an
+// empty mask) and unblocks it. Returns SIG_HOLD when the signal was blocked, else the previous
+// disposition: for the three signals, through the interposed sigaction, what the stand-in replaced.
+SHAPETRACE_INTERPOSE SHAPETRACE_UNINSTRUMENTED sighandler_t sigset(int signal,
+                                                                  sighandler_t disposition) noexcept {
+  if (disposition == SIG_ERR || signal < 1 || signal >= NSIG) {
+    errno = EINVAL;
+    return SIG_ERR;
+  }
+  sigset_t just_this, was_blocked;
+  sigemptyset(&just_this);
+  sigaddset(&just_this, signal);
+  if (sigprocmask(SIG_BLOCK, nullptr, &was_blocked) != 0)
+    return SIG_ERR;
+  struct sigaction old {};
+  if (disposition == SIG_HOLD) {
+    if (sigaction(signal, nullptr, &old) != 0 || sigprocmask(SIG_BLOCK, &just_this, nullptr) != 0)
+      return SIG_ERR;
+  } else {
+    struct sigaction action {};
+    action.sa_handler = disposition;
+    sigemptyset(&action.sa_mask);
+    if (sigaction(signal, &action, &old) != 0 ||
+        sigprocmask(SIG_UNBLOCK, &just_this, nullptr) != 0)
+      return SIG_ERR;
+  }
+  return sigismember(&was_blocked, signal) ? SIG_HOLD : old.sa_handler;
 }

@@ -61,9 +61,7 @@ pid_t startProgram(const std::vector<std::string>& program, const std::string& e
     if (!lossy)
       ::setenv("SHAPETRACE_BLOCKING", "1", /*overwrite=*/0); // the user's own setting wins
     if (redact_args) ::setenv("SHAPETRACE_REDACT_ARGS", "1", 1);
-    ::signal(SIGINT, SIG_DFL);
-    ::signal(SIGTERM, SIG_DFL);
-    ::signal(SIGHUP, SIG_DFL);
+    restoreInheritedStopActions();
     ::execvp(argv[0], argv.data());
     std::fprintf(stderr, "shapetrace record: error: cannot run '%s': %s\n", argv[0],
                  std::strerror(errno));

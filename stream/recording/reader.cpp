@@ -259,6 +259,10 @@ const std::vector<IndexRecord>& RecordingReader::index(uint32_t segment_number) 
     }
     std::memcpy(&length, bytes.data() + record.offset + 4, 4);
     expected = record.offset + wire::frameBytes(length);
+    if (length % 8 != 0 || expected > bytes.size()) { // a damaged header: scan instead
+      usable = false;
+      break;
+    }
     s.index->push_back(record);
   }
   if (pages_ == Pages::kReleaseBehind) {
@@ -268,7 +272,7 @@ const std::vector<IndexRecord>& RecordingReader::index(uint32_t segment_number) 
   }
   // Rebuild by scanning, from the first frame the stored index lacks: peek every intact frame.
   wire::FrameScanner scanner(bytes);
-  if (usable && !s.index->empty() && expected <= bytes.size())
+  if (usable && !s.index->empty())
     scanner.seek(expected);
   else
     s.index->clear();

@@ -315,6 +315,40 @@ TEST(Recording, IndexThatLacksRecordsIsCompletedFromTheFrames) {
   expectSeekLandsOnTheCoveringBatch(reader);
 }
 
+// A frame header damaged under an intact index record (a length that is no frame's) does not
+// make the segment unreadable: the index is rebuilt by scanning, which skips the damage.
+TEST(Recording, AnIndexedFrameWithADamagedLengthIsScannedPast) {
+  TempDir tmp;
+  RecordingOptions options;
+  options.segment_bytes = 4096;
+  writeAll(tmp.sub("rec"), sampleItems(40), options);
+  std::vector<IndexRecord> records;
+  {
+    std::ifstream in(indexPath(tmp.sub("rec"), 0), std::ios::binary);
+    IndexRecord record;
+    while (in.read(reinterpret_cast<char*>(&record), sizeof record))
+      records.push_back(record);
+  }
+  ASSERT_GT(records.size(), 2u);
+  {
+    std::fstream segment(segmentPath(tmp.sub("rec"), 0), std::ios::binary | std::ios::in | std::ios::out);
+    segment.seekg(static_cast<std::streamoff>(records.back().offset + 4));
+    uint32_t length = 0;
+    segment.read(reinterpret_cast<char*>(&length), sizeof length);
+    length -= 4;
+    segment.seekp(static_cast<std::streamoff>(records.back().offset + 4));
+    segment.write(reinterpret_cast<const char*>(&length), sizeof length);
+  }
+  RecordingReader reader(tmp.sub("rec"));
+  const auto& index = reader.index(0);
+  EXPECT_EQ(index.size(), records.size() - 1); // all but the damaged frame
+  size_t items = 0;
+  while (reader.nextItem())
+    ++items;
+  EXPECT_EQ(items, sampleItems(40).size() - 1);
+  EXPECT_FALSE(reader.damage().empty());
+}
+
 TEST(Recording, RewindReadsEverythingAgain) {
   TempDir tmp;
   const auto items = sampleItems(5);

@@ -55,7 +55,8 @@ __attribute__((noinline)) void reraiseOnTerm(int number) {
 static void printAction(const char* name, int number) {
   struct sigaction action;
   sigaction(number, 0, &action);
-  printf("%s %s flags %d\n", name, action.sa_handler == SIG_DFL ? "SIG_DFL" : "handler",
+  printf("%s %s flags %d\n", name,
+         action.sa_handler == SIG_DFL ? "SIG_DFL" : action.sa_handler == SIG_IGN ? "SIG_IGN" : "handler",
          action.sa_flags);
 }
 
