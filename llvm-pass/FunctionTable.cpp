@@ -11,6 +11,7 @@
 #include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/ModuleUtils.h"
 
 using namespace llvm;
@@ -114,18 +115,30 @@ void FunctionTable::emit() {
   // GNU ld both keep a single `shapetrace.module_ctor` group otherwise). Its .init_array entry is
   // a --gc-sections root, which keeps the constructor and, through it, the table. The destructor
   // is the same for .fini_array: AddressSanitizer unregisters its globals so on dlclose.
+  // The unregistering function is referenced weakly and called only when present: a runtime
+  // older than ABI version 3 refuses the module with a message instead of failing the program at
+  // its exit with an undefined symbol (in position-independent code; a non-PIC executable's
+  // reference is its PLT entry, never null).
   FunctionType* RegisterTy = FunctionType::get(Type::getVoidTy(Ctx), {PtrTy}, /*isVarArg=*/false);
-  auto callAtLoad = [&](const char* FunctionName, const char* CalleeName) {
+  auto callAtLoad = [&](const char* FunctionName, const char* CalleeName, bool IfPresent) {
     Function* Caller = createSanitizerCtor(M, FunctionName);
     FunctionCallee Callee = M.getOrInsertFunction(CalleeName, RegisterTy);
-    if (auto* CalleeFn = dyn_cast<Function>(Callee.getCallee()))
+    auto* CalleeFn = dyn_cast<Function>(Callee.getCallee());
+    if (CalleeFn) {
       CalleeFn->addFnAttr(Attribute::NoUnwind);
-    IRBuilder<> IRB(Caller->getEntryBlock().getTerminator());
+      if (IfPresent && CalleeFn->isDeclaration())
+        CalleeFn->setLinkage(GlobalValue::ExternalWeakLinkage);
+    }
+    Instruction* InsertPt = Caller->getEntryBlock().getTerminator();
+    if (IfPresent && CalleeFn)
+      InsertPt = SplitBlockAndInsertIfThen(
+          IRBuilder<>(InsertPt).CreateIsNotNull(CalleeFn), InsertPt, /*Unreachable=*/false);
+    IRBuilder<> IRB(InsertPt);
     IRB.CreateCall(Callee, {Record});
     return Caller;
   };
-  Function* Ctor = callAtLoad(CtorName, RegisterModuleName);
-  Function* Dtor = callAtLoad(DtorName, UnregisterModuleName);
+  Function* Ctor = callAtLoad(CtorName, RegisterModuleName, /*IfPresent=*/false);
+  Function* Dtor = callAtLoad(DtorName, UnregisterModuleName, /*IfPresent=*/true);
   appendToGlobalCtors(M, Ctor, CtorPriority);
   appendToGlobalDtors(M, Dtor, CtorPriority);
 }

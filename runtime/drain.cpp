@@ -193,8 +193,7 @@ void Drain::sleepFor(std::chrono::microseconds interval) {
 }
 
 bool Drain::handleEndRequest() {
-  const int state = end_state_.load(std::memory_order_acquire);
-  if (state == kEndRequested) {
+  if (end_state_.load(std::memory_order_acquire) == kEndRequested) {
     EndInfo end;
     end.reason = end_reason_;
     end.exit_status = end_status_;
@@ -204,9 +203,11 @@ bool Drain::handleEndRequest() {
     finishImage(end);
     end_state_.store(kEnded, std::memory_order_release);
     // exec may fail and the image go on; any other end is the process's.
-    return end.reason == wire::EndReason::Exec;
+    if (end.reason != wire::EndReason::Exec)
+      return false;
   }
-  if (state == kResumeRequested) {
+  if (end_state_.load(std::memory_order_acquire) == kEnded &&
+      resume_requested_.exchange(false, std::memory_order_acq_rel)) {
     continueAfterFailedExec();
     end_state_.store(kRunning, std::memory_order_release);
   }
@@ -721,30 +722,20 @@ bool Drain::endImage(wire::EndReason reason, int32_t exit_status, const char* ex
     }
     if (state == kEndClaimed || state == kEndRequested)
       requested = true;
-    if (state == kEnded)
-      return requested; // this end, or (not requested) one an exec under way made
+    // Ended: this end, or (not requested, no resume to wait for) one an exec under way made.
+    if (state == kEnded && (requested || !resume_requested_.load(std::memory_order_acquire)))
+      return requested;
     pause(50000);
   }
-  return false;
+  // The drain has not finished in time: a requested end is still the image's, which a failed exec
+  // must resume when the drain does finish it.
+  return requested;
 }
 
 void Drain::resumeAfterFailedExec(int32_t error) {
-  // The drain may still be finishing the image (its caller stopped waiting): let it end first.
-  const int64_t give_up = monotonicNow() + 5000000000;
-  for (;;) {
-    int expected = kEnded;
-    exec_error_ = error;
-    if (end_state_.compare_exchange_strong(expected, kResumeRequested,
-                                           std::memory_order_acq_rel)) {
-      sem_post(&wake_);
-      return;
-    }
-    if (expected != kEndRequested && expected != kEndClaimed)
-      return; // nothing was ended
-    if (monotonicNow() > give_up)
-      return;
-    pause(100000);
-  }
+  exec_error_ = error;
+  resume_requested_.store(true, std::memory_order_release);
+  sem_post(&wake_);
 }
 
 void Drain::abandonAfterFork() {

@@ -64,12 +64,13 @@ public:
   bool endImage(wire::EndReason reason, int32_t exit_status, const char* exec_path,
                 uint32_t timeout_ms);
   // The exec announced by endImage failed with `error`: the image goes on as a process of its own
-  // (continueAfterFailedExec), recording as before.
+  // (continueAfterFailedExec), recording as before, as soon as the drain has ended the image
+  // (at once when it has; when its end ran late, when it finishes). Does not wait.
   void resumeAfterFailedExec(int32_t error);
 
 private:
   using Clock = std::chrono::steady_clock;
-  enum EndState : int { kRunning, kEndClaimed, kEndRequested, kEnded, kResumeRequested };
+  enum EndState : int { kRunning, kEndClaimed, kEndRequested, kEnded };
   struct EndInfo {
     wire::EndReason reason = wire::EndReason::Exit;
     int32_t exit_status = 0;
@@ -154,6 +155,8 @@ private:
   // after it (acquire).
   std::atomic<int> end_state_{kRunning};
   std::atomic<bool> image_ended_{false}; // a ProcessEnd that no ExecFailed voided was sent
+  // A failed exec's image goes on once the drain has ended the image (exec_error_ set before).
+  std::atomic<bool> resume_requested_{false};
   wire::EndReason end_reason_ = wire::EndReason::Exit;
   int32_t end_status_ = 0;
   char end_path_[PATH_MAX] = {};

@@ -132,9 +132,13 @@ declare i32 @external(i32)
 ; CHECK-NEXT:  call void @__shapetrace_register_module(ptr @__shapetrace_module)
 ; CHECK-NEXT:  ret void
 ; CHECK: declare void @__shapetrace_register_module(ptr) [[REG:#[0-9]+]]
+; The destructor calls the unregistering function only when the runtime has it (a weak reference:
+; an older runtime refuses the module rather than failing the program at its exit).
 ; CHECK: define internal void @shapetrace.module_dtor() [[CTOR]] {
+; CHECK-NEXT:  [[PRESENT:%.*]] = icmp ne ptr @__shapetrace_unregister_module, null
+; CHECK-NEXT:  br i1 [[PRESENT]], label %[[CALL:.*]], label %[[DONE:.*]]
+; CHECK: [[CALL]]:
 ; CHECK-NEXT:  call void @__shapetrace_unregister_module(ptr @__shapetrace_module)
-; CHECK-NEXT:  ret void
-; CHECK: declare void @__shapetrace_unregister_module(ptr) [[REG]]
+; CHECK: declare extern_weak void @__shapetrace_unregister_module(ptr) [[REG]]
 ; CHECK: attributes [[HOOK]] = { nounwind nonlazybind }
 ; CHECK: !shapetrace.instrumented = !{}
