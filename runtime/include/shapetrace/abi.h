@@ -59,9 +59,10 @@ struct __shapetrace_module {
  * constructors, including those of dlopen'ed libraries. */
 void __shapetrace_register_module(struct __shapetrace_module *module);
 
-/* Called by the module's destructor (on dlclose, and at exit): the runtime stops writing the
- * module's image_enabled, which is about to be unmapped. Its functions keep their ids and names
- * (events of them may still wait in the rings). Thread-safe. */
+/* Called by the module's destructor (on dlclose, and at exit), which references it weakly and
+ * calls it only when the runtime has it: the runtime stops writing the module's image_enabled,
+ * which is about to be unmapped. Its functions keep their ids and names (events of them may still
+ * wait in the rings). Thread-safe. */
 void __shapetrace_unregister_module(struct __shapetrace_module *module);
 
 /* Non-zero while recording is on (SHAPETRACE_ENABLED, shapetrace_set_enabled): the runtime's own
