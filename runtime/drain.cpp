@@ -206,10 +206,13 @@ bool Drain::handleEndRequest() {
     if (end.reason != wire::EndReason::Exec)
       return false;
   }
+  // The flag is cleared only once the image runs again: an end requested meanwhile (the failed
+  // exec's caller _exits at once) must not take the exec's end for its own.
   if (end_state_.load(std::memory_order_acquire) == kEnded &&
-      resume_requested_.exchange(false, std::memory_order_acq_rel)) {
+      resume_requested_.load(std::memory_order_acquire)) {
     continueAfterFailedExec();
     end_state_.store(kRunning, std::memory_order_release);
+    resume_requested_.store(false, std::memory_order_release);
   }
   return true;
 }
@@ -709,6 +712,9 @@ bool Drain::endImage(wire::EndReason reason, int32_t exit_status, const char* ex
   // its own work by the deadline; a little more for its last send and close.
   bool requested = false; // by this call or by another thread
   while (monotonicNow() < deadline + 100000000) {
+    // The resume flag first: the drain clears it only after the image runs again, so a stale
+    // kEnded is never read with the flag already cleared.
+    const bool resume_pending = resume_requested_.load(std::memory_order_acquire);
     int state = end_state_.load(std::memory_order_acquire);
     if (state == kRunning && end_state_.compare_exchange_strong(state, kEndClaimed)) {
       end_reason_ = reason;
@@ -723,7 +729,7 @@ bool Drain::endImage(wire::EndReason reason, int32_t exit_status, const char* ex
     if (state == kEndClaimed || state == kEndRequested)
       requested = true;
     // Ended: this end, or (not requested, no resume to wait for) one an exec under way made.
-    if (state == kEnded && (requested || !resume_requested_.load(std::memory_order_acquire)))
+    if (state == kEnded && (requested || !resume_pending))
       return requested;
     pause(50000);
   }
