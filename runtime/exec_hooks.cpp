@@ -18,6 +18,7 @@
 // `environ` into the forms that take an environment. Nothing of this runs in a vfork child (it
 // shares its parent's memory and must not allocate): its exec goes through unchanged.
 #include "runtime.h"
+#include "interpose.h"
 
 #include <alloca.h>
 #include <cerrno>
@@ -29,8 +30,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <vector>
-
-#define SHAPETRACE_INTERPOSE extern "C" __attribute__((visibility("default")))
 
 extern char** environ;
 

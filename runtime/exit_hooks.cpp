@@ -22,6 +22,7 @@
 // the parent's _exit going through the wrapper. Nothing of this runs in a vfork child.
 
 #include "runtime.h"
+#include "interpose.h"
 
 #include <cerrno>
 #include <csignal>
@@ -32,8 +33,6 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-
-#define SHAPETRACE_INTERPOSE extern "C" __attribute__((visibility("default")))
 
 namespace {
 

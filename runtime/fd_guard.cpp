@@ -20,6 +20,7 @@
 // every descriptor it owns, and its threads end); the program's call then proceeds on a descriptor
 // that is no longer open, exactly as in the untraced program. The drain reconnects later.
 #include "fd_guard.h"
+#include "interpose.h"
 
 #include <cerrno>
 #include <csignal>
@@ -31,8 +32,6 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#define SHAPETRACE_INTERPOSE extern "C" __attribute__((visibility("default")))
 
 namespace shapetrace::rt {
 

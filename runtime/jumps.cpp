@@ -27,6 +27,7 @@
 // Only x86_64 has the trampolines; elsewhere nothing is interposed and longjmp's frames end at the
 // next matching exit, as before.
 #include "runtime.h"
+#include "interpose.h"
 
 #if defined(__x86_64__)
 
@@ -36,8 +37,6 @@
 #include <dlfcn.h>
 #include <iterator>
 #include <setjmp.h>
-
-#define SHAPETRACE_INTERPOSE extern "C" __attribute__((visibility("default")))
 
 namespace shapetrace::rt {
 namespace {

@@ -56,12 +56,16 @@ std::string StringTable::lookup(uint32_t id) {
 
 namespace {
 
-// Holding modules_mutex: every registered image's flag takes __shapetrace_enabled's value. Read
-// under the lock, so that of two switches the one that takes it last writes the newest value.
+// Holding modules_mutex: an image's flag takes __shapetrace_enabled's value, read under the lock,
+// so that of two switches the one that takes it last writes the newest value.
+void copyFlagTo(uint8_t* flag) {
+  std::atomic_ref<uint8_t>(*flag).store(std::atomic_ref<uint8_t>(__shapetrace_enabled).load(),
+                                        std::memory_order_release);
+}
+
 void copyFlagToImages(Runtime& rt) {
-  const uint8_t value = std::atomic_ref<uint8_t>(__shapetrace_enabled).load();
   for (const Runtime::ImageFlag& image : rt.image_flags)
-    std::atomic_ref<uint8_t>(*image.flag).store(value, std::memory_order_release);
+    copyFlagTo(image.flag);
 }
 
 // Holding modules_mutex: one more registered module reads `flag`, which follows recording from now.
@@ -72,8 +76,7 @@ void addImageFlag(Runtime& rt, uint8_t* flag) {
       return;
     }
   rt.image_flags.push_back({flag, 1});
-  std::atomic_ref<uint8_t>(*flag).store(
-      std::atomic_ref<uint8_t>(__shapetrace_enabled).load(), std::memory_order_release);
+  copyFlagTo(flag);
 }
 
 // Registers one module's table (abi.h): its ids are the next free range. A module already

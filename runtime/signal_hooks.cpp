@@ -28,6 +28,7 @@
 // blocks the signal to sigwait for it never runs the stand-in. The runtime's threads block every
 // signal.
 #include "flags.h"
+#include "interpose.h"
 #include "runtime.h"
 
 #include <atomic>
@@ -35,8 +36,6 @@
 #include <csignal>
 #include <pthread.h>
 #include <time.h>
-
-#define SHAPETRACE_INTERPOSE extern "C" __attribute__((visibility("default")))
 
 // The real sigaction: glibc exports it as __sigaction too, which nothing interposes. Called
 // directly, not looked up with dlsym: a sanitizer's runtime calls sigaction (through this library)

@@ -11,12 +11,12 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <dirent.h>
 #include <mutex>
 #include <pthread.h>
-#include <time.h>
-#include <dirent.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <zmq.h>
 
 namespace shapetrace::rt {

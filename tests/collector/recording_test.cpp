@@ -270,6 +270,16 @@ TEST(Recording, IndexIsRebuiltWhenItsFileIsMissingOrDamaged) {
   expectSeekLandsOnTheCoveringBatch(reader);
 }
 
+// The records of a segment's stored index file, as the writer wrote them.
+std::vector<IndexRecord> storedIndex(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<IndexRecord> records;
+  IndexRecord record;
+  while (in.read(reinterpret_cast<char*>(&record), sizeof record))
+    records.push_back(record);
+  return records;
+}
+
 // An index that lacks records, at its end (the writer stopped between a frame and its record) or
 // in the middle (a record it failed to write), is completed from the frames: every frame stays
 // reachable through seek().
@@ -279,24 +289,16 @@ TEST(Recording, IndexThatLacksRecordsIsCompletedFromTheFrames) {
   options.segment_bytes = 4096;
   writeAll(tmp.sub("intact"), sampleItems(40), options);
   writeAll(tmp.sub("rec"), sampleItems(40), options);
-  auto records = [](const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::vector<IndexRecord> out;
-    IndexRecord record;
-    while (in.read(reinterpret_cast<char*>(&record), sizeof record))
-      out.push_back(record);
-    return out;
-  };
   auto rewrite = [](const std::string& path, const std::vector<IndexRecord>& kept) {
     std::ofstream(path, std::ios::binary | std::ios::trunc)
         .write(reinterpret_cast<const char*>(kept.data()),
                static_cast<std::streamsize>(kept.size() * sizeof(IndexRecord)));
   };
-  std::vector<IndexRecord> first = records(indexPath(tmp.sub("rec"), 0));
+  std::vector<IndexRecord> first = storedIndex(indexPath(tmp.sub("rec"), 0));
   ASSERT_GT(first.size(), 3u);
   first.resize(first.size() - 2); // the last two records
   rewrite(indexPath(tmp.sub("rec"), 0), first);
-  std::vector<IndexRecord> second = records(indexPath(tmp.sub("rec"), 1));
+  std::vector<IndexRecord> second = storedIndex(indexPath(tmp.sub("rec"), 1));
   ASSERT_GT(second.size(), 3u);
   second.erase(second.begin() + 1); // one in the middle
   rewrite(indexPath(tmp.sub("rec"), 1), second);
@@ -322,13 +324,7 @@ TEST(Recording, AnIndexedFrameWithADamagedLengthIsScannedPast) {
   RecordingOptions options;
   options.segment_bytes = 4096;
   writeAll(tmp.sub("rec"), sampleItems(40), options);
-  std::vector<IndexRecord> records;
-  {
-    std::ifstream in(indexPath(tmp.sub("rec"), 0), std::ios::binary);
-    IndexRecord record;
-    while (in.read(reinterpret_cast<char*>(&record), sizeof record))
-      records.push_back(record);
-  }
+  const std::vector<IndexRecord> records = storedIndex(indexPath(tmp.sub("rec"), 0));
   ASSERT_GT(records.size(), 2u);
   {
     std::fstream segment(segmentPath(tmp.sub("rec"), 0), std::ios::binary | std::ios::in | std::ios::out);

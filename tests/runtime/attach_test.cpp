@@ -29,6 +29,28 @@ struct TempDir {
 
 void sleepMs(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
+// The traced program serving (`command FILE`) on a thread of its own, attach on demand towards
+// `dir`'s endpoint, until stop() makes FILE; finish() waits for it and gives its run.
+class Service {
+public:
+  Service(const TempDir& dir, const std::string& command) : stop_file_(dir.path + "/stop") {
+    thread_ = std::thread([this, endpoint = dir.endpoint(), command] {
+      run_ = runProgram(TRACED_PROGRAM, {command, stop_file_}, {{"SHAPETRACE_ENDPOINT", endpoint}});
+    });
+  }
+  const std::string& stopFile() const { return stop_file_; }
+  void stop() { close(open(stop_file_.c_str(), O_CREAT | O_WRONLY, 0600)); }
+  ProgramRun finish() {
+    thread_.join();
+    return run_;
+  }
+
+private:
+  std::string stop_file_;
+  ProgramRun run_;
+  std::thread thread_;
+};
+
 // What one collector received of a thread: its events before and from the stretch start (its
 // ThreadStart in the first stretch, else its Gap of 0 events, the attach marker).
 struct Stretch {
@@ -93,6 +115,16 @@ size_t eventsAfterStretchStart(const std::vector<wire::StreamItem>& items, bool 
   return first || stretch.markers ? stretch.events.size() : 0;
 }
 
+// What `capture` receives until the worker's stretch holds `events` events, or 20 s passed (a
+// stream that never marks its stretch fails rather than hangs).
+std::vector<wire::StreamItem> receiveStretch(Capture& capture, bool first, size_t events) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  return capture.receiveUntil([&](const std::vector<wire::StreamItem>& items) {
+    return eventsAfterStretchStart(items, first) >= events ||
+           std::chrono::steady_clock::now() > give_up;
+  });
+}
+
 TEST(AttachOnDemand, NoCollectorMeansNoEventsAndNothingSent) {
   TempDir dir;
   const ProgramRun run = runProgram(
@@ -119,25 +151,15 @@ TEST(AttachOnDemand, EnabledRestoresAlwaysOnRecording) {
 // that comes later receives its calls (the drain once stayed in the exec's end for good).
 TEST(AttachOnDemand, AFailedExecWhileDetachedLeavesTheProcessAttachable) {
   TempDir dir;
-  const std::string stop_file = dir.path + "/stop";
-  ProgramRun run;
-  std::thread service([&] {
-    run = runProgram(TRACED_PROGRAM, {"exec-missing-serve", stop_file},
-                     {{"SHAPETRACE_ENDPOINT", dir.endpoint()}});
-  });
+  Service service(dir, "exec-missing-serve");
   sleepMs(300); // the exec failed meanwhile, detached
   std::vector<wire::StreamItem> items;
   {
     Capture capture("", dir.path);
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    items = capture.receiveUntil([&](const std::vector<wire::StreamItem>& received) {
-      return eventsAfterStretchStart(received, true) >= 200 ||
-             std::chrono::steady_clock::now() > give_up;
-    });
-    close(open(stop_file.c_str(), O_CREAT | O_WRONLY, 0600));
+    items = receiveStretch(capture, true, 200);
+    service.stop();
   }
-  service.join();
-  EXPECT_EQ(run.exit_code, 3);
+  EXPECT_EQ(service.finish().exit_code, 3);
   EXPECT_GE(eventsAfterStretchStart(items, true), 200u);
   ASSERT_FALSE(items.empty());
   const auto* start = std::get_if<wire::ProcessStart>(&items.front().body);
@@ -151,34 +173,23 @@ TEST(AttachOnDemand, AFailedExecWhileDetachedLeavesTheProcessAttachable) {
 // thread's end, nothing is announced as dropped, and the program's output and status are its own.
 TEST(AttachOnDemand, ThreeAttachesGiveThreeMarkedBalancedStretches) {
   TempDir dir;
-  const std::string stop_file = dir.path + "/stop";
-  ProgramRun run;
-  std::thread service([&] {
-    run = runProgram(TRACED_PROGRAM, {"serve", stop_file},
-                     {{"SHAPETRACE_ENDPOINT", dir.endpoint()}});
-  });
+  Service service(dir, "serve");
   sleepMs(300); // detached meanwhile
 
   std::vector<std::vector<wire::StreamItem>> captures;
   for (int attach = 0; attach < 3; ++attach) {
     Capture capture("", dir.path);
-    const bool first = attach == 0;
-    // Bounded, so that a stream that never marks its stretch fails rather than hangs.
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    captures.push_back(capture.receiveUntil([&](const std::vector<wire::StreamItem>& items) {
-      return eventsAfterStretchStart(items, first) >= 400 ||
-             std::chrono::steady_clock::now() > give_up;
-    }));
+    captures.push_back(receiveStretch(capture, attach == 0, 400));
     if (attach == 2) {
-      close(open(stop_file.c_str(), O_CREAT | O_WRONLY, 0600));
+      service.stop();
       std::vector<wire::StreamItem> rest = capture.receive(1);
       captures.back().insert(captures.back().end(), rest.begin(), rest.end());
     }
     sleepMs(200); // detached after the capture goes away
   }
-  service.join();
+  const ProgramRun run = service.finish();
   EXPECT_EQ(run.exit_code, 3);
-  EXPECT_EQ(run.out, "done serve " + stop_file + "\n");
+  EXPECT_EQ(run.out, "done serve " + service.stopFile() + "\n");
 
   ASSERT_FALSE(captures[0].empty());
   // Nothing was sent before the first collector: it sees the process from its start.

@@ -656,6 +656,24 @@ const Image& imageOf(const std::vector<Image>& images, wire::ProcessOrigin origi
   return images.front();
 }
 
+// A process whose exec failed: the image the exec ended (its end says exec) and the image it went
+// on as. Null when the stream does not hold exactly those two.
+struct AroundFailedExec {
+  const Image* before = nullptr;
+  const Image* after = nullptr;
+};
+AroundFailedExec aroundFailedExec(const std::vector<Image>& images) {
+  EXPECT_EQ(images.size(), 2u);
+  if (images.size() != 2)
+    return {};
+  const Image& before = imageOf(images, wire::ProcessOrigin::Started);
+  EXPECT_NE(before.end(), nullptr);
+  if (!before.end())
+    return {};
+  EXPECT_EQ(before.end()->reason, wire::EndReason::Exec);
+  return {&before, &imageOf(images, wire::ProcessOrigin::ExecFailed)};
+}
+
 std::vector<std::pair<uint32_t, EventKind>> eventsOf(const Image& image) {
   auto threads = threadsOf(image.items);
   std::vector<std::pair<uint32_t, EventKind>> out;
@@ -749,11 +767,10 @@ TEST(ProcessBoundaries, AFailedExecLeavesTheProcessRecording) {
   EXPECT_EQ(traced.run.exit_code, 3);
   EXPECT_EQ(traced.run.out, "exec failed: No such file or directory\ndone exec-missing 10\n");
   const auto images = imagesOf(traced.items);
-  ASSERT_EQ(images.size(), 2u);
-  const Image& before = imageOf(images, wire::ProcessOrigin::Started);
-  const Image& after = imageOf(images, wire::ProcessOrigin::ExecFailed);
-  ASSERT_NE(before.end(), nullptr);
-  EXPECT_EQ(before.end()->reason, wire::EndReason::Exec);
+  const AroundFailedExec around = aroundFailedExec(images);
+  ASSERT_TRUE(around.before && around.after);
+  const Image& before = *around.before;
+  const Image& after = *around.after;
   EXPECT_EQ(before.end()->exec_path, "/nonexistent/program");
   using K = EventKind;
   EXPECT_THAT(eventsOf(before), ElementsAre(std::pair{kMain, K::Enter}, std::pair{kWork, K::Enter}));
@@ -781,11 +798,9 @@ TEST(ProcessBoundaries, UnderscoreExitRightAfterAFailedExecEndsTheNewImage) {
   const Traced traced = trace({"exec-missing-exit"}, {}, 2);
   EXPECT_EQ(traced.run.exit_code, 127);
   const auto images = imagesOf(traced.items);
-  ASSERT_EQ(images.size(), 2u);
-  const Image& before = imageOf(images, wire::ProcessOrigin::Started);
-  const Image& after = imageOf(images, wire::ProcessOrigin::ExecFailed);
-  ASSERT_NE(before.end(), nullptr);
-  EXPECT_EQ(before.end()->reason, wire::EndReason::Exec);
+  const AroundFailedExec around = aroundFailedExec(images);
+  ASSERT_TRUE(around.before && around.after);
+  const Image& after = *around.after;
   ASSERT_NE(after.end(), nullptr);
   EXPECT_EQ(after.end()->reason, wire::EndReason::ExitImmediately);
   EXPECT_EQ(after.end()->exit_status, 127);

@@ -7,8 +7,8 @@
 set -eu
 source=$1 out=$2 compiler=$3 wrapper=$4 shapetrace=$5
 shift 5
-$compiler "$@" "$source" -o "$out.plain" -lpthread -lquadmath  # "clang --driver-mode=g++" splits
-"$wrapper" "$@" "$source" -o "$out.traced" -lpthread -lquadmath
+$compiler "$@" "$source" -o "$out.plain" -lpthread  # "clang --driver-mode=g++" splits
+"$wrapper" "$@" "$source" -o "$out.traced" -lpthread
 status() { "$@" > "$out.stdout" 2>/dev/null && echo 0 || echo $?; }
 plain_status=$(status "$out.plain"); mv "$out.stdout" "$out.plain.stdout"
 traced_status=$(SHAPETRACE_ENDPOINT="ipc://$out.absent.sock" status "$out.traced")
