@@ -1,6 +1,7 @@
 // The collector's receive loop: validate, check sequences, record, publish (see collector.h).
 #include "collector.h"
 
+#include "channel/channel.h"
 #include "wire/endpoint.h"
 
 #include "wire/format_error.h"
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -105,6 +107,21 @@ void preparePrivateDirectory(const std::string& dir) {
     throw std::runtime_error(problem + "; refusing to put the collector's socket there");
 }
 
+void prepareSocketDirectory(const std::string& endpoint) {
+  if (endpoint.rfind("ipc://", 0) != 0)
+    return;
+  const std::filesystem::path folder = std::filesystem::path(endpoint.substr(6)).parent_path();
+  if (folder.empty() || std::filesystem::exists(folder))
+    return;
+  std::error_code error;
+  std::filesystem::create_directories(folder, error);
+  if (!error)
+    std::filesystem::permissions(folder, std::filesystem::perms::owner_all, error);
+  if (error)
+    throw std::runtime_error("cannot create the socket folder " + folder.string() + ": " +
+                             error.message());
+}
+
 std::string readCurveSecretKey(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
@@ -157,14 +174,65 @@ Collector::Collector(CollectorOptions options, zmq::context_t& context)
   // Open the recording before binding, so that a directory in use fails before anyone connects.
   if (!options_.out_dir.empty())
     writer_ = std::make_unique<recording::RecordingWriter>(options_.out_dir, options_.recording);
+  std::vector<std::string> local;
   for (const std::string& endpoint : options_.listen) {
+    if (endpoint.rfind("ipc://", 0) == 0) {
+      local.push_back(endpoint);
+      bound_.push_back(endpoint);
+      continue;
+    }
     pull_.bind(endpoint);
+    pull_bound_ = true;
     bound_.push_back(pull_.get(zmq::sockopt::last_endpoint));
   }
+  if (!local.empty())
+    local_.emplace(local, options_.limits.max_processes);
   if (!options_.publish.empty()) {
     publisher_.emplace(context, options_.publish, options_.publish_hwm, secret);
     publish_bound_ = publisher_->endpoint();
   }
+  if (!options_.forward.empty())
+    connectForward(context);
+}
+
+void Collector::connectForward(zmq::context_t& context) {
+  const std::string& endpoint = options_.forward;
+  const bool loopback = endpoint.rfind("tcp://", 0) == 0 &&
+                        isLoopbackHost(endpoint.substr(6, endpoint.rfind(':') - 6));
+  if (endpoint.rfind("tcp://", 0) != 0 && endpoint.rfind("inproc://", 0) != 0)
+    throw std::runtime_error("--forward '" + endpoint + "': give tcp://HOST:PORT");
+  if (endpoint.rfind("tcp://", 0) == 0 && !loopback && options_.forward_server_key.empty())
+    throw std::runtime_error("refusing to forward to '" + endpoint +
+                             "' unencrypted: give --forward-server-key with the other "
+                             "collector's public key (it prints it when started with "
+                             "--curve-secret-key)");
+  forward_.emplace(context, zmq::socket_type::push);
+  forward_->set(zmq::sockopt::sndhwm, options_.forward_hwm);
+  forward_->set(zmq::sockopt::linger, 1000); // what is queued at the end gets a second to leave
+  if (!options_.forward_server_key.empty()) {
+    if (options_.forward_server_key.size() != 40)
+      throw std::runtime_error("--forward-server-key must be a 40-character Z85 public key");
+    char public_key[41], secret_key[41];
+    if (options_.forward_secret_key_file.empty()) {
+      zmq_curve_keypair(public_key, secret_key);
+    } else {
+      const std::string secret = readCurveSecretKey(options_.forward_secret_key_file);
+      std::memcpy(secret_key, secret.c_str(), 41);
+      zmq_curve_public(public_key, secret_key);
+    }
+    forward_->set(zmq::sockopt::curve_serverkey, options_.forward_server_key);
+    forward_->set(zmq::sockopt::curve_publickey, std::string(public_key));
+    forward_->set(zmq::sockopt::curve_secretkey, std::string(secret_key));
+  }
+  forward_->connect(endpoint);
+}
+
+void Collector::forward(std::span<const std::byte> bytes) {
+  zmq::message_t message(bytes.data(), bytes.size());
+  if (forward_->send(message, zmq::send_flags::dontwait))
+    ++forwarded_;
+  else
+    ++forward_dropped_;
 }
 
 Collector::~Collector() {
@@ -175,9 +243,8 @@ Collector::~Collector() {
   }
 }
 
-SenderCounters& Collector::unattributed(zmq::message_t& message) {
-  const char* peer = zmq_msg_gets(message.handle(), "Peer-Address");
-  std::string key = peer ? peer : "";
+SenderCounters& Collector::unattributed(const std::string& peer) {
+  std::string key = peer;
   // Bounded: past kMaxPeers addresses, new ones share one entry.
   if (unattributed_.size() >= kMaxPeers && !unattributed_.count(key))
     key = "(other peers)";
@@ -236,14 +303,13 @@ size_t Collector::stateBytes() const {
   return bytes;
 }
 
-void Collector::handle(zmq::message_t& message) {
-  const std::span<const std::byte> bytes(static_cast<const std::byte*>(message.data()),
-                                         message.size());
+void Collector::handle(std::span<const std::byte> bytes,
+                       const std::function<std::string()>& peer) {
   wire::ItemHeader header;
   try {
     header = wire::peekItem(bytes);
   } catch (const wire::FormatError& e) {
-    SenderCounters& c = unattributed(message);
+    SenderCounters& c = unattributed(peer());
     ++(e.reason() == wire::FormatErrorReason::Oversized ? c.oversized : c.malformed);
     return;
   }
@@ -280,8 +346,12 @@ void Collector::handle(zmq::message_t& message) {
       }
     }
   }
-  if (publisher_)
+  if (publisher_) {
+    zmq::message_t message(bytes.data(), bytes.size());
     publisher_->publish(message);
+  }
+  if (forward_)
+    forward(bytes);
   // Ended processes keep their counters, up to a bound; past it they are summed into one entry.
   if (c.ended && ended_senders_ > kMaxEndedKept) {
     const std::string key = "(ended processes)";
@@ -336,6 +406,8 @@ void Collector::appendOwnItem(const wire::StreamItem& item) {
     zmq::message_t message(bytes.data(), bytes.size());
     publisher_->publish(message);
   }
+  if (forward_)
+    forward(span);
 }
 
 uint64_t Collector::latestImage(uint32_t pid) const {
@@ -354,24 +426,77 @@ uint64_t Collector::recordExitStatus(uint32_t pid, int wait_status, uint64_t rea
     status.exit_code = WEXITSTATUS(wait_status);
   }
   const uint64_t process = latestImage(pid);
+  const auto sender = senders_.find(process);
+  if (sender != senders_.end() && !sender->second.counters.exit_status.empty())
+    return process; // known already (the collector saw it die, and its parent reaped it later)
   appendOwnItem({process, status});
-  if (auto sender = senders_.find(process); sender != senders_.end())
+  if (sender != senders_.end())
     sender->second.counters.exit_status = wire::describeExitStatus(status);
   return process;
 }
 
-size_t Collector::poll(std::chrono::milliseconds timeout) {
+// Messages forwarded over ZeroMQ that are queued now (at most 100000, so that the caller comes
+// back to its heartbeat and the local channels).
+size_t Collector::receiveForwarded() {
   size_t handled = 0;
-  zmq::pollitem_t item{pull_.handle(), 0, ZMQ_POLLIN, 0};
+  zmq::message_t message;
+  while (handled < 100000 && pull_.recv(message, zmq::recv_flags::dontwait)) {
+    const std::span<const std::byte> bytes(static_cast<const std::byte*>(message.data()),
+                                           message.size());
+    handle(bytes, [&] {
+      const char* peer = zmq_msg_gets(message.handle(), "Peer-Address");
+      return std::string(peer ? peer : "");
+    });
+    ++handled;
+  }
+  return handled;
+}
+
+size_t Collector::serviceLocal() {
+  if (!local_)
+    return 0;
+  const size_t handled = local_->service(
+      [this](std::span<const std::byte> bytes, bool oversized, uint32_t pid) {
+        const auto peer = [pid] { return "pid " + std::to_string(pid); };
+        if (oversized)
+          ++unattributed(peer()).oversized;
+        else
+          handle(bytes, peer);
+      },
+      [this](uint32_t pid, std::optional<int> wait_status) { noteVanished(pid, wait_status); },
+      100000);
+  local_busy_ = handled > 0;
+  return handled;
+}
+
+// A local process died without closing its channel: its end, as the kernel kept it (until its
+// parent reaps it, which `shapetrace record` may do too: recordExitStatus keeps the first).
+void Collector::noteVanished(uint32_t pid, std::optional<int> wait_status) {
+  if (!wait_status || latestImage(pid) == 0)
+    return;
+  recordExitStatus(pid, *wait_status, channel::monotonicNs());
+}
+
+size_t Collector::poll(std::chrono::milliseconds timeout) {
+  // A channel's ring has no descriptor to wake us: with processes connected, look at least every
+  // millisecond while they write, every 10 ms while they are quiet.
+  if (local_ && local_->active())
+    timeout = std::min(timeout, std::chrono::milliseconds(local_busy_ ? 1 : 10));
+  std::vector<zmq::pollitem_t> items;
+  if (pull_bound_)
+    items.push_back({pull_.handle(), 0, ZMQ_POLLIN, 0});
+  if (local_) {
+    std::vector<int> fds;
+    local_->descriptors(fds);
+    for (const int fd : fds)
+      items.push_back({nullptr, fd, ZMQ_POLLIN, 0});
+  }
+  size_t handled = 0;
   try {
-    if (zmq::poll(&item, 1, timeout) > 0) {
-      zmq::message_t message;
-      // Take everything queued, but yield now and then for the heartbeat.
-      while (handled < 100000 && pull_.recv(message, zmq::recv_flags::dontwait)) {
-        handle(message);
-        ++handled;
-      }
-    }
+    zmq::poll(items.data(), items.size(), timeout);
+    handled += serviceLocal();
+    if (pull_bound_)
+      handled += receiveForwarded();
   } catch (const zmq::error_t& e) {
     if (e.num() != EINTR) // a signal: the caller checks its stop flag
       throw;
@@ -393,6 +518,7 @@ bool Collector::finish() {
   // Whatever already arrived is still handled; senders that are gone cannot send more.
   while (poll(std::chrono::milliseconds(0)) > 0) {
   }
+  local_.reset(); // the processes still connected stop waiting for us, and the sockets go
   if (publisher_)
     publisher_->end();
   bool ok = true;
@@ -409,6 +535,10 @@ CollectorStats Collector::stats() const {
     s.senders[process] = sender.counters;
   s.unattributed = unattributed_;
   s.refused_processes = refused_processes_;
+  if (local_)
+    s.channels = local_->counters();
+  s.forwarded = forwarded_;
+  s.forward_dropped = forward_dropped_;
   s.published = publisher_ ? publisher_->published() : 0;
   if (writer_) {
     s.recording_error = writer_->error();

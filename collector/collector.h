@@ -1,9 +1,11 @@
-// The collector: receives stream items from many instrumented processes over ZeroMQ, validates
-// each one, records it and fans it out to live subscribers.
+// The collector: receives stream items from many instrumented processes, validates each one,
+// records it and fans it out to live subscribers.
 //
-// Transport: runtimes PUSH, the collector PULLs (one PULL socket bound to every listen endpoint).
-// PUSH never drops a message on its own: when the collector falls behind, the runtime's send
-// reports EAGAIN at the high-water mark and the runtime counts the events as dropped.
+// Transport: the processes of this host write into channels in memory shared with the collector
+// (ipc:// endpoints: their control sockets, local_channels.h); when the collector falls behind,
+// a process's channel fills and its runtime keeps the events in its rings, then drops and counts.
+// Other collectors forward over ZeroMQ (tcp:// and inproc:// endpoints: one PULL socket bound to
+// each, CURVE-encrypted with --curve-secret-key); PUSH reports EAGAIN at the high-water mark.
 //
 // Trust: every message is checked with wire::peekItem (Cap'n Proto limits, format version, sizes,
 // the batch's declared event count). Per sender (the item's process key) the collector counts
@@ -20,10 +22,12 @@
 #pragma once
 
 #include "fanout/fanout.h"
+#include "local_channels.h"
 #include "recording/recording.h"
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -51,10 +55,19 @@ struct CollectorLimits {
 };
 
 struct CollectorOptions {
-  std::vector<std::string> listen;  // endpoints to bind the PULL socket to (at least one)
+  // Endpoints to listen on (at least one): ipc://PATH for the processes of this host (local
+  // channels), tcp:// (and inproc://) for collectors forwarding over ZeroMQ.
+  std::vector<std::string> listen;
   std::string out_dir;              // recording directory; empty: do not record
   std::string publish;              // PUB endpoint for live subscribers; empty: no fan-out
   std::string curve_secret_key_file; // enables CURVE on listen and publish sockets
+  // Forwards every accepted message to another collector over ZeroMQ (PUSH to its tcp://
+  // endpoint), CURVE-encrypted with the server's public key (Z85), as this collector's client key
+  // pair (from forward_secret_key_file, else a fresh one). Empty: no forwarding.
+  std::string forward;
+  std::string forward_server_key;
+  std::string forward_secret_key_file;
+  int forward_hwm = 10000;          // messages queued towards it before they are dropped (counted)
   recording::RecordingOptions recording;
   int receive_hwm = 10000;          // messages queued per sender before its PUSH blocks/EAGAINs
   int publish_hwm = 10000;          // messages queued per subscriber before they are dropped
@@ -85,6 +98,9 @@ struct CollectorStats {
   std::map<std::string, SenderCounters> unattributed;  // bad messages by peer address ("" unknown)
   uint64_t published = 0;
   uint64_t refused_processes = 0; // messages of processes past CollectorLimits::max_processes
+  LocalChannelCounters channels;  // the local processes' channels
+  uint64_t forwarded = 0;         // messages handed to --forward's socket
+  uint64_t forward_dropped = 0;   // messages it could not take (its queue was full)
   std::string recording_error;
   recording::WriterStats recording;
   SenderCounters total() const; // sum over senders and unattributed
@@ -96,6 +112,10 @@ void checkListenEndpoint(const std::string& endpoint, bool curve);
 // Creates the directory of the default ipc endpoint 0700 (or checks that an existing one is ours
 // and private). Throws std::runtime_error.
 void preparePrivateDirectory(const std::string& dir);
+// For an ipc:// endpoint: creates its socket's folder (0700) when it is missing, so that
+// `--listen ipc:///tmp/st/collector.sock` works as written. Throws std::runtime_error naming the
+// folder when it cannot be made. Other endpoints: nothing.
+void prepareSocketDirectory(const std::string& endpoint);
 // Reads a Z85 CURVE secret key (40 characters, first line of the file). Refuses a file that group
 // or others can read. Throws std::runtime_error.
 std::string readCurveSecretKey(const std::string& path);
@@ -110,13 +130,15 @@ public:
   Collector& operator=(const Collector&) = delete;
 
   // Handles every message that arrives within `timeout` (waits at most that long for the first,
-  // then takes whatever is queued). Returns the number of messages handled. Sends a fan-out
-  // heartbeat when due.
+  // then takes whatever is queued; with local processes connected, at most a few milliseconds).
+  // Returns the number of messages handled. Sends a fan-out heartbeat when due.
   size_t poll(std::chrono::milliseconds timeout);
   // Polls until `stop` becomes true.
   void run(const std::atomic<bool>& stop);
   // Records (and publishes) how process `pid` ended as its parent saw it (an ExitStatus item, for
-  // `shapetrace record`, which reaps its processes): `wait_status` is waitpid's. The item names the
+  // `shapetrace record`, which reaps its processes; a local process that dies without its end gets
+  // one from the status the kernel keeps for its parent): `wait_status` is waitpid's. Only the
+  // first ExitStatus of a traced process is recorded. The item names the
   // last traced image that pid ran (0 when none did). Returns that process key.
   uint64_t recordExitStatus(uint32_t pid, int wait_status, uint64_t reaped_ns);
   // The key of the last traced image process `pid` ran (its latest ProcessStart), 0 if none.
@@ -159,21 +181,33 @@ private:
     std::unordered_map<uint32_t, ThreadSequence> threads;
   };
 
-  void handle(zmq::message_t& message);
+  // One message from a sender: `peer` names it for messages too broken to name their process.
+  void handle(std::span<const std::byte> bytes, const std::function<std::string()>& peer);
+  size_t receiveForwarded();
+  size_t serviceLocal();
+  void noteVanished(uint32_t pid, std::optional<int> wait_status);
   // ProcessStart and ProcessEnd (and the rarer ExecFailed, ExitStatus): decoded for the reports
   // and the senders' state.
   // False when the item does not decode.
   bool noteLifecycle(std::span<const std::byte> bytes, SenderState& sender);
   void forgetThreads(SenderState& sender);
+  void connectForward(zmq::context_t& context);
+  void forward(std::span<const std::byte> bytes);
   // Records and publishes an item the collector makes itself.
   void appendOwnItem(const wire::StreamItem& item);
-  SenderCounters& unattributed(zmq::message_t& message);
+  SenderCounters& unattributed(const std::string& peer);
   // Applies the sequence rules; false when the batch must be dropped.
   bool acceptSequence(SenderState& sender, uint32_t thread, uint64_t sequence);
   void writeStatsFile() const;
 
   CollectorOptions options_;
   zmq::socket_t pull_;
+  bool pull_bound_ = false;
+  std::optional<LocalChannels> local_;
+  std::optional<zmq::socket_t> forward_;
+  uint64_t forwarded_ = 0;
+  uint64_t forward_dropped_ = 0;
+  bool local_busy_ = false; // the last look at the channels found messages
   std::optional<fanout::Publisher> publisher_;
   std::unique_ptr<recording::RecordingWriter> writer_;
   std::vector<std::string> bound_;

@@ -164,6 +164,7 @@ void Drain::attach() {
       setRecordingEnabled(true);
   }
   attached_.store(true, std::memory_order_release);
+  g_hot.blocking_wait.store(g_hot.blocking, std::memory_order_relaxed);
   if (flags().verbose)
     std::fprintf(stderr, "shapetrace: collector connected, recording\n");
 }
@@ -178,6 +179,8 @@ void Drain::detach() {
   }
   detached_ns_ = nowNs();
   attached_.store(false, std::memory_order_release);
+  // Nobody to wait for: a thread in lossless mode whose ring is full drops and counts instead.
+  g_hot.blocking_wait.store(false, std::memory_order_relaxed);
   if (flags().verbose)
     std::fprintf(stderr, "shapetrace: no collector connected, recording paused\n");
 }
@@ -281,6 +284,21 @@ bool Drain::sendControlQueue() {
 }
 
 bool Drain::cycle() {
+  const bool complete = sendEverything();
+  // Blocking mode waits for room only while the sink accepts data (or might soon: at start-up
+  // the connection takes a moment), never longer than the exit timeout without progress, and
+  // never while no collector is there (a socket nobody listens on).
+  if (g_hot.blocking) {
+    const auto stalled = Clock::now() - last_success_;
+    g_hot.blocking_wait.store(
+        (complete || stalled < std::chrono::milliseconds(flags().exit_timeout_ms)) &&
+            sink_->mayAccept(),
+        std::memory_order_relaxed);
+  }
+  return complete;
+}
+
+bool Drain::sendEverything() {
   if (!process_start_sent_) {
     if (!calibrated_) {
       // The first calibration needs a baseline; the ProcessStart carries its result.
@@ -318,14 +336,6 @@ bool Drain::cycle() {
       }
       state = next;
     }
-  }
-  // Blocking mode waits for room only while the sink accepts data (or might soon: at start-up
-  // the connection takes a moment), never longer than the exit timeout without progress.
-  if (g_hot.blocking) {
-    const auto stalled = Clock::now() - last_success_;
-    g_hot.blocking_wait.store(
-        complete || stalled < std::chrono::milliseconds(flags().exit_timeout_ms),
-        std::memory_order_relaxed);
   }
   return complete;
 }

@@ -95,8 +95,10 @@ private:
   // exiting thread once the drain thread stopped.
   void finishImage(const EndInfo& end);
   bool endTargetsReached();
-  // One pass over the control queue and every ring. True when nothing is left to send.
+  // One pass over the control queue and every ring (sendEverything), then whether producers may
+  // wait for room. True when nothing is left to send.
   bool cycle();
+  bool sendEverything();
   void calibrateIfDue();
   bool sendItem(wire::ItemBody body);
   bool sendControlQueue();

@@ -164,6 +164,8 @@ template <class Create> int created(Create create) {
 
 void setDropTransport(DropTransportFn drop) { g_drop.store(drop); }
 
+void markRuntimeDescriptor(int fd) { mark(fd); }
+
 void forgetRuntimeDescriptors() {
   const unsigned end = g_marked_end.load();
   for (unsigned word = 0; word < (end + 63) / 64; ++word)

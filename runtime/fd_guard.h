@@ -46,6 +46,10 @@ void setDropTransport(DropTransportFn drop);
 // attaches.
 bool isRuntimeThread();
 
+// Marks `fd`, made by the runtime with a call fd_guard does not interpose (fcntl's F_DUPFD), as
+// the runtime's.
+void markRuntimeDescriptor(int fd);
+
 // Fork child: the parent's descriptors are inherited but are no longer the runtime's here.
 void forgetRuntimeDescriptors();
 // The transport's threads have ended (its context was terminated): their ids may be reused by

@@ -89,9 +89,9 @@ void validate(Flags& flags, const Flags& defaults, std::vector<std::string>& err
     check(false, "EXIT_TIMEOUT_MS", "milliseconds up to 3600000", errors);
     flags.exit_timeout_ms = defaults.exit_timeout_ms;
   }
-  if (flags.send_hwm < 1 || flags.send_hwm > 1000000) {
-    check(false, "SNDHWM", "a count from 1 to 1000000", errors);
-    flags.send_hwm = defaults.send_hwm;
+  if (flags.channel_bytes < (uint64_t{64} << 10) || flags.channel_bytes > (uint64_t{1} << 30)) {
+    check(false, "CHANNEL", "a size from 64K to 1G", errors);
+    flags.channel_bytes = defaults.channel_bytes;
   }
   if (flags.clock != "auto" && flags.clock != "tsc" && flags.clock != "monotonic") {
     check(false, "CLOCK", "auto, tsc or monotonic", errors);

@@ -261,7 +261,7 @@ std::unique_ptr<Sink> makeSink() {
   const Flags& config = flags();
   std::string error;
   std::unique_ptr<Sink> sink;
-  // Both sinks start threads (ZeroMQ's I/O thread, the recording writer): with a full signal mask,
+  // The recording sink starts a thread (its writer): with a full signal mask,
   // so the program's signals never reach (and its instrumented handlers never run on) them.
   sigset_t all, previous;
   sigfillset(&all);
@@ -280,7 +280,7 @@ std::unique_ptr<Sink> makeSink() {
   } else {
     const std::string endpoint =
         config.endpoint.empty() ? wire::defaultEndpoint() : config.endpoint;
-    sink = makeZmqSink(endpoint, int(config.send_hwm), config.curve_server_key, error);
+    sink = makeChannelSink(endpoint, config.channel_bytes, error);
   }
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   if (!sink)

@@ -1,8 +1,10 @@
-// Termination signals end the image in the stream first, without the program seeing a handler.
+// Signals that end the process end the image in the stream first, without the program seeing a
+// handler.
 //
 // A service is usually stopped by a signal (SIGTERM from its supervisor, SIGINT from a terminal,
-// SIGHUP when its terminal goes): at its default action the signal ends the process with its
-// rings unsent and no ProcessEnd, a loss of unknown size. So where the program's action for one of
+// SIGHUP when its terminal goes), and a crash is one (SIGABRT, SIGSEGV): at its default action the
+// signal ends the process with its rings unsent and no ProcessEnd, a loss of unknown size, and
+// the last calls before a crash are the ones a user needs most. So where the program's action for one of
 // them is the default, the runtime's handler stands in for it (SHAPETRACE_FLUSH_ON_SIGNAL): it ends
 // the image (endImageForSignal: everything sent, ProcessEnd with reason signal), then restores the
 // default action, unblocks the signal and raises it, so that the process ends as it would have, by
@@ -60,15 +62,22 @@ struct StandIn {
   // sigaction.
   struct sigaction program_default {};
 };
-StandIn g_stand_ins[] = {{SIGTERM, {}}, {SIGINT, {}}, {SIGHUP, {}}};
+// Every signal whose default action ends the process, but the timers profilers use (SIGPROF,
+// SIGVTALRM) and SIGTRAP (a debugger's): a service stopped (SIGTERM, SIGINT, SIGHUP, SIGQUIT),
+// a crash (SIGABRT from abort() and failed assertions, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGSYS
+// from seccomp), a write to a closed pipe (SIGPIPE), a resource limit (SIGXCPU, SIGXFSZ), or a
+// signal nobody handles (SIGALRM, SIGUSR1, SIGUSR2). A fault that repeats when the handler
+// returns is raised again here at its default action, so the process still dumps core.
+StandIn g_stand_ins[] = {{SIGTERM, {}}, {SIGINT, {}},  {SIGHUP, {}},  {SIGQUIT, {}},
+                         {SIGABRT, {}}, {SIGSEGV, {}}, {SIGBUS, {}},  {SIGFPE, {}},
+                         {SIGILL, {}},  {SIGSYS, {}},  {SIGPIPE, {}}, {SIGXCPU, {}},
+                         {SIGXFSZ, {}}, {SIGALRM, {}}, {SIGUSR1, {}}, {SIGUSR2, {}}};
 
 SHAPETRACE_UNINSTRUMENTED StandIn* standInFor(int signal) {
-  switch (signal) {
-  case SIGTERM: return &g_stand_ins[0];
-  case SIGINT: return &g_stand_ins[1];
-  case SIGHUP: return &g_stand_ins[2];
-  default: return nullptr;
-  }
+  for (StandIn& s : g_stand_ins)
+    if (s.signal == signal)
+      return &s;
+  return nullptr;
 }
 
 // Whether the stand-in may be (re)installed: only while the runtime runs and was asked to.

@@ -1,4 +1,5 @@
-// Where the drain thread's encoded stream items go: a collector over ZeroMQ, or (SHAPETRACE_OUTPUT)
+// Where the drain thread's encoded stream items go: the collector of this host over the local
+// channel (shared memory), or (SHAPETRACE_OUTPUT)
 // a recording on disk.
 //
 // send() never blocks: false means "not accepted now, try again later" and the caller keeps the
@@ -29,25 +30,22 @@ public:
   virtual std::string describe() const = 0;
 
   // Whether a collector is connected (attach on demand, see docs/runtime.md "Attach on demand").
-  // Only the ZeroMQ sink watches its peer; a recording is always there.
+  // Only the channel sink watches its peer; a recording is always there.
   enum class Peer { Pending, Connected, Absent };
   virtual bool watchesPeer() const { return false; }
-  // Takes the transport's news of its peer (ZeroMQ's socket monitor: connected, disconnected, a
-  // connection attempt that failed), waiting up to `wait_ms` for some when none is pending, and
-  // returns what is known: Pending until the first attempt's outcome. Connects first if needed.
-  // Drain thread only.
+  // Whether the peer is there now (connecting first if needed); when it is not, waits `wait_ms`
+  // before returning. Drain thread only.
   virtual Peer awaitPeer(unsigned wait_ms) {
     (void)wait_ms;
     return Peer::Connected;
   }
 };
 
-// Connects a PUSH socket to `endpoint` (ZMQ_IMMEDIATE, so nothing queues towards a collector that
-// is not there). Returns nullptr and sets `error` when the endpoint is malformed.
-// `curve_server_key` (Z85, may be empty) makes the socket a CURVE client of that server, with an
-// ephemeral key pair of its own.
-std::unique_ptr<Sink> makeZmqSink(const std::string& endpoint, int send_hwm,
-                                  const std::string& curve_server_key, std::string& error);
+// Sends to the collector of this host over the local channel (runtime/channel_sink.cpp): `endpoint`
+// is ipc://PATH of its control socket, `channel_bytes` the size of the shared ring. Returns nullptr
+// and sets `error` when the endpoint is not a local one.
+std::unique_ptr<Sink> makeChannelSink(const std::string& endpoint, uint64_t channel_bytes,
+                                      std::string& error);
 
 // Writes a recording into `directory` (created; must not hold a recording yet). Returns nullptr
 // and sets `error` when that is impossible.

@@ -17,6 +17,9 @@ struct CollectOptions {
   std::string out;
   std::string publish;
   std::string curve_secret_key;
+  std::string forward;
+  std::string forward_server_key;
+  std::string forward_secret_key;
   uint64_t segment_mb = 256;
   unsigned fsync_ms = 1000;
   bool readable = false;
@@ -30,9 +33,15 @@ int runCollect(const CollectOptions& o) {
     collector::preparePrivateDirectory(wire::defaultEndpointDirectory());
     options.listen.push_back(wire::defaultEndpoint());
   }
-  if (o.out.empty() && o.publish.empty())
+  for (const std::string& endpoint : options.listen)
+    collector::prepareSocketDirectory(endpoint);
+  if (o.out.empty() && o.publish.empty() && o.forward.empty())
     throw std::runtime_error("nothing to do: give --out DIR to record, --publish ENDPOINT to "
-                             "fan out, or both");
+                             "fan out, --forward ENDPOINT to send on to another collector, or "
+                             "several of them");
+  options.forward = o.forward;
+  options.forward_server_key = o.forward_server_key;
+  options.forward_secret_key_file = o.forward_secret_key;
   options.out_dir = o.out;
   options.publish = o.publish;
   options.curve_secret_key_file = o.curve_secret_key;
@@ -58,6 +67,9 @@ int runCollect(const CollectOptions& o) {
                  collector.curvePublicKey().c_str());
   if (!o.out.empty())
     std::fprintf(stderr, "shapetrace collect: recording to %s\n", o.out.c_str());
+  if (!o.forward.empty())
+    std::fprintf(stderr, "shapetrace collect: forwarding to %s%s\n", o.forward.c_str(),
+                 o.forward_server_key.empty() ? "" : " (CURVE)");
 
   while (stop_signal.load(std::memory_order_relaxed) == 0)
     collector.poll(std::chrono::milliseconds(100));
@@ -69,15 +81,26 @@ int runCollect(const CollectOptions& o) {
 Runner setupCollect(CLI::App& command) {
   auto o = std::make_shared<CollectOptions>();
   command.add_option("--listen,-l", o->listen,
-                     "ZeroMQ endpoint to receive on (repeatable; default " +
+                     "endpoint to receive on (repeatable): ipc://PATH for the programs of this "
+                     "host (default " +
                          wire::defaultEndpoint() +
-                         "); non-loopback tcp needs --curve-secret-key");
+                         "; a missing folder is created 0700), tcp://HOST:PORT for collectors "
+                         "forwarding over ZeroMQ (non-loopback needs --curve-secret-key)");
   command.add_option("--out,-o", o->out, "record into this directory (new or empty)");
   command.add_option("--publish,-p", o->publish,
                      "ZeroMQ PUB endpoint for live subscribers (e.g. the analyzer)");
   command.add_option("--curve-secret-key", o->curve_secret_key,
                      "file with the server's Z85 CURVE secret key (see 'shapetrace keygen'); "
                      "encrypts and allows non-loopback tcp")
+      ->check(CLI::ExistingFile);
+  command.add_option("--forward", o->forward,
+                     "send everything received on to another collector (tcp://HOST:PORT over "
+                     "ZeroMQ; non-loopback needs --forward-server-key)");
+  command.add_option("--forward-server-key", o->forward_server_key,
+                     "the other collector's Z85 CURVE public key: encrypts what is forwarded");
+  command.add_option("--forward-secret-key", o->forward_secret_key,
+                     "file with this collector's own Z85 CURVE secret key as the other's client "
+                     "(default: a fresh key pair each run)")
       ->check(CLI::ExistingFile);
   command.add_option("--segment-size", o->segment_mb, "segment file size in MiB")
       ->default_val(256)

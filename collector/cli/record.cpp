@@ -11,7 +11,7 @@
 //
 // A recording made this way is meant to be complete, so the program runs in the runtime's blocking
 // mode (SHAPETRACE_BLOCKING=1): when its rings fill faster than the pipeline drains them (fib at
-// ~28 M events/s on one thread outruns drain + ZeroMQ + collector on the one other core of a 2-core
+// ~28 M events/s on one thread outruns drain + channel + collector on the one other core of a 2-core
 // machine), a thread waits for room instead of dropping; it never waits longer than
 // SHAPETRACE_EXIT_TIMEOUT_MS without progress. `--lossy`, or SHAPETRACE_BLOCKING set by the user,
 // keeps the runtime's own default (drop and count, never wait), as for `collect` and `live`.

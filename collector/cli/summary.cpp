@@ -46,6 +46,15 @@ void printCollectorSummary(std::FILE* out, const collector::CollectorStats& stat
   if (stats.refused_processes)
     std::fprintf(out, "shapetrace: %llu messages of processes past the collector's process limit "
                       "refused\n", (unsigned long long)stats.refused_processes);
+  const collector::LocalChannelCounters& channels = stats.channels;
+  if (channels.refused + channels.broken > 0)
+    std::fprintf(out, "shapetrace: local processes: %llu refused, %llu channel(s) closed for "
+                      "breaking the ring's rules\n",
+                 (unsigned long long)channels.refused, (unsigned long long)channels.broken);
+  if (stats.forwarded + stats.forward_dropped > 0)
+    std::fprintf(out, "shapetrace: %llu messages forwarded, %llu NOT forwarded (the other "
+                      "collector's queue was full)\n",
+                 (unsigned long long)stats.forwarded, (unsigned long long)stats.forward_dropped);
   if (!stats.recording_error.empty())
     std::fprintf(out, "shapetrace: recording stopped early: %s\n", stats.recording_error.c_str());
   const recording::RetentionStats& deleted = stats.recording.retention;

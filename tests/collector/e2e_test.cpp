@@ -9,7 +9,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <csignal>
 #include <map>
+#include <optional>
+#include <thread>
 
 namespace shapetrace {
 namespace {
@@ -109,6 +112,83 @@ TEST(EndToEnd, RedactedArgumentsAreNowhereInTheRecording) {
   const std::string recorded = bytesOf(tmp.sub("redacted"));
   EXPECT_EQ(recorded.find("31337"), std::string::npos);
   EXPECT_NE(recorded.find("instrumented_workers"), std::string::npos) << "argv[0] is kept";
+}
+
+// What a recording says of one process: its start, its events, and how it ended.
+struct RecordedProcess {
+  bool forked = false;
+  uint32_t pid = 0;
+  uint64_t events = 0;
+  std::optional<wire::ProcessEnd> end;
+  std::optional<wire::ExitStatus> reaped;
+};
+
+std::map<uint64_t, RecordedProcess> recordedProcesses(const std::string& dir) {
+  std::map<uint64_t, RecordedProcess> processes;
+  recording::RecordingReader reader(dir);
+  while (auto item = reader.nextItem()) {
+    RecordedProcess& p = processes[item->process];
+    if (auto* start = std::get_if<wire::ProcessStart>(&item->body)) {
+      p.forked = start->origin == wire::ProcessOrigin::Forked;
+      p.pid = start->pid;
+    } else if (auto* batch = std::get_if<wire::EventBatch>(&item->body)) {
+      p.events += batch->events.size();
+    } else if (auto* end = std::get_if<wire::ProcessEnd>(&item->body)) {
+      p.end = *end;
+    } else if (auto* status = std::get_if<wire::ExitStatus>(&item->body)) {
+      p.reaped = *status;
+    }
+  }
+  EXPECT_TRUE(reader.damage().empty());
+  return processes;
+}
+
+// 200 fork children of a traced program die inside a call: abort(), SIGSEGV, or SIGKILL while
+// they idle (traced_program crash-children). Each one is in the recording with every call it
+// made (10 calls: 40 events, and the enter of the call it died in) and how it died, whether
+// `record` runs it (and reaps it) or a `collect` of its own does (not its parent: it reads the
+// status the kernel keeps until the parent reaps).
+void expectCrashedChildren(const std::string& dir) {
+  const auto processes = recordedProcesses(dir);
+  std::map<int, int> deaths; // by signal
+  size_t children = 0;
+  for (const auto& [key, p] : processes) {
+    if (!p.forked)
+      continue;
+    ++children;
+    EXPECT_EQ(p.events, 41u) << "pid " << p.pid;
+    int signal = 0;
+    if (p.end && p.end->reason == wire::EndReason::Signal)
+      signal = p.end->exit_status;
+    else if (p.reaped)
+      signal = p.reaped->signal;
+    ++deaths[signal];
+  }
+  EXPECT_EQ(children, 200u);
+  EXPECT_EQ(deaths, (std::map<int, int>{{SIGABRT, 67}, {SIGKILL, 66}, {SIGSEGV, 67}}));
+}
+
+TEST(EndToEnd, CrashingChildrenUnderRecordAreEachRecordedWithTheirSignal) {
+  TempDir tmp;
+  auto [code, output] = run({SHAPETRACE_BIN, "record", "-o", tmp.sub("rec"), "--", TRACED_PROGRAM,
+                             "crash-children", "200", "10"});
+  ASSERT_EQ(code, 3) << output;
+  EXPECT_NE(output.find("abort 67 segv 67 kill 66"), std::string::npos) << output;
+  expectCrashedChildren(tmp.sub("rec"));
+}
+
+TEST(EndToEnd, CrashingChildrenUnderASeparateCollectorAreEachRecordedWithTheirSignal) {
+  TempDir tmp;
+  const std::string endpoint = "ipc://" + tmp.sub("c.sock");
+  testing::Child collect({SHAPETRACE_BIN, "collect", "--listen", endpoint, "-o", tmp.sub("rec")});
+  ASSERT_TRUE(collect.readLine().has_value()); // listening
+  auto [code, output] = run({TRACED_PROGRAM, "crash-children", "200", "10"},
+                            {{"SHAPETRACE_ENDPOINT", endpoint}, {"SHAPETRACE_ENABLED", "1"}});
+  ASSERT_EQ(code, 3) << output;
+  std::this_thread::sleep_for(std::chrono::milliseconds(500)); // the last channels are read
+  collect.signal(SIGINT);
+  ASSERT_EQ(collect.wait(), 0) << collect.readAll();
+  expectCrashedChildren(tmp.sub("rec"));
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 // A stand-in for an instrumented process in the collector's integration tests and benchmark: a real
-// process that sends real stream messages over a real ZeroMQ PUSH socket, as the runtime does
+// process that sends real stream messages over the local channel as the runtime does (an ipc://
+// endpoint), or over a real ZeroMQ PUSH socket as a forwarding collector does (tcp://)
 // (ProcessStart, ModuleTable, per thread ThreadStart / EventBatch... / ThreadEnd, ProcessEnd).
 //
 //   test_sender ENDPOINT [--threads N] [--batches B] [--events E] [--process KEY]
@@ -15,12 +16,16 @@
 // collector's memory bound is measured with --threads 3000 --batches 1 --events 1
 // --first-sequence 4096, docs/collector.md "Bounds"). Prints "sent MESSAGES EVENTS" on success;
 // exit code 1 on a send failure.
+#include "channel/control.h"
 #include "sender_events.h"
 #include "wire/codec.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <chrono>
+#include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -46,9 +51,19 @@ struct Options {
   uint64_t first_sequence = 0;
 };
 
+// Sends messages as a process of the collector's host (an ipc:// endpoint: the local channel, as
+// the runtime does) or as a forwarding collector (tcp://: ZeroMQ PUSH). Every send waits for room:
+// nothing is dropped on the way.
 class Sender {
 public:
-  Sender(zmq::context_t& context, const Options& o) : socket_(context, zmq::socket_type::push) {
+  virtual ~Sender() = default;
+  virtual void send(const std::vector<std::byte>& bytes) = 0;
+  uint64_t messages = 0;
+};
+
+class ZmqSender final : public Sender {
+public:
+  ZmqSender(zmq::context_t& context, const Options& o) : socket_(context, zmq::socket_type::push) {
     socket_.set(zmq::sockopt::linger, -1); // deliver everything before exit
     socket_.set(zmq::sockopt::sndhwm, 1000);
     if (!o.curve_server_key.empty()) {
@@ -60,19 +75,59 @@ public:
     }
     socket_.connect(o.endpoint);
   }
-  void send(const std::vector<std::byte>& bytes) {
+  void send(const std::vector<std::byte>& bytes) override {
     socket_.send(zmq::buffer(bytes.data(), bytes.size()), zmq::send_flags::none);
     ++messages;
   }
-  uint64_t messages = 0;
 
 private:
   zmq::socket_t socket_;
 };
 
+class ChannelSender final : public Sender {
+public:
+  explicit ChannelSender(const Options& o) {
+    std::string error;
+    if (channel::connectControl(channel::controlPath(o.endpoint), 0, fd_, error) !=
+            channel::ConnectResult::Connected ||
+        !channel::createAndHandOver(fd_, uint64_t{4} << 20, 5000, memory_, error))
+      throw std::runtime_error("cannot open a channel to " + o.endpoint + ": " + error);
+    writer_.emplace(memory_.base);
+  }
+  ~ChannelSender() override {
+    // Everything written is read before we go (as ZeroMQ's infinite linger), within a bound.
+    for (int waited = 0; writer_->unread() > 0 && waited < 30000; ++waited)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    writer_->markClosed();
+    ::close(fd_);
+  }
+  void send(const std::vector<std::byte>& bytes) override {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    size_t offset = 0;
+    while (bytes.size() <= writer_->maxRecordBytes() ? !writer_->tryWrite(bytes)
+                                                     : (offset = writer_->writeFragments(
+                                                            bytes, offset)) < bytes.size()) {
+      if (std::chrono::steady_clock::now() > deadline)
+        throw std::runtime_error("the collector took nothing for 30 s");
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    ++messages;
+  }
+
+private:
+  int fd_ = -1;
+  channel::Memory memory_;
+  std::optional<channel::Writer> writer_;
+};
+
 int run(const Options& o) {
   zmq::context_t context(1);
-  Sender sender(context, o);
+  std::unique_ptr<Sender> made;
+  if (o.endpoint.rfind("ipc://", 0) == 0)
+    made = std::make_unique<ChannelSender>(o);
+  else
+    made = std::make_unique<ZmqSender>(context, o);
+  Sender& sender = *made;
   const uint64_t process = o.process ? o.process : (uint64_t{0x5e4d} << 32) + ::getpid();
   auto send = [&](wire::ItemBody body) {
     sender.send(wire::encodeItem(wire::StreamItem{process, std::move(body)}));

@@ -1,7 +1,8 @@
 // shapetrace-test-dump: runs a program built with shapetrace-cc/c++, receives what its runtime
 // sends, and prints each thread's events in the form the end-to-end tests check with FileCheck.
 //
-// It binds a real ZeroMQ PULL socket on a private ipc:// endpoint, starts the program with
+// It listens as the collector does (its real side of the local channel) on a private ipc://
+// endpoint, starts the program with
 // SHAPETRACE_ENDPOINT pointing there (and SHAPETRACE_BLOCKING=1, so that no event is dropped),
 // decodes every message with wire::decodeItem, and resolves function ids through the module tables
 // the program registered. Output, one block per thread, the main thread first, then by name:
@@ -20,6 +21,7 @@
 // balance summary (every enter matched by an exit or unwind exit) and fails if a thread is not
 // balanced; both modes fail when events were dropped, a batch is missing or out of order, or the
 // process end never arrived.
+#include "local_channels.h"
 #include "wire/codec.h"
 #include "wire/items.h"
 
@@ -39,7 +41,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
-#include <zmq.hpp>
+#include <thread>
 
 namespace {
 
@@ -124,21 +126,26 @@ pid_t launch(const std::vector<std::string>& command, const std::string& endpoin
 
 // Receives until the process has exited and its ProcessEnd arrived, or until nothing arrived for
 // `idle` after the exit (a runtime that could not send its end).
-int receive(zmq::socket_t& socket, pid_t pid, Trace& trace, std::chrono::milliseconds idle) {
+int receive(collector::LocalChannels& channels, pid_t pid, Trace& trace,
+            std::chrono::milliseconds idle) {
   int status = -1;
   bool exited = false;
   auto last_message = Clock::now();
   while (true) {
-    zmq::message_t message;
-    if (socket.recv(message, zmq::recv_flags::dontwait)) {
+    const size_t read = channels.service(
+        [&](std::span<const std::byte> message, bool oversized, uint32_t) {
+          try {
+            if (oversized)
+              throw std::runtime_error("a message longer than the format allows");
+            record(trace, wire::decodeItem(message));
+          } catch (const std::exception& error) {
+            std::fprintf(stderr, "shapetrace-test-dump: undecodable message: %s\n", error.what());
+            std::exit(3);
+          }
+        },
+        [](uint32_t, std::optional<int>) {}, 100000);
+    if (read > 0) {
       last_message = Clock::now();
-      try {
-        record(trace, wire::decodeItem(std::span(static_cast<const std::byte*>(message.data()),
-                                                 message.size())));
-      } catch (const std::exception& error) {
-        std::fprintf(stderr, "shapetrace-test-dump: undecodable message: %s\n", error.what());
-        std::exit(3);
-      }
       continue;
     }
     if (!exited && waitpid(pid, &status, WNOHANG) == pid) {
@@ -147,8 +154,7 @@ int receive(zmq::socket_t& socket, pid_t pid, Trace& trace, std::chrono::millise
     }
     if (exited && (trace.end || Clock::now() - last_message > idle))
       return status;
-    zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
-    zmq::poll(&item, 1, std::chrono::milliseconds(20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }
 
@@ -242,16 +248,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string socket_path = std::string(dir_template) + "/sock";
-  zmq::context_t context;
-  zmq::socket_t socket(context, zmq::socket_type::pull);
-  socket.set(zmq::sockopt::rcvhwm, 0);
-  socket.bind("ipc://" + socket_path);
-
   Trace trace;
-  const int status = receive(socket, launch(command, "ipc://" + socket_path), trace,
-                             std::chrono::milliseconds(idle_ms));
-  socket.close();
-  unlink(socket_path.c_str());
+  int status;
+  {
+    collector::LocalChannels channels({"ipc://" + socket_path}, 4096);
+    status = receive(channels, launch(command, "ipc://" + socket_path), trace,
+                     std::chrono::milliseconds(idle_ms));
+  } // the socket file goes with the channels
   rmdir(dir_template);
 
   std::ofstream file;

@@ -155,7 +155,7 @@ TEST(AttachOnDemand, AFailedExecWhileDetachedLeavesTheProcessAttachable) {
   sleepMs(300); // the exec failed meanwhile, detached
   std::vector<wire::StreamItem> items;
   {
-    Capture capture("", dir.path);
+    Capture capture(dir.path);
     items = receiveStretch(capture, true, 200);
     service.stop();
   }
@@ -178,7 +178,7 @@ TEST(AttachOnDemand, ThreeAttachesGiveThreeMarkedBalancedStretches) {
 
   std::vector<std::vector<wire::StreamItem>> captures;
   for (int attach = 0; attach < 3; ++attach) {
-    Capture capture("", dir.path);
+    Capture capture(dir.path);
     captures.push_back(receiveStretch(capture, attach == 0, 400));
     if (attach == 2) {
       service.stop();

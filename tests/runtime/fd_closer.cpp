@@ -14,6 +14,11 @@
 //   close_range close_range(3, ~0U, 0)
 //   closefrom   closefrom(3)
 //   dup2        dup2(/dev/null, fd) over every socket descriptor from 3 to 1023, then close it
+//   raw-close_range  syscall(SYS_close_range, 3, ~0U, 0): no interposer sees it
+//   raw-close   syscall(SYS_close, fd) for every fd from 3 to 1023
+//   fclose-fdopen  fclose(fdopen(fd, "r")) for every fd from 3 to 1023 (glibc closes inside)
+//   nofile-churn   lowers RLIMIT_NOFILE to 64, then 200 times opens /dev/null until EMFILE and
+//                  closes all it opened, calling leaf() between rounds
 //   census      prints how many threads and descriptors the process has
 #include <atomic>
 #include <cerrno>
@@ -23,10 +28,13 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <string>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
+#include <vector>
 
 namespace {
 
@@ -128,11 +136,39 @@ int main(int argc, char** argv) {
     close(null_fd);
     observed = "dup2 done"; // how many sockets existed differs between the builds by design
     (void)replaced;
+  } else if (mode == "raw-close_range") {
+    observed = "close_range " + std::to_string(syscall(SYS_close_range, 3, ~0U, 0));
+  } else if (mode == "raw-close") {
+    int closed = 0;
+    for (int fd = 3; fd < 1024; ++fd)
+      closed += syscall(SYS_close, fd) == 0;
+    observed = "raw-close done"; // the runtime's own descriptors are among them when traced
+    (void)closed;
+  } else if (mode == "fclose-fdopen") {
+    for (int fd = 3; fd < 1024; ++fd)
+      if (FILE* file = fdopen(fd, "r"))
+        fclose(file);
+    observed = "fclose-fdopen done";
+  } else if (mode == "nofile-churn") {
+    const rlimit low{64, 64};
+    setrlimit(RLIMIT_NOFILE, &low);
+    long full = 0;
+    for (int round = 0; round < 200; ++round) {
+      std::vector<int> opened;
+      for (int fd; (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;)
+        opened.push_back(fd);
+      full += errno == EMFILE;
+      for (const int fd : opened)
+        close(fd);
+      calls(10);
+    }
+    g_leaf_calls = n; // how many rounds
+    observed = "full " + std::to_string(full);
   } else if (mode == "census") {
     observed = "threads " + std::to_string(entries("/proc/self/task")) + " fds " +
                std::to_string(entries("/proc/self/fd") - 1); // minus the directory's own
   } else {
-    std::fprintf(stderr, "usage: fd_closer main|thread|fork-exec|close_range|closefrom|dup2 CALLS\n");
+    std::fprintf(stderr, "usage: fd_closer MODE CALLS (see the source for the modes)\n");
     return 2;
   }
   pause(300);

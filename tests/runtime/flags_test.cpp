@@ -63,7 +63,7 @@ TEST(Flags, BadValuesAreNamedAndReplacedByDefaults) {
       {{"SHAPETRACE_RING", "16"}},          {{"SHAPETRACE_RING", "12Q"}},
       {{"SHAPETRACE_BATCH", "0"}},          {{"SHAPETRACE_BATCH", "1x"}},
       {{"SHAPETRACE_BLOCKING", "maybe"}},   {{"SHAPETRACE_CLOCK", "hpet"}},
-      {{"SHAPETRACE_DRAIN_INTERVAL_US", "5"}}, {{"SHAPETRACE_SNDHWM", "0"}},
+      {{"SHAPETRACE_DRAIN_INTERVAL_US", "5"}}, {{"SHAPETRACE_CHANNEL", "1K"}},
       {{"SHAPETRACE_EXIT_TIMEOUT_MS", "99999999999999999999999"}},
   };
   const Flags defaults;

@@ -8,12 +8,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <numeric>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zmq.h>
 
 namespace shapetrace::test {
 namespace {
@@ -124,33 +127,16 @@ TEST(RuntimeIntegration, SingleThreadStreamIsCompleteAndOrdered) {
   EXPECT_EQ(start.origin, wire::ProcessOrigin::Started);
 }
 
-// A collector that requires CURVE receives the stream only from a runtime given its public key; a
-// runtime without it (or with a malformed key) sends nothing it accepts, and the program is unchanged.
-TEST(RuntimeIntegration, CurveCollectorReceivesOnlyFromARuntimeWithItsKey) {
-  char server_public[41], server_secret[41];
-  ASSERT_EQ(zmq_curve_keypair(server_public, server_secret), 0);
-  {
-    Capture capture(server_secret);
-    ProgramRun run = runProgram(TRACED_PROGRAM, {"calls", "100"},
-                                envFor(capture, {{"SHAPETRACE_CURVE_SERVER_KEY", server_public}}));
-    EXPECT_EQ(run.exit_code, 3);
-    auto threads = threadsOf(capture.receive(1));
-    ASSERT_EQ(threads.size(), 1u);
-    EXPECT_EQ(shape(threads.begin()->second.events), callsPattern(100));
-  }
-  for (std::string key : {std::string(), std::string("tooshort")}) {
-    SCOPED_TRACE("key '" + key + "'");
-    Capture capture(server_secret);
-    std::map<std::string, std::string> env = {{"SHAPETRACE_EXIT_TIMEOUT_MS", "200"}};
-    if (!key.empty())
-      env.emplace("SHAPETRACE_CURVE_SERVER_KEY", key);
-    ProgramRun run = runProgram(TRACED_PROGRAM, {"calls", "100"}, envFor(capture, env));
-    EXPECT_EQ(run.exit_code, 3);
-    EXPECT_EQ(run.out, "done calls 100\n");
-    EXPECT_THAT(capture.receive(1, 500), ::testing::IsEmpty());
-    if (!key.empty())
-      EXPECT_THAT(run.err, HasSubstr("SHAPETRACE_CURVE_SERVER_KEY"));
-  }
+// The runtime sends only to the collector of its host: a tcp:// endpoint (a remote collector is
+// reached through a local one's --forward) is refused with the reason, and the program is unchanged.
+TEST(RuntimeIntegration, ARemoteEndpointIsRefusedAndTheProgramRunsUnchanged) {
+  ProgramRun run = runProgram(TRACED_PROGRAM, {"calls", "100"},
+                              {{"SHAPETRACE_ENDPOINT", "tcp://127.0.0.1:1"},
+                               {"SHAPETRACE_ENABLED", "1"}});
+  EXPECT_EQ(run.exit_code, 3);
+  EXPECT_EQ(run.out, "done calls 100\n");
+  EXPECT_THAT(run.err, HasSubstr("is not a local collector (ipc://PATH)"));
+  EXPECT_THAT(run.err, HasSubstr("--forward"));
 }
 
 TEST(RuntimeIntegration, ManyThreadsStartAndExitWithExactCounts) {
@@ -214,6 +200,80 @@ TEST(RuntimeIntegration, ForkedChildIsANewProcessWithOnlyItsOwnEvents) {
   EXPECT_THAT(child_thread.problems, ::testing::IsEmpty());
   EXPECT_EQ(shape(child_thread.events), child_expected);
   EXPECT_EQ(std::get<wire::ProcessEnd>(child_items.back().body).events_dropped, 0u);
+}
+
+// A collector killed with -9 leaves its socket file: nobody listens there, so nobody is waited for,
+// even in lossless mode with a ring that fills at once. The program runs to its end, unchanged,
+// and says what it could not send.
+TEST(RuntimeIntegration, AStaleSocketMakesNoLosslessProgramWait) {
+  char directory[] = "/tmp/shapetrace-stale-XXXXXX";
+  ASSERT_NE(mkdtemp(directory), nullptr);
+  const std::string path = std::string(directory) + "/collector.sock";
+  { // a socket bound and closed without unlinking: as a killed collector's
+    const int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::snprintf(address.sun_path, sizeof address.sun_path, "%s", path.c_str());
+    ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    close(fd);
+  }
+  const ProgramRun run = runProgram(TRACED_PROGRAM, {"calls", "100000"},
+                                    {{"SHAPETRACE_ENDPOINT", "ipc://" + path},
+                                     {"SHAPETRACE_ENABLED", "1"},
+                                     {"SHAPETRACE_BLOCKING", "1"},
+                                     {"SHAPETRACE_RING", "4K"},
+                                     {"SHAPETRACE_VERBOSE", "1"}},
+                                    20000);
+  unlink(path.c_str());
+  rmdir(directory);
+  EXPECT_EQ(run.exit_code, 3) << "a hang shows as -1";
+  EXPECT_EQ(run.out, "done calls 100000\n");
+  EXPECT_THAT(run.err, HasSubstr("shapetrace: 0 events sent, 400002 lost"));
+}
+
+// Children that crash: each is in the stream with every call it made, to the last one (it dies
+// inside work). abort() and SIGSEGV end the image first (the runtime's stand-in at the default
+// action: a process end with the signal); a child killed with SIGKILL sends no end, and the
+// collector's side finds it gone and reads how it died.
+TEST(RuntimeIntegration, CrashingChildrenAreRecordedToTheirLastCall) {
+  constexpr long kChildren = 30, kCalls = 100;
+  Capture capture;
+  const ProgramRun run =
+      runProgram(TRACED_PROGRAM, {"crash-children", std::to_string(kChildren), std::to_string(kCalls)},
+                 envFor(capture));
+  EXPECT_EQ(run.exit_code, 3);
+  EXPECT_EQ(run.out, "abort 10 segv 10 kill 10\ndone crash-children 30 100\n");
+  // The parent's end and the 20 children that ended by abort or SIGSEGV.
+  std::vector<StreamItem> items = capture.receive(1 + 20);
+  for (auto& item : capture.receive(1, 300)) // anything still behind the last end
+    items.push_back(std::move(item));
+
+  auto expected = callsPattern(kCalls); // the child's own calls: not main's enter and exit
+  expected.erase(expected.begin());
+  expected.back() = {kWork, EventKind::Enter};
+  std::map<int, int> ends; // by signal; 0: no process end
+  size_t children = 0;
+  for (const StreamItem& item : items) {
+    const auto* start = std::get_if<wire::ProcessStart>(&item.body);
+    if (!start || start->origin != wire::ProcessOrigin::Forked)
+      continue;
+    ++children;
+    const std::vector<StreamItem> child = itemsOfProcess(items, item.process);
+    const auto threads = threadsOf(child);
+    ASSERT_EQ(threads.size(), 1u);
+    EXPECT_EQ(shape(threads.begin()->second.events), expected) << "pid " << start->pid;
+    const auto* end = std::get_if<wire::ProcessEnd>(&child.back().body);
+    if (!end) {
+      ++ends[0];
+      EXPECT_THAT(capture.vanished(), ::testing::Contains(start->pid));
+      continue;
+    }
+    EXPECT_EQ(end->reason, wire::EndReason::Signal);
+    EXPECT_EQ(end->events_dropped, 0u);
+    ++ends[end->exit_status];
+  }
+  EXPECT_EQ(children, size_t(kChildren));
+  EXPECT_EQ(ends, (std::map<int, int>{{0, 10}, {SIGABRT, 10}, {SIGSEGV, 10}}));
 }
 
 TEST(RuntimeIntegration, SignalHandlerCallingInstrumentedCodeIsRecorded) {
@@ -540,7 +600,7 @@ protected:
 
   // Runs `calls 100` with XDG_RUNTIME_DIR pointing here while a listener waits in socket_dir.
   std::pair<ProgramRun, std::vector<wire::StreamItem>> runAgainstListener(bool verbose) {
-    Capture listener("", socket_dir);
+    Capture listener(socket_dir);
     std::map<std::string, std::string> env{{"XDG_RUNTIME_DIR", runtime_dir}};
     env.emplace("SHAPETRACE_ENDPOINT", ""); // unset for the program: the default applies
     if (verbose) env.emplace("SHAPETRACE_VERBOSE", "1");

@@ -10,7 +10,8 @@
 #include <stdexcept>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <zmq.h>
+#include <chrono>
+#include <thread>
 
 namespace shapetrace::test {
 namespace {
@@ -72,7 +73,7 @@ ProgramRun runProgram(const std::string& program, const std::vector<std::string>
   return run;
 }
 
-Capture::Capture(const std::string& curve_secret_key, const std::string& directory) {
+Capture::Capture(const std::string& directory) {
   if (directory.empty()) {
     char made[] = "/tmp/shapetrace-capture-XXXXXX";
     if (!mkdtemp(made))
@@ -83,27 +84,54 @@ Capture::Capture(const std::string& curve_secret_key, const std::string& directo
     own_directory_ = false;
   }
   endpoint_ = "ipc://" + directory_ + "/collector.sock";
-  context_ = zmq_ctx_new();
-  socket_ = zmq_socket(context_, ZMQ_PULL);
-  const int hwm = 0; // never push back on the runtime in tests unless a test wants it
-  zmq_setsockopt(socket_, ZMQ_RCVHWM, &hwm, sizeof hwm);
-  if (!curve_secret_key.empty()) {
-    const int server = 1;
-    zmq_setsockopt(socket_, ZMQ_CURVE_SERVER, &server, sizeof server);
-    zmq_setsockopt(socket_, ZMQ_CURVE_SECRETKEY, curve_secret_key.c_str(), 41);
-  }
-  if (zmq_bind(socket_, endpoint_.c_str()) != 0)
-    throw std::runtime_error("cannot bind " + endpoint_);
+  channels_ = std::make_unique<collector::LocalChannels>(std::vector<std::string>{endpoint_}, 4096);
+  // As a collector does, the channels are served all the time, whether or not the test is
+  // waiting for items: a process connecting is answered at once.
+  server_ = std::thread([this] { serve(); });
 }
 
 Capture::~Capture() {
-  const int linger = 0;
-  zmq_setsockopt(socket_, ZMQ_LINGER, &linger, sizeof linger);
-  zmq_close(socket_);
-  zmq_ctx_term(context_);
-  unlink((directory_ + "/collector.sock").c_str());
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  server_.join();
+  channels_.reset(); // unlinks the socket
   if (own_directory_)
     rmdir(directory_.c_str());
+}
+
+void Capture::serve() {
+  for (;;) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_)
+        return;
+    }
+    std::vector<wire::StreamItem> items;
+    std::vector<uint32_t> vanished;
+    channels_->service(
+        [&](std::span<const std::byte> message, bool oversized, uint32_t) {
+          if (oversized)
+            throw std::runtime_error("the runtime sent an oversized message");
+          items.push_back(wire::decodeItem(message));
+        },
+        [&](uint32_t pid, std::optional<int>) { vanished.push_back(pid); }, 100000);
+    if (items.empty() && vanished.empty()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
+    std::lock_guard lock(mutex_);
+    for (auto& item : items)
+      pending_.push_back(std::move(item));
+    vanished_.insert(vanished_.end(), vanished.begin(), vanished.end());
+    arrived_.notify_all();
+  }
+}
+
+std::vector<uint32_t> Capture::vanished() const {
+  std::lock_guard lock(mutex_);
+  return vanished_;
 }
 
 std::vector<wire::StreamItem> Capture::receive(int process_ends, int timeout_ms) {
@@ -120,19 +148,14 @@ std::vector<wire::StreamItem>
 Capture::receiveUntil(const std::function<bool(const std::vector<wire::StreamItem>&)>& done,
                       int timeout_ms) {
   std::vector<wire::StreamItem> items;
+  std::unique_lock lock(mutex_);
   for (;;) {
-    zmq_pollitem_t poll_item{socket_, 0, ZMQ_POLLIN, 0};
-    if (zmq_poll(&poll_item, 1, timeout_ms) <= 0)
-      break;
-    zmq_msg_t message;
-    zmq_msg_init(&message);
-    if (zmq_msg_recv(&message, socket_, 0) < 0) {
-      zmq_msg_close(&message);
-      break;
-    }
-    const auto* data = static_cast<const std::byte*>(zmq_msg_data(&message));
-    items.push_back(wire::decodeItem({data, zmq_msg_size(&message)}));
-    zmq_msg_close(&message);
+    if (pending_.empty() &&
+        !arrived_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                           [&] { return !pending_.empty(); }))
+      break; // nothing for timeout_ms
+    items.push_back(std::move(pending_.front()));
+    pending_.pop_front();
     if (done(items))
       break;
   }

@@ -1,9 +1,16 @@
 // Test support for the runtime's integration tests: runs a traced program as a child process with
-// a chosen environment, while a real ZeroMQ PULL socket (the collector's side of the contract)
-// receives and decodes everything the runtime sends.
+// a chosen environment, while the collector's real side of the local channel
+// (collector/local_channels.h) receives and decodes everything the runtime sends.
 #pragma once
 
+#include "local_channels.h"
 #include "wire/codec.h"
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <memory>
 
 #include <functional>
 #include <map>
@@ -23,12 +30,12 @@ struct ProgramRun {
 ProgramRun runProgram(const std::string& program, const std::vector<std::string>& args,
                       const std::map<std::string, std::string>& env, int timeout_ms = 60000);
 
-// A PULL socket bound to a fresh ipc:// endpoint in a private temporary directory (or in
-// `directory`, which must exist, as DIR/collector.sock); with a Z85 `curve_secret_key` it is a
-// CURVE server, as a collector with --curve-secret-key.
+// The collector's control socket at a fresh ipc:// endpoint in a private temporary directory (or
+// in `directory`, which must exist, as DIR/collector.sock), and the channels of the processes
+// that connect to it.
 class Capture {
 public:
-  explicit Capture(const std::string& curve_secret_key = "", const std::string& directory = "");
+  explicit Capture(const std::string& directory = "");
   ~Capture();
   Capture(const Capture&) = delete;
   Capture& operator=(const Capture&) = delete;
@@ -43,9 +50,19 @@ public:
   receiveUntil(const std::function<bool(const std::vector<wire::StreamItem>&)>& done,
                int timeout_ms = 10000);
 
+  // Pids of processes whose channel hung up without their end (died, or crashed).
+  std::vector<uint32_t> vanished() const;
+
 private:
-  void* context_;
-  void* socket_;
+  void serve();
+
+  std::unique_ptr<collector::LocalChannels> channels_;
+  std::thread server_;
+  mutable std::mutex mutex_;
+  std::condition_variable arrived_;
+  bool stopping_ = false;
+  std::deque<wire::StreamItem> pending_; // received, not yet taken by receive()
+  std::vector<uint32_t> vanished_;
   std::string directory_;
   bool own_directory_ = true;
   std::string endpoint_;

@@ -24,6 +24,11 @@
 //   traced_program longjmp D N        N times: setjmp inside work, D nested leaves, longjmp out
 //   traced_program serve FILE         a service: a thread calls work every 100 us until FILE exists
 //   traced_program exec-missing-serve FILE  a failed exec first, then serve FILE
+//   traced_program crash-children C N  C fork children, each N calls, then enters work and dies
+//                                     there: abort() (child 0, 3, 6...), raise(SIGSEGV) (1, 4,
+//                                     ...), or SIGKILL from the parent while it idles (2, 5, ...);
+//                                     the parent reaps them 500 ms after the last one died and
+//                                     prints how many died by each signal
 // Prints "done <args>" and exits with status 3 (so tests can see the exit code unchanged), unless
 // the command ends the process otherwise.
 #include "shapetrace/abi.h"
@@ -118,11 +123,71 @@ __attribute__((noinline)) void jumpFromDepth(long depth) {
   leave(kLeaf); // never reached
 }
 
+// A child that makes `n` calls and dies inside work() as crash-children says.
+[[noreturn]] void crashingChild(long index, long n, int ready) {
+  calls(n);
+  enter(kWork);
+  switch (index % 3) {
+  case 0:
+    abort();
+  case 1:
+    raise(SIGSEGV);
+    break;
+  default: {
+    const timespec idle{0, 50000000}; // the drain has sent everything by now
+    nanosleep(&idle, nullptr);
+    const char byte = 1;
+    if (write(ready, &byte, 1) != 1)
+      _exit(1);
+    for (;;)
+      pause();
+  }
+  }
+  _exit(1); // not reached: the signal ends the process
+}
+
+void crashChildren(long count, long n) {
+  std::fflush(stdout);
+  int ready[2];
+  if (pipe(ready) != 0)
+    std::exit(1);
+  std::vector<pid_t> children;
+  for (long i = 0; i < count; ++i) {
+    const pid_t child = fork();
+    if (child == 0)
+      crashingChild(i, n, ready[1]);
+    children.push_back(child);
+    if (i % 3 == 2) { // killed once it has done its calls and idles
+      char byte;
+      if (read(ready[0], &byte, 1) != 1)
+        std::exit(1);
+      kill(child, SIGKILL);
+    }
+  }
+  // Reaped late, so that a collector that is not our parent can still read how they died.
+  std::vector<int> died(NSIG, 0);
+  for (const pid_t child : children) {
+    siginfo_t info{};
+    waitid(P_PID, id_t(child), &info, WEXITED | WNOWAIT);
+  }
+  const timespec linger{0, 500000000};
+  nanosleep(&linger, nullptr);
+  for (const pid_t child : children) {
+    int status = 0;
+    waitpid(child, &status, 0);
+    if (WIFSIGNALED(status))
+      ++died[WTERMSIG(status)];
+  }
+  std::printf("abort %d segv %d kill %d\n", died[SIGABRT], died[SIGSEGV], died[SIGKILL]);
+}
+
 int run(int argc, char** argv) {
   const std::string command = argc > 1 ? argv[1] : "";
   auto arg = [&](int i) { return argc > i ? std::atol(argv[i]) : 0; };
   if (command == "calls") {
     calls(arg(2));
+  } else if (command == "crash-children") {
+    crashChildren(arg(2), arg(3));
   } else if ((command == "serve" || command == "exec-missing-serve") && argc > 2) {
     if (command == "exec-missing-serve")
       execl("/nonexistent/program", "program", (char*)nullptr);

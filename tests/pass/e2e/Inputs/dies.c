@@ -1,6 +1,6 @@
 // A process that does not end by itself (boundaries.test), after 30 ms of work:
 //   dies kill         killed by SIGKILL: what it had not sent is lost, and that is reported;
-//   dies segv         killed by SIGSEGV, the same;
+//   dies segv         crashes (SIGSEGV): the runtime sends everything and a process end first;
 //   dies term         sent SIGTERM (left at its default action): the runtime sends everything and
 //                     a process end (reason signal), then SIGTERM ends it;
 //   dies term-thread  the same while a second thread makes calls;

@@ -1,0 +1,298 @@
+#include "local_channels.h"
+
+#include "channel/control.h"
+#include "wire/codec.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <poll.h>
+#include <sstream>
+#include <stdexcept>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <utility>
+
+namespace shapetrace::collector {
+namespace {
+
+// A connection that has not sent its hello within this long is closed (it holds a descriptor).
+constexpr uint64_t kHelloTimeoutNs = 5'000'000'000;
+// How often a process whose control socket hung up while it lived is looked at again.
+constexpr uint64_t kLivenessIntervalNs = 100'000'000;
+
+// A process as /proc/PID/stat shows it: gone (no entry), a zombie with its wait status, or alive
+// since `start_ticks` (field 22, which tells a reused pid from the process we knew).
+struct ProcessState {
+  bool exists = false;
+  bool zombie = false;
+  int wait_status = 0;
+  uint64_t start_ticks = 0;
+};
+
+ProcessState readProcess(uint32_t pid) {
+  ProcessState state;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line))
+    return state;
+  // The command name (field 2) is in parentheses and may hold anything: fields 3 on follow the
+  // last ')'.
+  const size_t close = line.rfind(')');
+  if (close == std::string::npos)
+    return state;
+  std::istringstream fields(line.substr(close + 1));
+  std::vector<std::string> values;
+  for (std::string value; fields >> value;)
+    values.push_back(value);
+  if (values.empty())
+    return state;
+  state.exists = true;
+  state.zombie = values[0] == "Z";
+  // values[i] is field i + 3: starttime is field 22, exit_code field 52 (Linux 3.5 and later).
+  if (values.size() > 19)
+    state.start_ticks = std::strtoull(values[19].c_str(), nullptr, 10);
+  if (values.size() > 49)
+    state.wait_status = int(std::strtol(values[49].c_str(), nullptr, 10));
+  return state;
+}
+
+// Whether a control socket that poll() reported on hung up. A process sends nothing after its
+// hello: anything it does send is read and thrown away (left queued, it would wake us forever).
+bool hungUp(const pollfd& socket) {
+  if (socket.revents & (POLLHUP | POLLERR | POLLNVAL))
+    return true;
+  char discard[256];
+  const ssize_t got = ::recv(socket.fd, discard, sizeof discard, MSG_DONTWAIT);
+  return got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+} // namespace
+
+struct LocalChannels::Channel {
+  int fd = -1;
+  uint32_t pid = 0;
+  uint64_t connected_ns = 0;
+  uint64_t start_ticks = 0;
+  void* mapping = nullptr;
+  size_t bytes = 0;
+  std::optional<channel::Reader> reader;
+  bool hung_up = false;
+  uint64_t look_again_ns = 0;
+
+  ~Channel() {
+    if (reader)
+      reader->markLeft();
+    if (mapping)
+      ::munmap(mapping, bytes);
+    if (fd >= 0)
+      ::close(fd);
+  }
+};
+
+LocalChannels::LocalChannels(const std::vector<std::string>& endpoints, size_t max_channels)
+    : max_channels_(max_channels) {
+  for (const std::string& endpoint : endpoints) {
+    const std::string path = channel::controlPath(endpoint);
+    listen_fds_.push_back(channel::listenControl(path));
+    paths_.push_back(path);
+  }
+}
+
+LocalChannels::~LocalChannels() {
+  // No one new first (a process connecting now is refused at once rather than left waiting for
+  // an answer), then each channel marks itself left: its process stops waiting for us.
+  for (size_t i = 0; i < listen_fds_.size(); ++i) {
+    ::unlink(paths_[i].c_str());
+    ::close(listen_fds_[i]);
+  }
+  channels_.clear();
+}
+
+void LocalChannels::descriptors(std::vector<int>& fds) const {
+  fds.insert(fds.end(), listen_fds_.begin(), listen_fds_.end());
+  for (const auto& c : channels_)
+    if (c->fd >= 0 && !c->hung_up)
+      fds.push_back(c->fd);
+}
+
+void LocalChannels::accept(int listen_fd) {
+  uint32_t uid = 0, pid = 0;
+  for (int fd; (fd = channel::acceptControl(listen_fd, uid, pid)) >= 0;) {
+    if ((uid != ::getuid() && ::getuid() != 0) || channels_.size() >= max_channels_) {
+      channel::Reply reply;
+      std::snprintf(reply.reason, sizeof reply.reason, "%s",
+                    channels_.size() >= max_channels_ ? "too many processes connected"
+                                                      : "another user's collector");
+      channel::sendReply(fd, reply);
+      ::close(fd);
+      ++counters_.refused;
+      continue;
+    }
+    auto c = std::make_unique<Channel>();
+    c->fd = fd;
+    c->pid = pid;
+    c->connected_ns = channel::monotonicNs();
+    channels_.push_back(std::move(c));
+  }
+}
+
+bool LocalChannels::take(Channel& c, int memfd, std::string& error) {
+  struct stat info {};
+  const int seals = ::fcntl(memfd, F_GET_SEALS);
+  if (::fstat(memfd, &info) != 0 || !S_ISREG(info.st_mode) || seals < 0 ||
+      !(seals & F_SEAL_SHRINK)) {
+    error = "its channel memory is not a memfd sealed against shrinking";
+    return false;
+  }
+  const size_t bytes = size_t(info.st_size);
+  if (bytes < channel::kHeaderBytes || bytes > channel::kHeaderBytes + channel::kMaxDataBytes) {
+    error = "its channel memory has " + std::to_string(bytes) + " bytes";
+    return false;
+  }
+  void* mapping = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+  if (mapping == MAP_FAILED) {
+    error = std::string("cannot map its channel: ") + std::strerror(errno);
+    return false;
+  }
+  if (!channel::Reader::validate(mapping, bytes, error)) {
+    ::munmap(mapping, bytes);
+    return false;
+  }
+  c.mapping = mapping;
+  c.bytes = bytes;
+  c.reader.emplace(mapping);
+  c.reader->beat(channel::monotonicNs());
+  c.start_ticks = readProcess(c.pid).start_ticks;
+  return true;
+}
+
+void LocalChannels::greet(Channel& c) {
+  channel::Hello hello;
+  int memfd = -1;
+  std::string error;
+  const channel::HelloResult result = channel::receiveHello(c.fd, hello, memfd, error);
+  if (result == channel::HelloResult::NotYet) {
+    if (channel::monotonicNs() - c.connected_ns <= kHelloTimeoutNs)
+      return;
+    error = "sent no hello within " + std::to_string(kHelloTimeoutNs / 1000000000) + " s";
+  }
+  channel::Reply reply;
+  if (result == channel::HelloResult::Received && take(c, memfd, error)) {
+    reply.accepted = 1;
+    ++counters_.accepted;
+  } else {
+    std::snprintf(reply.reason, sizeof reply.reason, "%s", error.c_str());
+    ++counters_.refused;
+    std::fprintf(stderr, "shapetrace collect: refused process %u: %s\n", c.pid, error.c_str());
+    c.hung_up = true; // closed below: no reader, nothing to read
+  }
+  if (memfd >= 0)
+    ::close(memfd); // mapped (or refused): the descriptor is not needed
+  channel::sendReply(c.fd, reply);
+}
+
+size_t LocalChannels::read(Channel& c, const OnMessage& on_message, size_t max_messages) {
+  size_t read = 0;
+  std::string error;
+  const auto status = c.reader->read(
+      [&](std::span<const std::byte> message) {
+        on_message(message, false, c.pid);
+        ++read;
+      },
+      [&] {
+        on_message({}, true, c.pid);
+        ++read;
+      },
+      max_messages, wire::kMaxMessageBytes, error);
+  if (status == channel::Reader::Status::Broken) {
+    std::fprintf(stderr, "shapetrace collect: closing the channel of process %u: %s\n", c.pid,
+                 error.c_str());
+    ++counters_.broken;
+    c.reader.reset(); // nothing more is read from it
+    c.hung_up = true;
+  }
+  return read;
+}
+
+bool LocalChannels::finished(Channel& c, const OnVanished& on_vanished) {
+  if (!c.reader)
+    return c.hung_up; // refused, broken, or no hello in time
+  if (!c.reader->empty())
+    return false; // read the rest first
+  if (c.reader->producerClosed())
+    return true;
+  if (!c.hung_up)
+    return false;
+  if (c.reader->producerExecuting())
+    return true; // the image was replaced; the new one has a channel of its own
+  const uint64_t now = channel::monotonicNs();
+  if (now < c.look_again_ns)
+    return false;
+  c.look_again_ns = now + kLivenessIntervalNs;
+  const ProcessState process = readProcess(c.pid);
+  if (process.exists && !process.zombie && process.start_ticks == c.start_ticks)
+    return false; // alive: the program closed the socket under its runtime; read on
+  ++counters_.vanished;
+  on_vanished(c.pid, process.exists && process.zombie && process.start_ticks == c.start_ticks
+                         ? std::optional<int>(process.wait_status)
+                         : std::nullopt);
+  return true;
+}
+
+// A process that has a new channel (its image after exec, or its runtime after we looked gone
+// to it) writes no more into its older ones: what they hold is read, then they close.
+void LocalChannels::closeOlderOf(uint32_t pid, const Channel& newest,
+                                 const OnMessage& on_message) {
+  for (auto& c : channels_)
+    if (c.get() != &newest && c->pid == pid && c->reader) {
+      while (!c->reader->empty() && read(*c, on_message, 100000) > 0) {
+      }
+      c->hung_up = true;
+      if (c->reader)
+        c->reader->markLeft();
+      c->reader.reset();
+    }
+}
+
+size_t LocalChannels::service(const OnMessage& on_message, const OnVanished& on_vanished,
+                              size_t max_messages) {
+  for (const int fd : listen_fds_)
+    accept(fd);
+  // Hang-ups, in one system call for every control socket.
+  std::vector<pollfd> sockets;
+  std::vector<Channel*> owners;
+  for (auto& c : channels_)
+    if (c->fd >= 0 && !c->hung_up && c->reader) {
+      sockets.push_back({c->fd, POLLIN, 0});
+      owners.push_back(c.get());
+    }
+  if (!sockets.empty() && ::poll(sockets.data(), sockets.size(), 0) > 0)
+    for (size_t i = 0; i < sockets.size(); ++i)
+      if (sockets[i].revents != 0)
+        owners[i]->hung_up = hungUp(sockets[i]);
+  size_t handled = 0;
+  const uint64_t now = channel::monotonicNs();
+  for (size_t i = 0; i < channels_.size(); ++i) {
+    Channel& c = *channels_[i];
+    if (!c.reader && !c.hung_up) {
+      greet(c);
+      if (c.reader)
+        closeOlderOf(c.pid, c, on_message);
+    }
+    if (c.reader) {
+      c.reader->beat(now);
+      handled += read(c, on_message, max_messages > handled ? max_messages - handled : 0);
+    }
+  }
+  std::erase_if(channels_, [&](const std::unique_ptr<Channel>& c) {
+    return finished(*c, on_vanished);
+  });
+  return handled;
+}
+
+} // namespace shapetrace::collector

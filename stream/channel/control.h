@@ -1,0 +1,53 @@
+// The local channel's control socket (see channel.h): a unix-domain SOCK_SEQPACKET socket at the
+// path of an ipc:// endpoint. The process connects and sends a Hello with the channel's memfd
+// (SCM_RIGHTS); the collector maps it and answers with a Reply. After that the socket only tells
+// each side that the other is still there (its hang-up is a process's end, or the collector's).
+//
+// Every function here keeps errno as it found it (the runtime calls them inside the program) and
+// creates descriptors with CLOEXEC.
+#pragma once
+
+#include "channel/channel.h"
+
+#include <string>
+
+namespace shapetrace::channel {
+
+// The socket path of "ipc://PATH" (or of a bare absolute path); empty when `endpoint` is neither.
+std::string controlPath(const std::string& endpoint);
+
+// --- the process's side -----------------------------------------------------------------------
+enum class ConnectResult { Connected, NoCollector, Failed };
+// Connects to the control socket at `path`. NoCollector: no socket there, or one nobody listens
+// on (a collector killed with -9 leaves its socket file). The descriptor is moved to
+// `lowest_fd` or above when it can be (out of the range programs usually use and close).
+ConnectResult connectControl(const std::string& path, int lowest_fd, int& fd, std::string& error);
+// A new channel's memory: kHeaderBytes + data_bytes of a memfd sealed against resizing (so that
+// the collector's reads of it can never fault), mapped shared, its header initialised.
+struct Memory {
+  void* base = nullptr;
+  size_t bytes = 0;
+};
+// Makes the memory and hands it to the collector over the connected control socket `fd`: sends
+// the Hello with the memfd, waits up to `timeout_ms` for the Reply, and closes the memfd (the
+// mapping keeps the memory). False with `error` (nothing left mapped) when any step failed or the
+// collector refused.
+bool createAndHandOver(int fd, uint64_t data_bytes, int timeout_ms, Memory& memory,
+                       std::string& error);
+
+// --- the collector's side ---------------------------------------------------------------------
+// Binds and listens at `path` (non-blocking). A socket file nobody listens on is replaced; one a
+// live collector listens on is an error. Throws std::runtime_error naming the path.
+int listenControl(const std::string& path);
+// Accepts one connection (non-blocking, CLOEXEC); -1 when none is pending. `uid` and `pid` are the
+// peer's credentials as the kernel gives them (SO_PEERCRED).
+int acceptControl(int listen_fd, uint32_t& uid, uint32_t& pid);
+enum class HelloResult { Received, NotYet, Broken };
+// Reads the Hello and its descriptor (extra descriptors are closed). Broken: the peer hung up or
+// sent something else (`error` says what).
+HelloResult receiveHello(int fd, Hello& hello, int& memfd, std::string& error);
+void sendReply(int fd, const Reply& reply);
+// Whether the peer hung up (poll reports POLLHUP or POLLERR, or a read finds the end).
+bool peerHungUp(int fd);
+
+} // namespace shapetrace::channel
