@@ -163,7 +163,10 @@ struct Summary {
     uint64_t length = 0;    // terminals in its expansion
     bool repetition = false;
   };
-  std::vector<Rule> rules; // rules[i].number == i; rules[0] is the sequence
+  // rules[i].number == i; rules[0] is the sequence. The rules written on lines of their own come
+  // first, numbered in the order they appear; a rule used only inside one repetition (written
+  // there, "2 x (...)") is numbered after them.
+  std::vector<Rule> rules;
 };
 Summary summarize(const ProcessedGrammar& grammar, size_t sequence);
 
