@@ -265,7 +265,8 @@ void RunFormatter::append(const Run& run, std::string& out) {
   const std::string name = is_rule ? (rule_ ? rule_(ruleIndex(run.symbol))
                                             : "R" + std::to_string(ruleIndex(run.symbol)))
                                    : terminal_(run.symbol);
-  const bool letter = run.count == 1 && !is_rule && name.size() == 1;
+  const bool letter = run.count == 1 && !is_rule &&
+                      (name.size() == 1 || (joined_returns_ && run.symbol == kReturnSymbol));
   if (!first_ && !(letter && last_was_letter_)) out += ' ';
   if (run.count != 1)
     out += (cutoff_ != 0 && run.count > cutoff_ ? std::string("*") : std::to_string(run.count)) +
@@ -277,9 +278,9 @@ void RunFormatter::append(const Run& run, std::string& out) {
 
 std::string formatRuns(const std::vector<Run>& runs, uint64_t cutoff,
                        const std::function<std::string(uint32_t)>& terminal,
-                       const std::function<std::string(uint32_t)>& rule) {
+                       const std::function<std::string(uint32_t)>& rule, bool joined_returns) {
   std::string out;
-  RunFormatter format(cutoff, terminal, rule);
+  RunFormatter format(cutoff, terminal, rule, joined_returns);
   for (const Run& run : runs)
     format.append(run, out);
   return out;

@@ -80,6 +80,17 @@ TEST(SequiturTest, RunLengthEncoding) {
     rle.push(t);
   EXPECT_EQ(formatRuns(rle.runs(), 0, letterName), "A 9:B C 3:D BCDC");
   EXPECT_EQ(formatRuns(rle.runs(), 3, letterName), "A *:B C 3:D BCDC");
+  // 002's string form: A calls B, B returns, A calls C, both return: a return is no word of its own.
+  RunLengthEncoder calls;
+  for (uint32_t s : {enterSymbol(0), enterSymbol(1), kReturnSymbol, enterSymbol(2), kReturnSymbol,
+                     kReturnSymbol})
+    calls.push(s);
+  const auto name = [](uint32_t s) {
+    return symbolText(s, SymbolForm::kString,
+                      [](uint32_t f) { return std::string(1, static_cast<char>('A' + f)); });
+  };
+  EXPECT_EQ(formatRuns(calls.runs(), 0, name, {}, true), "AB∨C 2:∨");
+  EXPECT_EQ(formatRuns(calls.runs(), 0, name), "AB ∨ C 2:∨"); // as grammar rules are written
   EXPECT_EQ(rle.length(), 18u);
 }
 
