@@ -292,6 +292,10 @@ Analysis analyze(std::vector<ThreadInput> threads, const FunctionResolver& resol
   if (analysis.outliers.size() > settings.thread.max_outliers)
     analysis.outliers.resize(settings.thread.max_outliers);
 
+  if (!settings.cluster_shapes) {
+    analysis.clustering.cluster_of_shape.assign(analysis.shapes.size(), kNoCluster);
+    return analysis;
+  }
   std::vector<std::string> names;
   for (const FunctionSummary& f : analysis.functions)
     names.push_back(f.identity);

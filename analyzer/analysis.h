@@ -95,6 +95,11 @@ struct AnalysisSettings {
   // shows them, and for a long run they are tens of megabytes: the analyze command asks only with
   // --dag.
   bool sum_dag_statistics = true;
+  // Cluster the shapes (Tables 1-2, ribbons, the timeline). `explain` reads shapes and calls
+  // only: without clustering, Analysis::clustering maps every shape to kNoCluster and the
+  // clusters, ribbons, timeline and Tables 1-2 are left empty (pairwise shape distances are
+  // quadratic in the shapes: on the DRT paper's R_200, 98% of the time).
+  bool cluster_shapes = true;
 };
 
 struct Analysis {

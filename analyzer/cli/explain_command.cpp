@@ -1,6 +1,7 @@
-// `shapetrace explain DIR... --input KEY [--function F]`: why are some requests, or some runs,
-// slow? Discriminant regression trees (explain/explain.h, docs/explain.md): the data points are the
-// calls of F in one recording, or the recordings themselves; they are clustered into lines of time
+// `shapetrace explain DIR... --input KEY [--function F]` (or `--csv FILE`): why are some requests,
+// or some runs, slow? Discriminant regression trees (explain/explain.h, docs/explain.md): the data
+// points are the calls of F in one recording, the recordings themselves, or the rows of a table of
+// runs; they are clustered into lines of time
 // against the input, and a decision tree over the calls and shapes under each point says what
 // separates the clusters.
 #include "analyzer.h"
@@ -27,6 +28,7 @@ struct ExplainArgs {
   std::string kernel = "approximate";
   std::string json;
   std::string inputs_csv; // across runs: DIR,VALUE per line instead of an annotation
+  std::string runs_csv;   // a table of runs instead of recordings: id,input,time,f1..fm
   bool no_shapes = false;
   ExplainSettings settings;
   AnalysisFlags analysis;
@@ -47,7 +49,10 @@ nlohmann::ordered_json explainPass(const std::string& dir, const ExplainSettings
   extensions.push_back(
       {ExplainExtension::kName,
        std::make_unique<ExplainExtension>(settings, runs, flags.settings.thread.max_depth)});
-  Analyzer analyzer(flags.settings, flags.workerCount(), std::move(extensions));
+  // The points' variables are calls and shapes, never clusters of shapes.
+  AnalysisSettings analysis_settings = flags.settings;
+  analysis_settings.cluster_shapes = false;
+  Analyzer analyzer(analysis_settings, flags.workerCount(), std::move(extensions));
   const Analysis analysis = analyzeRecording(reader, analyzer, "explain");
   for (const auto& [name, result] : analysis.extensions)
     if (name == ExplainExtension::kName)
@@ -91,6 +96,91 @@ InputsCsv readInputsCsv(const std::string& path) {
     }
   }
   return csv;
+}
+
+// Splits a CSV line at its commas (the table's cells are names and numbers: no quoting).
+std::vector<std::string> cells(const std::string& line) {
+  std::vector<std::string> out;
+  size_t from = 0;
+  for (size_t comma; (comma = line.find(',', from)) != std::string::npos; from = comma + 1)
+    out.push_back(line.substr(from, comma - from));
+  out.push_back(line.substr(from));
+  return out;
+}
+
+double number(const std::string& cell, const std::string& where) {
+  try {
+    size_t used = 0;
+    const double v = std::stod(cell, &used);
+    if (used == cell.size())
+      return v;
+  } catch (const std::exception&) {
+  }
+  throw ExplainError(where + ": '" + cell + "' is not a number");
+}
+
+// A table of runs in the layout of the DRT paper's data, "id,input_size,time,f1,...,fm": a header
+// naming the columns, then one run per line with its input, its time (read as nanoseconds) and
+// the calls of each function. Each run is one data point; each function column a variable.
+ExplainData readRunsTable(const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    throw std::runtime_error("cannot read " + path);
+  std::string line;
+  size_t number_of_line = 0;
+  auto next = [&]() {
+    while (std::getline(in, line)) {
+      ++number_of_line;
+      if (!line.empty() && line.back() == '\r')
+        line.pop_back();
+      if (!line.empty())
+        return true;
+    }
+    return false;
+  };
+  if (!next())
+    throw ExplainError(path + " is empty");
+  const std::vector<std::string> header = cells(line);
+  if (header.size() < 3)
+    throw ExplainError(path + ":1: expected a header id,input,time,f1,...,fm");
+  ExplainData data;
+  data.unit = "run";
+  data.subject = "runs of " + std::filesystem::path(path).filename().string();
+  data.input_name = header[1];
+  std::vector<std::string> ids;
+  std::vector<double> inputs, times;
+  std::vector<std::vector<std::pair<uint32_t, double>>> calls(header.size() - 3);
+  while (next()) {
+    const std::string where = path + ":" + std::to_string(number_of_line);
+    const std::vector<std::string> row = cells(line);
+    if (row.size() != header.size())
+      throw ExplainError(where + ": " + std::to_string(row.size()) + " cells, the header has " +
+                         std::to_string(header.size()));
+    const auto point = static_cast<uint32_t>(ids.size());
+    ids.push_back(row[0]);
+    inputs.push_back(number(row[1], where));
+    times.push_back(number(row[2], where));
+    for (size_t f = 3; f < row.size(); ++f)
+      if (const double v = number(row[f], where); v != 0)
+        calls[f - 3].emplace_back(point, v);
+  }
+  const auto n = static_cast<Eigen::Index>(ids.size());
+  data.points.inputs.resize(n, 1);
+  data.points.times.resize(n);
+  for (Eigen::Index p = 0; p < n; ++p) {
+    data.points.inputs(p, 0) = inputs[p];
+    data.points.times(p) = times[p];
+    data.point_refs.push_back({{"id", ids[p]}});
+  }
+  data.features.points = ids.size();
+  for (size_t f = 0; f < calls.size(); ++f) {
+    const uint32_t feature = data.features.add("calls of " + header[f + 3]);
+    for (const auto& [point, value] : calls[f])
+      data.features.set(feature, point, value);
+    data.feature_refs.push_back({{"kind", "function"}, {"name", header[f + 3]}});
+  }
+  data.seen = ids.size();
+  return data;
 }
 
 // Across runs: one data point per recording.
@@ -178,6 +268,8 @@ nlohmann::ordered_json explainRuns(const ExplainArgs& args) {
   return explainData(data, args.settings);
 }
 
+int report(const ExplainArgs& args, const nlohmann::ordered_json& model);
+
 int runExplain(ExplainArgs& args) {
   ExplainSettings& s = args.settings;
   if (args.clusters == "auto") {
@@ -199,6 +291,13 @@ int runExplain(ExplainArgs& args) {
   s.search.spectral.seed = s.search.klinear.seed = s.search.spectral.alignment.seed = s.tree.seed;
   s.search.spectral.trim = s.search.klinear.trim;
   s.shapes = !args.no_shapes;
+  if (!args.runs_csv.empty()) {
+    if (!args.dirs.empty() || !args.inputs_csv.empty())
+      return usage("--csv is a table of runs: give no recording and no --inputs with it");
+    return report(args, explainData(readRunsTable(args.runs_csv), s));
+  }
+  if (args.dirs.empty())
+    return usage("give one recording or several (or --csv FILE, a table of runs)");
   const bool across_runs = args.dirs.size() > 1;
   if (!across_runs && s.function.empty())
     return usage("one recording: give --function F, whose calls are the data points (several "
@@ -216,6 +315,11 @@ int runExplain(ExplainArgs& args) {
     if (model.contains("error"))
       throw ExplainError(model["error"].get<std::string>());
   }
+  return report(args, model);
+}
+
+// The model as JSON (--json) and as text (unless the JSON goes to stdout).
+int report(const ExplainArgs& args, const nlohmann::ordered_json& model) {
   if (!args.json.empty()) {
     const std::string text = model.dump(2) + "\n";
     if (args.json == "-")
@@ -231,11 +335,13 @@ int runExplain(ExplainArgs& args) {
 cli::Runner setupExplain(CLI::App& command) {
   auto args = std::make_shared<ExplainArgs>();
   ExplainSettings& s = args->settings;
-  command
-      .add_option("dirs", args->dirs,
-                  "Recording directories: one (its calls of --function are the data points) or "
-                  "several (each run is one)")
-      ->required();
+  command.add_option("dirs", args->dirs,
+                     "Recording directories: one (its calls of --function are the data points) or "
+                     "several (each run is one)");
+  command.add_option("--csv", args->runs_csv,
+                     "Instead of recordings, a table of runs in the DRT paper's layout: a header "
+                     "id,input,time,f1,...,fm, then per run its input, its time (ns) and the "
+                     "calls of each function");
   command.add_option("--input", s.input_key,
                      "The annotation key (shapetrace_annotate) whose value is a point's input; "
                      "without it, a call's position among its thread's calls");
@@ -314,7 +420,8 @@ cli::Runner setupExplain(CLI::App& command) {
       ->check(CLI::Range(1u, 1u << 30))
       ->capture_default_str();
   command.add_flag("--no-shapes", args->no_shapes,
-                   "Leave out each call's own shape from the auxiliary variables");
+                   "Leave out each call's own shape (each run's shapes) from the auxiliary "
+                   "variables (shapes are never clustered here)");
   command.add_option("--json", args->json,
                      "Write the explanation as JSON to this file ('-' for "
                      "stdout, without the text)");

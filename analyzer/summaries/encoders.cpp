@@ -232,7 +232,7 @@ void Encoder::writeText(std::ostream& stream, const Analysis& a, size_t max_sequ
       const size_t i = order[n];
       out += header(sink.sequences()[i], a, "S" + std::to_string(n + 1)) + "\n";
       // A thread's encoding can be gigabytes: written as it is made.
-      RunFormatter format(sink.cutoff(), terminal);
+      RunFormatter format(sink.cutoff(), terminal, {}, true);
       sink.forEachRun(i, [&](const Run& run) {
         format.append(run, out);
         if (out.size() >= (size_t{1} << 16)) {
@@ -376,7 +376,7 @@ nlohmann::ordered_json Encoder::json(const Analysis& a, size_t max_sequences) co
       });
       s["runs"] = runsJson(runs, used, {});
       s["runs_truncated"] = truncated;
-      if (!truncated) s["text"] = formatRuns(runs, sink.cutoff(), terminal);
+      if (!truncated) s["text"] = formatRuns(runs, sink.cutoff(), terminal, {}, true);
     });
     break;
   }

@@ -265,7 +265,8 @@ void RunFormatter::append(const Run& run, std::string& out) {
   const std::string name = is_rule ? (rule_ ? rule_(ruleIndex(run.symbol))
                                             : "R" + std::to_string(ruleIndex(run.symbol)))
                                    : terminal_(run.symbol);
-  const bool letter = run.count == 1 && !is_rule && name.size() == 1;
+  const bool letter = run.count == 1 && !is_rule &&
+                      (name.size() == 1 || (joined_returns_ && run.symbol == kReturnSymbol));
   if (!first_ && !(letter && last_was_letter_)) out += ' ';
   if (run.count != 1)
     out += (cutoff_ != 0 && run.count > cutoff_ ? std::string("*") : std::to_string(run.count)) +
@@ -277,9 +278,9 @@ void RunFormatter::append(const Run& run, std::string& out) {
 
 std::string formatRuns(const std::vector<Run>& runs, uint64_t cutoff,
                        const std::function<std::string(uint32_t)>& terminal,
-                       const std::function<std::string(uint32_t)>& rule) {
+                       const std::function<std::string(uint32_t)>& rule, bool joined_returns) {
   std::string out;
-  RunFormatter format(cutoff, terminal, rule);
+  RunFormatter format(cutoff, terminal, rule, joined_returns);
   for (const Run& run : runs)
     format.append(run, out);
   return out;
@@ -321,6 +322,7 @@ public:
     // Rules met inside others are numbered after the phases, in order of first appearance.
     for (size_t i = 0; i < pending_.size(); ++i)
       fill(pending_[i]);
+    renumber();
     return std::move(out_);
   }
 
@@ -371,6 +373,55 @@ private:
     } else {
       body.push_back({Summary::Item::Kind::kRule, 0, numberOf(ruleIndex(run.symbol)), 1, 0});
     }
+  }
+
+  // A rule used only by one repetition is written inside it, "2 x (...)", and has no line of its
+  // own. The rules that have one are numbered in the order they appear when the lines are read
+  // from rule 0 (a rule's first mention, written inside a repetition or not, numbers it), the ones
+  // written inside repetitions after them: the lines have no gaps.
+  void renumber() {
+    auto& rules = out_.rules;
+    std::vector<uint32_t> references(rules.size(), 0), repeats(rules.size(), 0);
+    for (const auto& rule : rules)
+      for (const auto& item : rule.body) {
+        if (item.kind == Summary::Item::Kind::kTerminal || item.rule == 0) continue;
+        ++references[item.rule];
+        if (item.kind == Summary::Item::Kind::kRepeat) ++repeats[item.rule];
+      }
+    auto inside = [&](uint32_t r) { return references[r] == 1 && repeats[r] == 1; };
+    std::vector<uint32_t> order{0}, inner; // old numbers: lines in reading order; the others
+    std::vector<bool> met(rules.size(), false);
+    met[0] = true;
+    std::function<void(uint32_t)> read = [&](uint32_t r) {
+      for (const auto& item : rules[r].body) {
+        if (item.kind == Summary::Item::Kind::kTerminal || item.rule == 0 || met[item.rule])
+          continue;
+        met[item.rule] = true;
+        if (inside(item.rule)) {
+          inner.push_back(item.rule);
+          read(item.rule); // written here
+        } else {
+          order.push_back(item.rule);
+        }
+      }
+    };
+    for (size_t i = 0; i < order.size(); ++i)
+      read(order[i]);
+    order.insert(order.end(), inner.begin(), inner.end());
+    for (uint32_t r = 0; r < rules.size(); ++r)
+      if (!met[r]) order.push_back(r); // not reached from rule 0 (none is, but keep every rule)
+    std::vector<uint32_t> renamed(rules.size());
+    for (uint32_t i = 0; i < order.size(); ++i)
+      renamed[order[i]] = i;
+    std::vector<Summary::Rule> reordered;
+    for (uint32_t old : order) {
+      reordered.push_back(std::move(rules[old]));
+      reordered.back().number = renamed[old];
+      for (auto& item : reordered.back().body)
+        if (item.kind != Summary::Item::Kind::kTerminal && item.rule != 0)
+          item.rule = renamed[item.rule];
+    }
+    rules = std::move(reordered);
   }
 
   const ProcessedGrammar& g_;

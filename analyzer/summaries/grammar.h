@@ -99,21 +99,26 @@ ProcessedGrammar rawGrammar(const GrammarTable& table);
 
 // How runs are written, in the papers' notation: "A 9:B C 3:D BCDC", "A 8:B R3 2:D R3 C". Items
 // are separated by spaces, except that plain single-character terminals are written together, as
-// the papers write letters ("BCDC"); a count above `cutoff` (when not 0) is "*".
+// the papers write letters ("BCDC"); a count above `cutoff` (when not 0) is "*". With
+// `joined_returns`, a single return marker is written together with them too, as 002 writes the
+// string form ("AB∨C 2:∨": a return is not a word of its own); the run-length encoding asks for it.
 std::string formatRuns(const std::vector<Run>& runs, uint64_t cutoff,
                        const std::function<std::string(uint32_t)>& terminal,
-                       const std::function<std::string(uint32_t)>& rule = {});
+                       const std::function<std::string(uint32_t)>& rule = {},
+                       bool joined_returns = false);
 // The same one run at a time, for output too long to hold.
 class RunFormatter {
 public:
   RunFormatter(uint64_t cutoff, std::function<std::string(uint32_t)> terminal,
-               std::function<std::string(uint32_t)> rule = {})
-      : cutoff_(cutoff), terminal_(std::move(terminal)), rule_(std::move(rule)) {}
+               std::function<std::string(uint32_t)> rule = {}, bool joined_returns = false)
+      : cutoff_(cutoff), terminal_(std::move(terminal)), rule_(std::move(rule)),
+        joined_returns_(joined_returns) {}
   void append(const Run& run, std::string& out);
 
 private:
   uint64_t cutoff_;
   std::function<std::string(uint32_t)> terminal_, rule_;
+  bool joined_returns_;
   bool first_ = true;
   bool last_was_letter_ = false;
 };
@@ -163,7 +168,10 @@ struct Summary {
     uint64_t length = 0;    // terminals in its expansion
     bool repetition = false;
   };
-  std::vector<Rule> rules; // rules[i].number == i; rules[0] is the sequence
+  // rules[i].number == i; rules[0] is the sequence. The rules written on lines of their own come
+  // first, numbered in the order they appear; a rule used only inside one repetition (written
+  // there, "2 x (...)") is numbered after them.
+  std::vector<Rule> rules;
 };
 Summary summarize(const ProcessedGrammar& grammar, size_t sequence);
 

@@ -147,16 +147,31 @@ void KTailBuilder::step() {
   current_ = next;
 }
 
+namespace {
+bool loopsOnlyAfterItsSymbol(const KTailBuilder::Options& options) {
+  return options.self_loops && options.keep_loop_entries;
+}
+} // namespace
+
 // Merges the states that share a k-tail. Returns whether anything merged.
+//
+// Without the second modification a merge only adds tails, so the tails enumerated at the start
+// of a round are still there after its other merges: every pair found is merged. With it, a merge
+// can also take tails away (a transition between the two states becomes a loop, which reads no
+// first symbol), so a round merges only the first pair found, in a fixed order: states by number
+// (breadth-first from the start, as the automaton is numbered), each one's tails in symbol order.
 bool KTailBuilder::postMerge(Graph& graph, uint32_t final, const Options& options,
                              bool& truncated) {
   const uint32_t k = options.k;
   const uint32_t fin = graph.find(final);
-  // Tail -> the states that have it, each with the state its first symbol leads to.
-  std::unordered_map<Tail, std::vector<std::pair<uint32_t, uint32_t>>, TailHash> owners;
+  const bool first_only = loopsOnlyAfterItsSymbol(options);
+  // Tail -> the states that have it.
+  std::unordered_map<Tail, std::vector<uint32_t>, TailHash> owners;
   uint64_t enumerated = 0;
   for (uint32_t s = 0; s < graph.parent.size(); ++s) {
     if (graph.find(s) != s || s == fin) continue;
+    if (first_only)
+      std::sort(graph.states[s].out.begin(), graph.states[s].out.end());
     // Depth-first over paths of length k; the final state reads "$" forever (the padding).
     struct Frame {
       uint32_t state;
@@ -165,12 +180,16 @@ bool KTailBuilder::postMerge(Graph& graph, uint32_t final, const Options& option
     Tail tail;
     tail.fill(kNoSymbol);
     std::vector<Frame> stack{{s, 0}};
-    uint32_t first_target = kNoState;
     while (!stack.empty() && enumerated < options.max_tails) {
       Frame& f = stack.back();
       const size_t depth = stack.size() - 1;
       if (depth == k) {
-        owners[tail].push_back({s, first_target});
+        auto& states = owners[tail];
+        if (first_only && !states.empty()) {
+          graph.merge(states.front(), s);
+          return true;
+        }
+        states.push_back(s);
         ++enumerated;
         stack.pop_back();
         continue;
@@ -191,10 +210,17 @@ bool KTailBuilder::postMerge(Graph& graph, uint32_t final, const Options& option
         }
         symbol = out[f.next_out].first;
         to = graph.find(out[f.next_out].second);
+        // 002's second modification: the first X of a run enters a loop state on X by a
+        // transition, it is not part of the loop; the loop only reads the X's after it. A tail
+        // that takes the loop must have read X just before, within the tail.
+        if (to == f.state && loopsOnlyAfterItsSymbol(options) &&
+            (depth == 0 || tail[depth - 1] != symbol)) {
+          ++f.next_out;
+          continue;
+        }
       }
       ++f.next_out;
       tail[depth] = symbol;
-      if (depth == 0) first_target = to;
       stack.push_back({to, 0});
     }
     if (enumerated >= options.max_tails) {
@@ -206,14 +232,8 @@ bool KTailBuilder::postMerge(Graph& graph, uint32_t final, const Options& option
   for (auto& [tail, states] : owners) {
     for (size_t i = 0; i < states.size(); ++i)
       for (size_t j = i + 1; j < states.size(); ++j) {
-        const uint32_t p = graph.find(states[i].first), q = graph.find(states[j].first);
+        const uint32_t p = graph.find(states[i]), q = graph.find(states[j]);
         if (p == q) continue;
-        // A state entering a loop state on the loop's symbol shares every tail through the loop:
-        // the first X leads into the loop, it is not part of it (002's second modification).
-        if (options.self_loops && options.keep_loop_entries) {
-          const uint32_t tp = graph.target(p, tail[0]), tq = graph.target(q, tail[0]);
-          if (tp == tq && (tp == p || tp == q)) continue;
-        }
         graph.merge(p, q);
         merged = true;
       }
@@ -302,7 +322,16 @@ Automaton KTailBuilder::extract(Graph graph, uint32_t final, const Options& opti
 }
 
 Automaton KTailBuilder::automaton() const {
-  return extract(graph_, final_, options_, true, sequences_, symbols_, false);
+  if (!loopsOnlyAfterItsSymbol(options_) || final_ == kNoState)
+    return extract(graph_, final_, options_, true, sequences_, symbols_, false);
+  // The order of the merges matters (postMerge): states numbered as the automaton is, first.
+  const Automaton numbered = built();
+  Graph graph;
+  for (uint32_t s = 0; s < numbered.states; ++s)
+    graph.add();
+  for (const auto& t : numbered.transitions)
+    graph.addTransition(t.from, t.symbol, t.to);
+  return extract(std::move(graph), numbered.final, options_, true, sequences_, symbols_, false);
 }
 
 Automaton KTailBuilder::built() const {

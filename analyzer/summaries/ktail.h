@@ -9,9 +9,11 @@
 // along the existing transition; else, with the self-loop modification, as a loop on the current
 // state when it already has an incoming transition on that symbol; else into a new state. Tails
 // that merges create are ignored while building; post-processing merges states that share a k-tail
-// until none do, except that a state q' entering a state q on X, where q loops on X, is not merged
-// with q for the tails through that loop (002's second self-loop modification), and finally
-// minimizes the automaton (Moore's partition refinement).
+// until none do, and finally minimizes the automaton (Moore's partition refinement). With 002's
+// second self-loop modification, "the initial instance of X causes a transition to the state
+// representing the loop and is not part of the loop itself": a tail takes a loop on X only right
+// after reading X, so a state entering a loop state on X does not share the loop's tails, nor does
+// any state whose tail would read a run's first X on the loop further along.
 #pragma once
 
 #include "summaries/symbols.h"
@@ -50,8 +52,8 @@ public:
   struct Options {
     uint32_t k = 3;           // 1 .. kMaxTail
     bool self_loops = true;   // 002's two modifications (false: the basic algorithm)
-    // The second modification alone: a state entering a loop state on the loop's symbol is not
-    // merged with it for the tails through the loop (ignored without self_loops).
+    // The second modification alone: in post-processing, a tail takes a loop on X only right
+    // after reading X (ignored without self_loops).
     bool keep_loop_entries = true;
     // Post-processing enumerates at most this many k-tails per round; beyond it, the tails of
     // the remaining states are not compared (counted in Automaton::tails_truncated).

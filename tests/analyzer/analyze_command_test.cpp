@@ -157,6 +157,43 @@ TEST_F(AnalyzeCommandTest, ExtensionsRunOnlyWhenSelected) {
   EXPECT_EQ(all.dump(), core.dump());
 }
 
+// `explain --csv`: a table of runs in the DRT paper's layout, id,input,time,f1..fm. Every third
+// run calls decompress and costs ten times as much per unit of input.
+TEST_F(AnalyzeCommandTest, ExplainReadsATableOfRuns) {
+  std::string table = "id,input_size,time,parse,decompress\n";
+  for (int i = 1; i <= 40; ++i) {
+    const int x = 1 + i % 20;
+    const bool slow = i % 3 == 0;
+    table += "r" + std::to_string(i) + "," + std::to_string(x) + "," +
+             std::to_string(slow ? 1000 * x + 50 : 100 * x + 10) + ",1," + (slow ? "1" : "0") + "\n";
+  }
+  const fs::path csv = dir / "runs.csv";
+  std::ofstream(csv) << table;
+  const Result r = shapetrace("explain --csv " + csv.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("40 runs of runs.csv, input: input_size\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cluster 1: 13 runs, time = 1000 ns x input_size + 50 ns (rms 0 ns)\n"
+                       "  cluster 2: 27 runs, time = 100 ns x input_size + 10 ns (rms 0 ns)\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("height 1):\n  if calls of decompress > 0:\n    -> cluster 1 (13 of 13)\n"
+                       "  else:\n    -> cluster 2 (27 of 27)\n"),
+            std::string::npos)
+      << r.out;
+
+  std::ofstream(dir / "bad.csv") << "id,x,t,f\nr1,1,zz,0\n";
+  const Result bad = shapetrace("explain --csv " + (dir / "bad.csv").string());
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("bad.csv:2: 'zz' is not a number"), std::string::npos) << bad.err;
+  std::ofstream(dir / "short.csv") << "id,x,t,f\nr1,1,2\n";
+  const Result short_row = shapetrace("explain --csv " + (dir / "short.csv").string());
+  EXPECT_EQ(short_row.exit_code, 1);
+  EXPECT_NE(short_row.err.find("short.csv:2: 3 cells, the header has 4"), std::string::npos)
+      << short_row.err;
+  EXPECT_EQ(shapetrace("explain " + (dir / "rec").string() + " --csv " + csv.string()).exit_code, 2);
+  EXPECT_EQ(shapetrace("explain").exit_code, 2);
+}
+
 TEST_F(AnalyzeCommandTest, UnwritableJsonIsAnError) {
   const fs::path rec = record(trace());
   const Result r = shapetrace("analyze " + rec.string() + " --json " +

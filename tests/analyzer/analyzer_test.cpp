@@ -88,6 +88,23 @@ TEST(AnalyzerTest, TablesOneAndTwoPerThreadAndCumulative) {
   EXPECT_EQ(a.diagnostics.count(Stat::unknown_function_ids), 0u);
 }
 
+TEST(AnalyzerTest, WithoutClusteringTheShapesAreKeptAndNotClustered) {
+  // What `explain` asks for: shapes and calls as with clustering, no cluster, ribbon or table.
+  AnalysisSettings settings;
+  settings.cluster_shapes = false;
+  const Analysis a = run(threeThreads(), 1, settings);
+  const Analysis clustered = run(threeThreads());
+  EXPECT_EQ(a.shapes.size(), clustered.shapes.size());
+  EXPECT_EQ(a.calls, clustered.calls);
+  EXPECT_TRUE(a.clustering.clusters.empty());
+  EXPECT_EQ(a.clustering.cluster_of_shape,
+            std::vector<ClusterId>(clustered.shapes.size(), kNoCluster));
+  EXPECT_TRUE(a.ribbons.empty());
+  ASSERT_EQ(a.threads.size(), 3u);
+  EXPECT_EQ(a.threads[1].counts.all_shapes, 0u); // Tables 1-2 not counted
+  EXPECT_TRUE(a.threads[1].ribbons.empty());
+}
+
 TEST(AnalyzerTest, UnknownFunctionIdsAreNamedAndCounted) {
   const Analysis a = run({batchItem(1, 1, 0, eventsOf({call(42)}))});
   ASSERT_EQ(a.functions.size(), 1u);

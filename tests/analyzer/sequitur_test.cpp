@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <map>
 #include <random>
 #include <set>
@@ -79,6 +80,17 @@ TEST(SequiturTest, RunLengthEncoding) {
     rle.push(t);
   EXPECT_EQ(formatRuns(rle.runs(), 0, letterName), "A 9:B C 3:D BCDC");
   EXPECT_EQ(formatRuns(rle.runs(), 3, letterName), "A *:B C 3:D BCDC");
+  // 002's string form: A calls B, B returns, A calls C, both return: a return is no word of its own.
+  RunLengthEncoder calls;
+  for (uint32_t s : {enterSymbol(0), enterSymbol(1), kReturnSymbol, enterSymbol(2), kReturnSymbol,
+                     kReturnSymbol})
+    calls.push(s);
+  const auto name = [](uint32_t s) {
+    return symbolText(s, SymbolForm::kString,
+                      [](uint32_t f) { return std::string(1, static_cast<char>('A' + f)); });
+  };
+  EXPECT_EQ(formatRuns(calls.runs(), 0, name, {}, true), "AB∨C 2:∨");
+  EXPECT_EQ(formatRuns(calls.runs(), 0, name), "AB ∨ C 2:∨"); // as grammar rules are written
   EXPECT_EQ(rle.length(), 18u);
 }
 
@@ -141,6 +153,67 @@ TEST(SequiturTest, SixtyFourLockCallsAreOneRule) {
   EXPECT_EQ(json["phases"][1]["events"], 128);
   EXPECT_EQ(json["phases"][1]["label"], nlohmann::json({2, -3}));
   EXPECT_EQ(json["phases"][0]["label"], nlohmann::json({0, -1, 1, -2}));
+}
+
+std::vector<std::string> summaryOf(const std::vector<uint32_t>& input) {
+  GrammarTable table;
+  table.add(sequitur(input));
+  return formatSummary(summarize(postProcess(table, {}), 0), letterName);
+}
+
+TEST(SequiturTest, SummaryRulesAreNumberedWithoutGaps) {
+  // The rule written inside the repetition's parentheses has no line: the next rule is 2, not 3.
+  EXPECT_EQ(summaryOf(letters("ABCABDABCABD")),
+            (std::vector<std::string>{"0 -> 1", "1 -> 2 x (2,C,2,D)", "2 -> A,B"}));
+}
+
+// The rule numbers a summary line refers to, in reading order ("3 x (" is a count, not a rule).
+std::vector<uint32_t> ruleReferences(const std::string& body) {
+  std::vector<uint32_t> out;
+  for (size_t i = 0; i < body.size();) {
+    if (!std::isdigit(static_cast<unsigned char>(body[i]))) {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < body.size() && std::isdigit(static_cast<unsigned char>(body[end])))
+      ++end;
+    if (body.compare(end, 3, " x ") != 0) out.push_back(static_cast<uint32_t>(std::stoul(body.substr(i, end - i))));
+    i = end;
+  }
+  return out;
+}
+
+TEST(SequiturTest, SummaryRulesAreNumberedInTheOrderTheyAppear) {
+  // Lines 0, 1, 2, ... and, reading them in order, each rule first referred to before the next.
+  std::mt19937 rng(18);
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::vector<uint32_t> input;
+    const size_t length = rng() % 200;
+    while (input.size() < length) {
+      if (rng() % 2 == 0 && input.size() > 4) {
+        const size_t from = rng() % (input.size() - 2);
+        const size_t n = 2 + rng() % std::min<size_t>(8, input.size() - from - 1);
+        const size_t times = 1 + rng() % 3;
+        for (size_t t = 0; t < times; ++t)
+          for (size_t i = 0; i < n; ++i)
+            input.push_back(input[from + i]);
+      } else {
+        input.push_back(enterSymbol(static_cast<uint32_t>(rng() % 4)));
+      }
+    }
+    const auto lines = summaryOf(input);
+    uint32_t next = 1;
+    for (size_t l = 0; l < lines.size(); ++l) {
+      const std::string number = std::to_string(l) + " -> ";
+      ASSERT_EQ(lines[l].compare(0, number.size(), number), 0) << "trial " << trial << ": " << lines[l];
+      for (uint32_t r : ruleReferences(lines[l].substr(number.size()))) {
+        ASSERT_LE(r, next) << "trial " << trial << ": " << lines[l];
+        if (r == next) ++next;
+      }
+    }
+    ASSERT_EQ(next, lines.size()) << "trial " << trial;
+  }
 }
 
 TEST(SequiturTest, GlobalTableSharesRulesAcrossSequences) {

@@ -206,7 +206,7 @@ TEST_F(SummarizeCommandTest, Scopes) {
   // One instance: the call starting at 1015 ns on worker is the first B (A ends then).
   Result r = shapetrace("summarize " + rec.string() + " --instance worker@1015 -e rle");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(body(r.out), (std::vector<std::string>{"B ∨"}));
+  EXPECT_EQ(body(r.out), (std::vector<std::string>{"B∨"}));
   // A window: the calls starting in [1015, 1055) ns.
   r = shapetrace("summarize " + rec.string() + " --thread worker --from 1015 --to 1055 -e rle --form calls");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -217,7 +217,7 @@ TEST_F(SummarizeCommandTest, Scopes) {
   // Every call of B, on every thread: 10 + 3 sequences, all alike.
   r = shapetrace("summarize " + rec.string() + " --function B -e rle");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(body(r.out), (std::vector<std::string>{"B ∨"}));
+  EXPECT_EQ(body(r.out), (std::vector<std::string>{"B∨"}));
   EXPECT_NE(r.out.find("# S1: 13 sequences like it"), std::string::npos) << r.out;
   // Shapes and clusters by their ids in the analysis: main's shape on worker.
   const auto model = nlohmann::json::parse(shapetrace("analyze " + rec.string() + " --json -").out);

@@ -10,10 +10,12 @@
 // (icicle) layout as options. Frames narrower than a pixel are merged into one frame drawn once,
 // so the cost of a redraw follows the visible frames, not the tree's size.
 //
-// Funky graph (003, section 5) for one function F: the tree fully folded (every repeat of a
-// function folded into its top-most frame); F's callees above it (yellow), merged over every frame
-// of F, and its callers below (blue), each caller stack reversed and weighted by the inclusive
-// weight of F's frame under it. Clicking a frame in either graph centres the funky graph on it.
+// Funky graph (003, section 5) for one function F, from where F actually ran: its frames without
+// a frame of F above them (recursion counted once per stack, as the flame graph's colour and the
+// Functions table count it); F's callees above it (yellow), merged over those frames and then fully
+// folded (every repeat of a function folded into its top-most frame), and its callers below
+// (blue), each frame's fully folded stack reversed and weighted by the frame's inclusive weight.
+// Clicking a frame in either graph centres the funky graph on it.
 'use strict';
 
 ST.flame = {
@@ -120,8 +122,54 @@ ST.flame = {
     const m = parent.length;
     const total = new Float64Array(m);
     for (let i = m - 1; i > 0; --i) { total[i] += self[i]; total[parent[i]] += total[i]; }
-    return ST.flame.finish({ parent: Int32Array.from(parent), fn: Int32Array.from(fn),
-      calls: Float64Array.from(calls), self: Float64Array.from(self), total });
+    // image: each node of t -> its node here (the funky graph finds a frame's folded stack).
+    return Object.assign(ST.flame.finish({ parent: Int32Array.from(parent), fn: Int32Array.from(fn),
+      calls: Float64Array.from(calls), self: Float64Array.from(self), total }), { image });
+  },
+
+  // The funky graph's two trees for F (003, section 5), from the unfolded tree t and its full fold
+  // (fold(t, 'indirect')). F's frames are where it actually ran: its frames in t without a frame of
+  // F above them, as functionWeights counts them (recursion once per stack). Folding the tree
+  // first would lose them: in a(b(a(c))), b's child a folds into the outer a and b keeps only its
+  // self time. Callees (up): those frames' subtrees merged into one root, then fully folded (a
+  // nested frame of F folds into the root: its callees are F's). Callers (down): each frame's stack
+  // in the full fold, reversed (no function twice: the paper folds the callers too), weighted by
+  // the frame's inclusive weight. Numeric keys and explicit stacks: F may be main, whose subtree is
+  // the whole tree, and a stack can be 65536 calls deep.
+  funky(t, full, F) {
+    ST.flame.index(t);
+    const frames = [];
+    for (let i = 1; i < t.parent.length; ++i) if (t.fn[i] === F && t.weight[i] > 0 && t.same[i] < 0) frames.push(i);
+    const key = new Map();
+    const add = (tree, p, f) => {
+      const k = p * 16777216 + f; // function indices stay below 2^24, nodes below 2^29
+      let id = key.get(k);
+      if (id === undefined) { id = tree.parent.length; tree.parent.push(p); tree.fn.push(f); tree.calls.push(0); tree.self.push(0); tree.total.push(0); key.set(k, id); }
+      return id;
+    };
+    const columns = (x) => ({ parent: Int32Array.from(x.parent), fn: Int32Array.from(x.fn), calls: Float64Array.from(x.calls), self: Float64Array.from(x.self), total: Float64Array.from(x.total) });
+    // The frames have no frame of F above them: their subtrees are disjoint, each copied once.
+    // A frame's weight is the self time under it, as the folded callees count it.
+    const up = { parent: [-1, 0], fn: [-1, F], calls: [0, 0], self: [0, 0], total: [0, 0] };
+    const weight = frames.map((frame) => {
+      let w = 0;
+      const nodes = [frame], into = [1];
+      while (nodes.length) {
+        const i = nodes.pop(), at = into.pop();
+        up.calls[at] += t.calls[i]; up.self[at] += t.self[i]; w += t.self[i];
+        for (const c of t.children[i]) { nodes.push(c); into.push(add(up, at, t.fn[c])); }
+      }
+      return w;
+    });
+    const down = { parent: [-1, 0], fn: [-1, F], calls: [0, 0], self: [0, 0], total: [0, 0] };
+    key.clear();
+    frames.forEach((i, n) => {
+      const w = weight[n];
+      down.total[1] += w; down.calls[1] += t.calls[i]; down.self[1] += t.self[i];
+      let at = 1;
+      for (let a = full.parent[full.image[i]]; a > 0; a = full.parent[a]) { at = add(down, at, full.fn[a]); down.total[at] += w; }
+    });
+    return { up: ST.flame.fold(ST.flame.finish(columns(up)), 'indirect'), down: ST.flame.finish(columns(down)) };
   },
 
   // Per tree, once: its nodes in depth-first order (the drawn ones: weight > 0), each node's place
@@ -505,6 +553,7 @@ ST.FlameView = class {
     const path = [];
     if (this.tree) for (let a = this.root; a > 0; a = this.tree.parent[a]) path.unshift(this.tree.fn[a]);
     this.tree = ST.flame.fold(base, this.$('flame-fold').value);
+    this.base = base;
     this.full = ST.flame.fold(base, 'indirect');
     this.root = 0;
     for (const f of path) {
@@ -569,48 +618,21 @@ ST.FlameView = class {
     this.drawFunky();
   }
 
-  // The funky graph of this.funkyFn over the fully folded tree.
+  // The funky graph of this.funkyFn (ST.flame.funky).
   drawFunky() {
     const F = this.funkyFn, t = this.full;
     this.$('funky-title').textContent = F === null ? 'Funky graph' : `Funky graph: ${ST.fmt.shortName(this.name(F))}`;
     if (F === null) return;
-    if (this.funkyOf !== t || this.funkyFnBuilt !== F) { this.buildFunky(F, t); this.funkyOf = t; this.funkyFnBuilt = F; }
+    if (this.funkyOf !== t || this.funkyFnBuilt !== F) { this.buildFunky(F); this.funkyOf = t; this.funkyFnBuilt = F; }
     const state = { ...this.state, weights: this.funkyWeights, rootWeight: this.funkyUp.weight[1] };
     this.callees.draw(this.funkyUp, 1, [], state);
     this.callers.draw(this.funkyDown, 1, [], { ...state, weights: new Map(), rootWeight: 1 });
   }
 
   // The funky graph's two trees for F, rebuilt only when F or the tree changes (not on hover).
-  // Numeric keys and an explicit stack: F may be main, whose subtree is the whole tree.
-  buildFunky(F, t) {
-    const frames = [];
-    for (let i = 1; i < t.parent.length; ++i) if (t.fn[i] === F && t.weight[i] > 0) frames.push(i);
-    const key = new Map();
-    const add = (tree, p, f) => {
-      const k = p * 16777216 + f; // function indices stay below 2^24, nodes below 2^29
-      let id = key.get(k);
-      if (id === undefined) { id = tree.parent.length; tree.parent.push(p); tree.fn.push(f); tree.calls.push(0); tree.self.push(0); tree.total.push(0); key.set(k, id); }
-      return id;
-    };
-    // Callees: F's frames merged into one root, their subtrees merged by function. The tree is
-    // fully folded, so no frame of F lies under another: each subtree is copied once.
-    const up = { parent: [-1, 0], fn: [-1, F], calls: [0, 0], self: [0, 0], total: [0, 0] };
-    const nodes = [...frames], into = frames.map(() => 1);
-    while (nodes.length) {
-      const i = nodes.pop(), at = into.pop();
-      up.calls[at] += t.calls[i]; up.self[at] += t.self[i]; up.total[at] += t.weight[i];
-      for (const c of t.children[i]) { nodes.push(c); into.push(add(up, at, t.fn[c])); }
-    }
-    // Callers: each frame's reversed stack, weighted by the frame's inclusive weight.
-    const down = { parent: [-1, 0], fn: [-1, F], calls: [0, 0], self: [0, 0], total: [0, 0] };
-    key.clear();
-    for (const i of frames) {
-      down.total[1] += t.weight[i]; down.calls[1] += t.calls[i]; down.self[1] += t.self[i];
-      let at = 1;
-      for (let a = t.parent[i]; a > 0; a = t.parent[a]) { at = add(down, at, t.fn[a]); down.total[at] += t.weight[i]; }
-    }
-    const fin = (x) => ST.flame.finish({ parent: Int32Array.from(x.parent), fn: Int32Array.from(x.fn), calls: Float64Array.from(x.calls), self: Float64Array.from(x.self), total: Float64Array.from(x.total) });
-    this.funkyUp = fin(up); this.funkyDown = fin(down);
+  buildFunky(F) {
+    const { up, down } = ST.flame.funky(this.base, this.full, F);
+    this.funkyUp = up; this.funkyDown = down;
     this.funkyWeights = ST.flame.functionWeights(this.funkyUp, 1);
   }
 
