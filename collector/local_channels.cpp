@@ -3,6 +3,7 @@
 #include "channel/control.h"
 #include "wire/codec.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -24,6 +25,10 @@ namespace {
 constexpr uint64_t kHelloTimeoutNs = 5'000'000'000;
 // How often a process whose control socket hung up while it lived is looked at again.
 constexpr uint64_t kLivenessIntervalNs = 100'000'000;
+// Fragmented messages being reassembled hold at most this much over all channels: a message that
+// would take more is skipped as oversized (a process cannot make the collector hold 64 MiB times
+// the process limit).
+constexpr size_t kMaxPartialBytes = size_t{256} << 20;
 
 // A process as /proc/PID/stat shows it: gone (no entry), a zombie with its wait status, or alive
 // since `start_ticks` (field 22, which tells a reused pid from the process we knew).
@@ -120,14 +125,19 @@ void LocalChannels::descriptors(std::vector<int>& fds) const {
       fds.push_back(c->fd);
 }
 
+// Another user's process is refused at once; one past the limit once it said hello, so that it
+// reads why. Connections that have not said hello yet are bounded too (they hold a descriptor).
 void LocalChannels::accept(int listen_fd) {
   uint32_t uid = 0, pid = 0;
   for (int fd; (fd = channel::acceptControl(listen_fd, uid, pid)) >= 0;) {
-    if ((uid != ::getuid() && ::getuid() != 0) || channels_.size() >= max_channels_) {
+    const char* refusal = nullptr;
+    if (uid != ::getuid() && ::getuid() != 0)
+      refusal = "another user's collector";
+    else if (channels_.size() >= 2 * max_channels_)
+      refusal = "too many processes connected";
+    if (refusal) {
       channel::Reply reply;
-      std::snprintf(reply.reason, sizeof reply.reason, "%s",
-                    channels_.size() >= max_channels_ ? "too many processes connected"
-                                                      : "another user's collector");
+      std::snprintf(reply.reason, sizeof reply.reason, "%s", refusal);
       channel::sendReply(fd, reply);
       ::close(fd);
       ++counters_.refused;
@@ -139,6 +149,11 @@ void LocalChannels::accept(int listen_fd) {
     c->connected_ns = channel::monotonicNs();
     channels_.push_back(std::move(c));
   }
+}
+
+size_t LocalChannels::mapped() const {
+  return size_t(std::count_if(channels_.begin(), channels_.end(),
+                              [](const std::unique_ptr<Channel>& c) { return c->reader; }));
 }
 
 bool LocalChannels::take(Channel& c, int memfd, std::string& error) {
@@ -182,8 +197,12 @@ void LocalChannels::greet(Channel& c) {
     error = "sent no hello within " + std::to_string(kHelloTimeoutNs / 1000000000) + " s";
   }
   channel::Reply reply;
-  if (result == channel::HelloResult::Received && take(c, memfd, error)) {
+  const bool received = result == channel::HelloResult::Received;
+  if (received && mapped() >= max_channels_)
+    error = "too many processes connected";
+  else if (received && take(c, memfd, error))
     reply.accepted = 1;
+  if (reply.accepted) {
     ++counters_.accepted;
   } else {
     std::snprintf(reply.reason, sizeof reply.reason, "%s", error.c_str());
@@ -199,6 +218,9 @@ void LocalChannels::greet(Channel& c) {
 size_t LocalChannels::read(Channel& c, const OnMessage& on_message, size_t max_messages) {
   size_t read = 0;
   std::string error;
+  const size_t partial_before = c.reader->partialBytes();
+  const size_t others_partial = partial_bytes_ - partial_before;
+  const size_t budget = others_partial < kMaxPartialBytes ? kMaxPartialBytes - others_partial : 0;
   const auto status = c.reader->read(
       [&](std::span<const std::byte> message) {
         on_message(message, false, c.pid);
@@ -208,7 +230,8 @@ size_t LocalChannels::read(Channel& c, const OnMessage& on_message, size_t max_m
         on_message({}, true, c.pid);
         ++read;
       },
-      max_messages, wire::kMaxMessageBytes, error);
+      max_messages, std::min(wire::kMaxMessageBytes, budget), error);
+  partial_bytes_ = others_partial + (c.reader ? c.reader->partialBytes() : 0);
   if (status == channel::Reader::Status::Broken) {
     std::fprintf(stderr, "shapetrace collect: closing the channel of process %u: %s\n", c.pid,
                  error.c_str());
@@ -263,6 +286,10 @@ size_t LocalChannels::service(const OnMessage& on_message, const OnVanished& on_
                               size_t max_messages) {
   for (const int fd : listen_fds_)
     accept(fd);
+  partial_bytes_ = 0;
+  for (const auto& c : channels_)
+    if (c->reader)
+      partial_bytes_ += c->reader->partialBytes();
   // Hang-ups, in one system call for every control socket.
   std::vector<pollfd> sockets;
   std::vector<Channel*> owners;

@@ -58,10 +58,12 @@ public:
   // has no descriptor to wake it).
   bool active() const { return !channels_.empty(); }
   const LocalChannelCounters& counters() const { return counters_; }
-  size_t open() const { return channels_.size(); }
+  // Channels taken (mapped and read).
+  size_t open() const { return mapped(); }
 
 private:
   struct Channel;
+  size_t mapped() const;
   void accept(int listen_fd);
   void greet(Channel& channel);
   bool take(Channel& channel, int memfd, std::string& error);
@@ -74,6 +76,7 @@ private:
   std::vector<int> listen_fds_;
   size_t max_channels_;
   std::vector<std::unique_ptr<Channel>> channels_;
+  size_t partial_bytes_ = 0; // of fragmented messages being reassembled, over all channels
   LocalChannelCounters counters_;
 };
 

@@ -62,8 +62,9 @@ int runCollect(const CollectOptions& o) {
     std::fprintf(stderr, "shapetrace collect: publishing on %s\n",
                  collector.publishEndpoint().c_str());
   if (!collector.curvePublicKey().empty())
-    std::fprintf(stderr, "shapetrace collect: CURVE on; clients need "
-                         "SHAPETRACE_CURVE_SERVER_KEY=%s\n",
+    std::fprintf(stderr, "shapetrace collect: CURVE on; subscribers need "
+                         "SHAPETRACE_CURVE_SERVER_KEY=%s, forwarding collectors "
+                         "--forward-server-key with the same key\n",
                  collector.curvePublicKey().c_str());
   if (!o.out.empty())
     std::fprintf(stderr, "shapetrace collect: recording to %s\n", o.out.c_str());

@@ -140,6 +140,8 @@ public:
   void markLeft();
   bool producerClosed() const;
   bool producerExecuting() const;
+  // Bytes of a fragmented message read so far (held until its last fragment).
+  size_t partialBytes() const { return message_.size(); }
   bool empty() const;
 
 private:

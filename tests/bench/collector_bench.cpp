@@ -5,7 +5,8 @@
 //   2. raw ZeroMQ ipc: one process PUSHes batch-sized messages, this one PULLs them
 //   3. the collector (the real shapetrace::collector::Collector, recording into DIR with its
 //      default options) fed by 1 and by 4 producer processes that encode real event batches
-//      (4096 events, depth-first enter/exit pairs 20-200 ns apart, 300 functions) and PUSH them;
+//      (4096 events, depth-first enter/exit pairs 20-200 ns apart, 300 functions) and write them
+//      into their local channels (shared memory), as runtimes do;
 //      and once more from 1 producer without recording, the collector's own ceiling
 //
 // Every figure is bytes and events per second of wall time from starting the producer(s) to the end,
@@ -16,6 +17,7 @@
 //
 // Producers are this binary re-executed with --produce (a fresh process, as a runtime would be).
 #include "collector.h"
+#include "support/channel_producer.h"
 #include "wire/codec.h"
 
 #include <algorithm>
@@ -68,15 +70,10 @@ std::vector<Event> makeEvents(uint64_t seed, uint64_t start_ns) {
 }
 
 // --produce: sends `batches` encoded batches of one thread, then a ProcessEnd.
+// Over the local channel, as a runtime sends (lossless: it waits for room).
 int produce(const std::string& endpoint, uint64_t process, uint64_t batches) {
-  zmq::context_t context(1);
-  zmq::socket_t push(context, zmq::socket_type::push);
-  push.set(zmq::sockopt::sndhwm, 1000);
-  push.set(zmq::sockopt::linger, -1);
-  push.connect(endpoint);
-  auto send = [&](const wire::Bytes& bytes) {
-    push.send(zmq::buffer(bytes.data(), bytes.size()), zmq::send_flags::none);
-  };
+  testing::ChannelProducer producer(endpoint, uint64_t{8} << 20);
+  auto send = [&](const wire::Bytes& bytes) { producer.send(bytes); };
   wire::ProcessStart start;
   start.pid = static_cast<uint32_t>(::getpid());
   start.executable = "collector_bench producer";

@@ -191,5 +191,51 @@ TEST(EndToEnd, CrashingChildrenUnderASeparateCollectorAreEachRecordedWithTheirSi
   expectCrashedChildren(tmp.sub("rec"));
 }
 
+// A program is recorded on another machine by the collector of its own host forwarding there:
+// over ZeroMQ with CURVE (the receiving collector's key), everything arrives exactly.
+TEST(EndToEnd, ACollectorForwardsToAnotherOverCurveAndBothHoldTheSameStream) {
+  TempDir tmp;
+  auto [code, output] = run({SHAPETRACE_BIN, "keygen", "-o", tmp.sub("server.key")});
+  ASSERT_EQ(code, 0) << output;
+  std::ifstream public_file(tmp.sub("server.key.pub"));
+  std::string public_key;
+  std::getline(public_file, public_key);
+
+  testing::Child remote({SHAPETRACE_BIN, "collect", "--listen", "tcp://127.0.0.1:*",
+                         "--curve-secret-key", tmp.sub("server.key"), "-o", tmp.sub("remote")});
+  std::string endpoint;
+  while (auto line = remote.readLine())
+    if (const auto at = line->find("listening on "); at != std::string::npos) {
+      endpoint = line->substr(at + 13);
+      break;
+    }
+  ASSERT_EQ(endpoint.rfind("tcp://127.0.0.1:", 0), 0u) << endpoint;
+  const std::string local_socket = "ipc://" + tmp.sub("local.sock");
+  testing::Child local({SHAPETRACE_BIN, "collect", "--listen", local_socket, "-o", tmp.sub("local"),
+                        "--forward", endpoint, "--forward-server-key", public_key});
+  ASSERT_TRUE(local.readLine().has_value());
+  std::tie(code, output) = run({TRACED_PROGRAM, "calls", "5000"},
+                               {{"SHAPETRACE_ENDPOINT", local_socket}, {"SHAPETRACE_ENABLED", "1"}});
+  ASSERT_EQ(code, 3) << output;
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  local.signal(SIGINT);
+  const std::string local_summary = local.readAll();
+  ASSERT_EQ(local.wait(), 0) << local_summary;
+  EXPECT_NE(local_summary.find("messages forwarded, 0 NOT forwarded"), std::string::npos)
+      << local_summary;
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  remote.signal(SIGINT);
+  ASSERT_EQ(remote.wait(), 0) << remote.readAll();
+
+  const auto here = recordedProcesses(tmp.sub("local"));
+  const auto there = recordedProcesses(tmp.sub("remote"));
+  ASSERT_EQ(here.size(), 1u);
+  ASSERT_EQ(there.size(), 1u);
+  EXPECT_EQ(here.begin()->first, there.begin()->first);
+  EXPECT_EQ(there.begin()->second.events, 20002u); // main, 5000 x (work, leaf)
+  ASSERT_TRUE(there.begin()->second.end);
+  EXPECT_EQ(there.begin()->second.end->exit_status, 3);
+}
+
 } // namespace
 } // namespace shapetrace

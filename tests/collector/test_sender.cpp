@@ -16,7 +16,7 @@
 // collector's memory bound is measured with --threads 3000 --batches 1 --events 1
 // --first-sequence 4096, docs/collector.md "Bounds"). Prints "sent MESSAGES EVENTS" on success;
 // exit code 1 on a send failure.
-#include "channel/control.h"
+#include "support/channel_producer.h"
 #include "sender_events.h"
 #include "wire/codec.h"
 
@@ -86,38 +86,14 @@ private:
 
 class ChannelSender final : public Sender {
 public:
-  explicit ChannelSender(const Options& o) {
-    std::string error;
-    if (channel::connectControl(channel::controlPath(o.endpoint), 0, fd_, error) !=
-            channel::ConnectResult::Connected ||
-        !channel::createAndHandOver(fd_, uint64_t{4} << 20, 5000, memory_, error))
-      throw std::runtime_error("cannot open a channel to " + o.endpoint + ": " + error);
-    writer_.emplace(memory_.base);
-  }
-  ~ChannelSender() override {
-    // Everything written is read before we go (as ZeroMQ's infinite linger), within a bound.
-    for (int waited = 0; writer_->unread() > 0 && waited < 30000; ++waited)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    writer_->markClosed();
-    ::close(fd_);
-  }
+  explicit ChannelSender(const Options& o) : producer_(o.endpoint, uint64_t{4} << 20) {}
   void send(const std::vector<std::byte>& bytes) override {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    size_t offset = 0;
-    while (bytes.size() <= writer_->maxRecordBytes() ? !writer_->tryWrite(bytes)
-                                                     : (offset = writer_->writeFragments(
-                                                            bytes, offset)) < bytes.size()) {
-      if (std::chrono::steady_clock::now() > deadline)
-        throw std::runtime_error("the collector took nothing for 30 s");
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
+    producer_.send(bytes);
     ++messages;
   }
 
 private:
-  int fd_ = -1;
-  channel::Memory memory_;
-  std::optional<channel::Writer> writer_;
+  testing::ChannelProducer producer_;
 };
 
 int run(const Options& o) {
