@@ -227,12 +227,19 @@ void Collector::connectForward(zmq::context_t& context) {
   forward_->connect(endpoint);
 }
 
-void Collector::forward(std::span<const std::byte> bytes) {
-  zmq::message_t message(bytes.data(), bytes.size());
-  if (forward_->send(message, zmq::send_flags::dontwait))
-    ++forwarded_;
-  else
-    ++forward_dropped_;
+// To the live subscribers and the collector forwarded to, whichever there are.
+void Collector::fanOut(std::span<const std::byte> bytes) {
+  if (publisher_) {
+    zmq::message_t message(bytes.data(), bytes.size());
+    publisher_->publish(message);
+  }
+  if (forward_) {
+    zmq::message_t message(bytes.data(), bytes.size());
+    if (forward_->send(message, zmq::send_flags::dontwait))
+      ++forwarded_;
+    else
+      ++forward_dropped_;
+  }
 }
 
 Collector::~Collector() {
@@ -346,12 +353,7 @@ void Collector::handle(std::span<const std::byte> bytes,
       }
     }
   }
-  if (publisher_) {
-    zmq::message_t message(bytes.data(), bytes.size());
-    publisher_->publish(message);
-  }
-  if (forward_)
-    forward(bytes);
+  fanOut(bytes);
   // Ended processes keep their counters, up to a bound; past it they are summed into one entry.
   if (c.ended && ended_senders_ > kMaxEndedKept) {
     const std::string key = "(ended processes)";
@@ -402,12 +404,7 @@ void Collector::appendOwnItem(const wire::StreamItem& item) {
   const auto span = std::span<const std::byte>(bytes.data(), bytes.size());
   if (writer_)
     writer_->append(span, wire::peekItem(span));
-  if (publisher_) {
-    zmq::message_t message(bytes.data(), bytes.size());
-    publisher_->publish(message);
-  }
-  if (forward_)
-    forward(span);
+  fanOut(span);
 }
 
 uint64_t Collector::latestImage(uint32_t pid) const {

@@ -192,7 +192,7 @@ private:
   bool noteLifecycle(std::span<const std::byte> bytes, SenderState& sender);
   void forgetThreads(SenderState& sender);
   void connectForward(zmq::context_t& context);
-  void forward(std::span<const std::byte> bytes);
+  void fanOut(std::span<const std::byte> bytes);
   // Records and publishes an item the collector makes itself.
   void appendOwnItem(const wire::StreamItem& item);
   SenderCounters& unattributed(const std::string& peer);

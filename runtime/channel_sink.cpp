@@ -115,17 +115,21 @@ public:
 
   void abandon() override {
     // Fork child: the parent's channel is not ours to write. Unmapping it and closing our copy of
-    // the socket change nothing for the parent.
+    // the socket change nothing for the parent (and the copy must go, or the collector would not
+    // see the parent's end). The mutex may have been held by a thread of the parent: not touched;
+    // the close passes fd_guard by as the runtime's own.
+    ChannelSink* self = this;
+    g_active.compare_exchange_strong(self, nullptr);
     if (mapping_)
       ::munmap(mapping_, mapping_bytes_);
-    if (socket_fd_ >= 0 && stillOurSocket())
+    if (socket_fd_ >= 0 && stillOurSocket()) {
+      TransportScope scope;
       ::close(socket_fd_);
+    }
     mapping_ = nullptr;
     writer_.reset();
     socket_fd_ = -1;
     closed_ = true;
-    ChannelSink* self = this;
-    g_active.compare_exchange_strong(self, nullptr);
   }
 
   void release(unsigned linger_ms) override {

@@ -96,7 +96,7 @@ bool Drain::start() {
 
 void Drain::run() {
   t_local.runtime_thread = true;
-  t_transport_owner = true; // its descriptors (and ZeroMQ's threads') are the runtime's
+  t_transport_owner = true; // its descriptors are the runtime's
   t_local.busy = true; // hooks reached from here (an instrumented malloc) are ignored
   pthread_setname_np(pthread_self(), "shapetrace-drain");
   const auto interval = std::chrono::microseconds(flags().drain_interval_us);

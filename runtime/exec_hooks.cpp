@@ -1,11 +1,11 @@
 // Interposed exec functions: the image that exec replaces ends in the stream, and the image that
 // replaces it knows which one it continues.
 //
-// exec replaces the process image without running a library destructor: the rings, the drain and
-// ZeroMQ's queue are gone. So each exec function first ends the image (endImageForExec,
+// exec replaces the process image without running a library destructor: the rings and the drain
+// are gone, and so is the channel's mapping. So each exec function first ends the image (endImageForExec,
 // runtime.cpp): the drain thread sends everything recorded, then a ProcessEnd with reason exec and
-// the program's path, and lets the transport's queue leave, within SHAPETRACE_EXIT_TIMEOUT_MS (not
-// waited for when the collector's ipc socket does not exist). The new image gets
+// the program's path, and lets the collector read the channel, within SHAPETRACE_EXIT_TIMEOUT_MS
+// (not waited for when no collector is there). The new image gets
 // SHAPETRACE_EXEC_FROM=<pid>:<this image's key>:<its fork parent's key> in its environment: if it
 // is instrumented, its ProcessStart says origin exec and names this image (same pid, a new key).
 // Like uftrace's wrappers, an explicit environment (execve, execle, execvpe, fexecve) that lacks

@@ -1,14 +1,15 @@
 // Interposed libc functions that keep the runtime's descriptors safe from the program (fd_guard.h).
 //
 // Exported from libshapetrace-rt.so (exports.map). The program links the runtime before libc, so
-// its calls (and libzmq's, a dependency of the runtime) reach these first; the real functions are
+// its calls reach these first; the real functions are
 // found with dlsym(RTLD_NEXT). On a close-like call that does not touch a runtime descriptor the
 // added cost is one thread-local load, one relaxed load of a bitmap word (or of a counter) and an
 // indirect call; a creation by a program thread also compares its id with a table of at most 16:
 // nothing next to the system call itself.
 //
 // Marking: a descriptor created on a thread that acts for the runtime (t_transport_owner) is marked
-// in a bitmap; the threads ZeroMQ starts from such a thread act for the runtime too: pthread_create
+// in a bitmap; the threads started from such a thread (the recording writer's) act for the runtime
+// too: pthread_create
 // is interposed to note their ids (not to wrap their start routine, which would run before a
 // sanitizer's own thread set-up), and a thread finds itself in that table on its first descriptor
 // call (then caches it in t_transport_owner). g_creating closes the window between a descriptor's
@@ -16,9 +17,10 @@
 // for the mark.
 //
 // Releasing: when a program thread closes (close, close_range, closefrom) or replaces (dup2, dup3)
-// a marked descriptor, the installed DropTransportFn tears the transport down first (ZeroMQ closes
-// every descriptor it owns, and its threads end); the program's call then proceeds on a descriptor
-// that is no longer open, exactly as in the untraced program. The drain reconnects later.
+// a marked descriptor (the channel's control socket), the installed DropTransportFn lets it go
+// first; the program's call then proceeds on a descriptor that is no longer open, exactly as in
+// the untraced program (its close fails with EBADF). The channel itself goes on: its shared memory
+// depends on no descriptor.
 #include "fd_guard.h"
 #include "interpose.h"
 
@@ -47,7 +49,7 @@ constinit std::atomic<unsigned> g_marked_end{0}; // one past the highest descrip
 constinit std::atomic<int> g_creating{0};        // runtime creations between syscall and mark
 constinit std::atomic<uint64_t> g_drops{0};
 constinit std::atomic<DropTransportFn> g_drop{nullptr};
-// Threads started by runtime threads (ZeroMQ's I/O thread and reaper), 0 for a free slot.
+// Threads started by runtime threads (the recording writer), 0 for a free slot.
 constexpr size_t kMaxRuntimeThreads = 16;
 constinit std::atomic<pthread_t> g_runtime_threads[kMaxRuntimeThreads] = {};
 // Runtime threads between pthread_create and their entry in g_runtime_threads: a new thread can
@@ -209,7 +211,7 @@ SHAPETRACE_INTERPOSE int close(int fd) {
 }
 
 SHAPETRACE_INTERPOSE int close_range(unsigned first, unsigned last, int flags) noexcept {
-  // CLOSE_RANGE_CLOEXEC only marks descriptors close-on-exec: ZeroMQ's already are.
+  // CLOSE_RANGE_CLOEXEC only marks descriptors close-on-exec: the runtime's already are.
   if (!(flags & CLOSE_RANGE_CLOEXEC) && first <= last && programTouches(first, last))
     releaseForProgram(first, last);
   return REAL(close_range)(first, last, flags);
@@ -234,7 +236,7 @@ SHAPETRACE_INTERPOSE int dup3(int oldfd, int newfd, int flags) noexcept {
   return REAL(dup3)(oldfd, newfd, flags);
 }
 
-// The creations ZeroMQ makes (signalers, pollers, connections).
+// Creations on runtime threads are marked (the control socket; anything a runtime thread makes).
 SHAPETRACE_INTERPOSE int socket(int domain, int type, int protocol) noexcept {
   return created([&] { return REAL(socket)(domain, type, protocol); });
 }
@@ -277,10 +279,9 @@ SHAPETRACE_INTERPOSE int pipe2(int fds[2], int flags) noexcept {
   return rc;
 }
 
-// Threads started by a runtime thread (ZeroMQ's I/O thread and reaper, the recording writer) act
-// for the runtime. ZeroMQ starts them while it sets up a socket and gives them work only
-// afterwards, so each is in the table before it makes a descriptor; a hook they reach earlier
-// waits for the entry (isRuntimeThread).
+// Threads started by a runtime thread (the recording writer) act for the runtime: each is in the
+// table before it makes a descriptor; a hook it reaches earlier waits for the entry
+// (isRuntimeThread).
 SHAPETRACE_INTERPOSE int pthread_create(pthread_t* thread, const pthread_attr_t* attributes,
                                         void* (*routine)(void*), void* argument) noexcept {
   if (!t_transport_owner)

@@ -1,14 +1,15 @@
 // The runtime's descriptors, kept safe from the program (see fd_guard.cpp and docs/runtime.md,
 // "Descriptors").
 //
-// ZeroMQ owns several descriptors (eventfd signalers, epoll instances, the connection's socket) and
-// asserts (aborts the process) when one is closed under it. Programs close descriptors they did not
-// open: daemons close everything from 3 up at start, a child between fork and exec does the same,
-// dup2 replaces a descriptor. libshapetrace-rt.so therefore interposes the libc functions that
-// create or destroy descriptors: a descriptor created on a runtime thread is marked as the
-// runtime's; when a program thread closes or replaces a marked descriptor, the transport is torn
-// down first (ZeroMQ closes all its descriptors itself), then the program's call proceeds and sees
-// exactly what it would see without the runtime.
+// The runtime's one descriptor towards a collector is the local channel's control socket
+// (channel_sink.cpp); losing it costs nothing, but the program must see what it would see without
+// the runtime. Programs close descriptors they did not open: daemons close everything from 3 up at
+// start, a child between fork and exec does the same, dup2 replaces a descriptor. So
+// libshapetrace-rt.so interposes the libc functions that create or destroy descriptors: a
+// descriptor created on a runtime thread is marked as the runtime's; when a program thread closes
+// or replaces a marked descriptor, the runtime lets it go first, then the program's call proceeds
+// and sees exactly what it would see without the runtime (EBADF for a close). Raw system calls are
+// not seen: the channel sink checks its socket's identity before each use instead.
 #pragma once
 
 #include <atomic>
@@ -17,7 +18,7 @@
 namespace shapetrace::rt {
 
 // Whether this thread acts for the runtime: its descriptors are the runtime's and its closes pass
-// straight through. True on the drain thread (and cached on the threads ZeroMQ starts from it, see
+// straight through. True on the drain thread (and cached on the threads started from it, see
 // fd_guard.cpp); set for a scope (TransportScope) when a program thread plays the drain at exit or
 // tears the transport down.
 extern constinit thread_local bool t_transport_owner __attribute__((tls_model("initial-exec")));
@@ -39,8 +40,8 @@ private:
 using DropTransportFn = void (*)();
 void setDropTransport(DropTransportFn drop);
 
-// Whether the calling thread is one of the runtime's own (the drain, the threads ZeroMQ and the
-// recording writer start from runtime threads): such threads record nothing. A thread whose
+// Whether the calling thread is one of the runtime's own (the drain, and threads started from
+// runtime threads such as the recording writer): such threads record nothing. A thread whose
 // creation by a runtime thread is still under way is waited for, so the answer is exact from the
 // thread's first instruction on. Not for the hot path: the hooks ask once per thread, when it
 // attaches.

@@ -1,6 +1,8 @@
 // Parsing of the SHAPETRACE_* environment variables declared in flags.inc.
 #include "flags.h"
 
+#include "channel/channel.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -89,7 +91,7 @@ void validate(Flags& flags, const Flags& defaults, std::vector<std::string>& err
     check(false, "EXIT_TIMEOUT_MS", "milliseconds up to 3600000", errors);
     flags.exit_timeout_ms = defaults.exit_timeout_ms;
   }
-  if (flags.channel_bytes < (uint64_t{64} << 10) || flags.channel_bytes > (uint64_t{1} << 30)) {
+  if (flags.channel_bytes < channel::kMinDataBytes || flags.channel_bytes > channel::kMaxDataBytes) {
     check(false, "CHANNEL", "a size from 64K to 1G", errors);
     flags.channel_bytes = defaults.channel_bytes;
   }

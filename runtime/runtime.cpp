@@ -462,7 +462,7 @@ ThreadState* attachThread(ThreadLocal& local) {
   Runtime& rt = runtime();
   // The runtime's own threads and the transport's record nothing: instrumented code reaches them
   // only through the program's symbols (an executable's copy of a std::string member interposes
-  // libstdc++'s, and ZeroMQ's I/O thread calls it), and those calls are not the program's.
+  // libstdc++'s, and a runtime thread may call it), and those calls are not the program's.
   if (local.runtime_thread || isRuntimeThread()) {
     local.runtime_thread = true;
     return nullptr;

@@ -87,7 +87,7 @@ std::atomic<bool> g_stand_in_allowed{false};
 std::atomic<int> g_signal_end{0};
 
 // SIG_DFL, with or without SA_SIGINFO (a null sa_sigaction is the same value).
-bool isDefault(const struct sigaction& action) { return action.sa_handler == SIG_DFL; }
+SHAPETRACE_UNINSTRUMENTED bool isDefault(const struct sigaction& action) { return action.sa_handler == SIG_DFL; }
 
 // Waits (async-signal-safely) until the thread that is ending the image has done so, at most a
 // little longer than that end may take.
@@ -120,7 +120,7 @@ void endOnSignal(int signal) {
   errno = saved_errno; // reached only where the default action does not end the process
 }
 
-struct sigaction standInAction() {
+SHAPETRACE_UNINSTRUMENTED struct sigaction standInAction() {
   struct sigaction action {};
   action.sa_handler = endOnSignal;
   sigfillset(&action.sa_mask); // no other signal's handler runs inside this one
@@ -129,15 +129,17 @@ struct sigaction standInAction() {
 }
 
 // Whether the kernel's action for the signal is the stand-in.
-bool standsIn(int signal) {
+SHAPETRACE_UNINSTRUMENTED bool standsIn(int signal) {
   struct sigaction current {};
   return __sigaction(signal, nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) == 0 &&
          current.sa_handler == endOnSignal;
 }
 
 // The interposed sigaction, for one of the termination signals. `action` is read before `old` is
-// written: they may be the same struct.
-int sigactionOfTerminationSignal(StandIn& s, const struct sigaction* action,
+// written: they may be the same struct. Uninstrumented, with everything it calls: a sanitizer's
+// runtime installs its own handlers for SIGSEGV, SIGBUS, SIGABRT, SIGFPE and SIGILL through it
+// while it initialises, before its instrumentation may run.
+SHAPETRACE_UNINSTRUMENTED int sigactionOfTerminationSignal(StandIn& s, const struct sigaction* action,
                                  struct sigaction* old) {
   const bool has_action = action != nullptr;
   struct sigaction wanted {};

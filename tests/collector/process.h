@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <sys/wait.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <utility>
 #include <vector>
@@ -41,7 +42,9 @@ public:
   Child(const std::vector<std::string>& argv,
         const std::vector<std::pair<std::string, std::string>>& env = {}) {
     int out[2], in[2];
-    if (::pipe(out) != 0 || ::pipe(in) != 0)
+    // CLOEXEC: other processes the test starts must not inherit them (a program that counts or
+    // closes its descriptors would see more than it would run alone).
+    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(in, O_CLOEXEC) != 0)
       throw std::runtime_error("pipe failed");
     pid_ = ::fork();
     if (pid_ == 0) {

@@ -10,7 +10,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "collector/process.h"
+#include "recording/recording.h"
+
+#include <csignal>
+#include <filesystem>
 #include <future>
+#include <map>
+#include <unistd.h>
 
 namespace shapetrace::test {
 namespace {
@@ -86,6 +93,73 @@ TEST(DescriptorSafety, RecordingToACollectorChangesNothingAndLosesNothingSilentl
         leaf_enters += event.kind == EventKind::Enter;
     EXPECT_GE(leaf_enters + dropped, uint64_t(2 * kCalls));
   }
+}
+
+// What a recording holds of each process: whether it ended, and the events received against the
+// events its runtime says it recorded.
+struct RecordedProcess {
+  bool ended = false;
+  uint64_t events = 0, recorded = 0;
+};
+std::map<uint64_t, RecordedProcess> recorded(const std::string& dir) {
+  std::map<uint64_t, RecordedProcess> processes;
+  recording::RecordingReader reader(dir);
+  while (auto item = reader.nextItem()) {
+    RecordedProcess& p = processes[item->process];
+    if (const auto* batch = std::get_if<wire::EventBatch>(&item->body))
+      p.events += batch->events.size();
+    else if (const auto* end = std::get_if<wire::ProcessEnd>(&item->body)) {
+      p.ended = true;
+      p.recorded = end->events_recorded;
+    }
+  }
+  return processes;
+}
+
+// The same programs under `shapetrace record` and under a `shapetrace collect` of their own: the
+// output and status are the untraced build's, and every process is in the recording, ended, with
+// every event its runtime recorded.
+TEST(DescriptorSafety, UnderRecordAndUnderCollectEveryProcessIsRecordedWhole) {
+  char directory[] = "/tmp/shapetrace-fdsafety-XXXXXX";
+  ASSERT_NE(mkdtemp(directory), nullptr);
+  const std::string dir = directory;
+  int n = 0;
+  for (const char* mode : kModes) {
+    SCOPED_TRACE(mode);
+    const ProgramRun expected = untraced(mode);
+    const std::string rec = dir + "/record-" + std::to_string(n);
+    const ProgramRun under_record = runProgram(
+        SHAPETRACE_BIN, {"record", "-o", rec, "--", FD_CLOSER_TRACED, mode, std::to_string(kCalls)},
+        {}, 30000);
+    EXPECT_EQ(under_record.exit_code, expected.exit_code) << under_record.err;
+    EXPECT_EQ(under_record.out, expected.out);
+
+    const std::string socket = "ipc://" + dir + "/c" + std::to_string(n) + ".sock";
+    const std::string collected = dir + "/collect-" + std::to_string(n++);
+    shapetrace::testing::Child collect({SHAPETRACE_BIN, "collect", "--listen", socket, "-o",
+                                        collected});
+    ASSERT_TRUE(collect.readLine().has_value()); // listening
+    const ProgramRun under_collect =
+        runProgram(FD_CLOSER_TRACED, {mode, std::to_string(kCalls)},
+                   {{"SHAPETRACE_ENDPOINT", socket}, {"SHAPETRACE_ENABLED", "1"}}, 30000);
+    EXPECT_EQ(under_collect.exit_code, expected.exit_code) << under_collect.err;
+    EXPECT_EQ(under_collect.out, expected.out);
+    usleep(300000); // the collector reads the last of the channel
+    collect.signal(SIGINT);
+    EXPECT_EQ(collect.wait(), 0) << collect.readAll();
+
+    for (const std::string& recording : {rec, collected}) {
+      SCOPED_TRACE(recording);
+      const auto processes = recorded(recording);
+      // fork-exec: the child's image too (ended by its exec; its shell is not traced).
+      EXPECT_EQ(processes.size(), std::string(mode) == "fork-exec" ? 2u : 1u);
+      for (const auto& [key, p] : processes) {
+        EXPECT_TRUE(p.ended) << key;
+        EXPECT_EQ(p.events, p.recorded) << key;
+      }
+    }
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(DescriptorSafety, RecordingWithNoCollectorChangesNothing) {
