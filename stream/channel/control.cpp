@@ -89,27 +89,30 @@ ConnectResult connectControl(const std::string& path, int lowest_fd, int& fd,
   return ConnectResult::Connected;
 }
 
-namespace {
-
 bool sendHello(int fd, const Hello& hello, int memfd, std::string& error) {
+  SavedErrno saved;
   iovec data{const_cast<Hello*>(&hello), sizeof hello};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
   msghdr message{};
   message.msg_iov = &data;
   message.msg_iovlen = 1;
-  message.msg_control = control;
-  message.msg_controllen = sizeof control;
-  cmsghdr* rights = CMSG_FIRSTHDR(&message);
-  rights->cmsg_level = SOL_SOCKET;
-  rights->cmsg_type = SCM_RIGHTS;
-  rights->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(rights), &memfd, sizeof memfd);
+  if (memfd >= 0) {
+    message.msg_control = control;
+    message.msg_controllen = sizeof control;
+    cmsghdr* rights = CMSG_FIRSTHDR(&message);
+    rights->cmsg_level = SOL_SOCKET;
+    rights->cmsg_type = SCM_RIGHTS;
+    rights->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(rights), &memfd, sizeof memfd);
+  }
   if (::sendmsg(fd, &message, MSG_NOSIGNAL) != ssize_t(sizeof hello)) {
     error = std::string("cannot send the channel to the collector: ") + std::strerror(errno);
     return false;
   }
   return true;
 }
+
+namespace {
 
 bool receiveReply(int fd, Reply& reply, int timeout_ms, std::string& error) {
   pollfd ready{fd, POLLIN, 0};

@@ -22,6 +22,8 @@ enum class ConnectResult { Connected, NoCollector, Failed };
 // on (a collector killed with -9 leaves its socket file). The descriptor is moved to
 // `lowest_fd` or above when it can be (out of the range programs usually use and close).
 ConnectResult connectControl(const std::string& path, int lowest_fd, int& fd, std::string& error);
+// Sends a Hello with `memfd` attached (none when negative); false with `error` on failure.
+bool sendHello(int fd, const Hello& hello, int memfd, std::string& error);
 // A new channel's memory: kHeaderBytes + data_bytes of a memfd sealed against resizing (so that
 // the collector's reads of it can never fault), mapped shared, its header initialised.
 struct Memory {

@@ -177,21 +177,7 @@ TEST(LocalChannels, ChannelMemoryThatCouldFaultOrLiesIsRefused) {
     channel::Hello h;
     h.pid = uint32_t(getpid());
     h.data_bytes = channel::kMinDataBytes;
-    iovec data{&h, sizeof h};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr message{};
-    message.msg_iov = &data;
-    message.msg_iovlen = 1;
-    if (memfd >= 0) {
-      message.msg_control = control;
-      message.msg_controllen = sizeof control;
-      cmsghdr* rights = CMSG_FIRSTHDR(&message);
-      rights->cmsg_level = SOL_SOCKET;
-      rights->cmsg_type = SCM_RIGHTS;
-      rights->cmsg_len = CMSG_LEN(sizeof(int));
-      std::memcpy(CMSG_DATA(rights), &memfd, sizeof memfd);
-    }
-    EXPECT_EQ(sendmsg(fd, &message, 0), ssize_t(sizeof h));
+    EXPECT_TRUE(channel::sendHello(fd, h, memfd, error)) << error;
     serve(channels, received);
     channel::Reply reply;
     EXPECT_EQ(recv(fd, &reply, sizeof reply, 0), ssize_t(sizeof reply));
