@@ -23,6 +23,9 @@ namespace shapetrace::collector {
 
 namespace {
 
+// The ZAP domain of the sockets forwarding collectors connect to: only listed keys pass there.
+constexpr char kCollectDomain[] = "shapetrace-collect";
+
 std::string trim(std::string s) {
   const auto not_space = [](unsigned char c) { return !std::isspace(c); };
   s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
@@ -162,6 +165,22 @@ Collector::Collector(CollectorOptions options, zmq::context_t& context)
   if (!options_.publish.empty())
     checkListenEndpoint(options_.publish, !secret.empty());
 
+  if (!options_.curve_clients.empty())
+    readAllowedClients();
+  for (const std::string& endpoint : options_.listen)
+    if (endpoint.rfind("tcp://", 0) == 0 && !isLoopbackHost(endpoint.substr(6, endpoint.rfind(':') - 6)) &&
+        options_.curve_clients.empty())
+      throw std::runtime_error("refusing to listen on '" + endpoint +
+                               "' without --curve-clients: any client that knows the server's "
+                               "public key would be accepted. List the forwarding collectors' "
+                               "public keys (their 'shapetrace keygen' FILE.pub)");
+  if (!options_.curve_clients.empty()) {
+    // The ZAP handler must be bound before any CURVE socket takes a connection.
+    zap_.emplace(context, zmq::socket_type::rep);
+    zap_->set(zmq::sockopt::linger, 0);
+    zap_->bind("inproc://zeromq.zap.01");
+    pull_.set(zmq::sockopt::zap_domain, std::string(kCollectDomain));
+  }
   pull_.set(zmq::sockopt::rcvhwm, options_.receive_hwm);
   // Bounds what one message can make ZeroMQ allocate; messages between kMaxMessageBytes and this
   // still arrive and are counted as oversized, larger ones make ZeroMQ drop the connection.
@@ -250,6 +269,72 @@ Collector::~Collector() {
   }
 }
 
+void Collector::readAllowedClients() {
+  const auto addKeyOf = [this](const std::string& line, const std::string& where) {
+    const std::string key = trim(line);
+    if (key.empty() || key[0] == '#')
+      return;
+    uint8_t binary[32];
+    if (key.size() != 40 || !zmq_z85_decode(binary, key.c_str()))
+      throw std::runtime_error(where + ": not a 40-character Z85 public key");
+    allowed_clients_.insert(key);
+  };
+  const std::filesystem::path path(options_.curve_clients);
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    for (const auto& entry : std::filesystem::directory_iterator(path)) {
+      if (!entry.is_regular_file())
+        continue;
+      std::ifstream in(entry.path());
+      std::string line;
+      std::getline(in, line);
+      addKeyOf(line, entry.path().string());
+    }
+  } else {
+    std::ifstream in(path);
+    if (!in)
+      throw std::runtime_error("cannot read --curve-clients " + path.string());
+    std::string line;
+    for (size_t number = 1; std::getline(in, line); ++number)
+      addKeyOf(line, path.string() + ":" + std::to_string(number));
+  }
+  if (allowed_clients_.empty())
+    throw std::runtime_error("--curve-clients " + path.string() + " lists no key");
+}
+
+// ZAP (RFC 27): libzmq asks about each CURVE handshake. Forwarding collectors (the PULL socket's
+// domain) must hold a listed key; subscribers of the fan-out keep needing only the server's key.
+void Collector::serveZap() {
+  for (;;) {
+    std::vector<zmq::message_t> request;
+    zmq::message_t frame;
+    if (!zap_->recv(frame, zmq::recv_flags::dontwait))
+      return;
+    request.push_back(std::move(frame));
+    while (request.back().more() && request.size() < 16) {
+      (void)zap_->recv(frame);
+      request.push_back(std::move(frame));
+    }
+    std::string status = "400", text = "malformed request", user;
+    if (request.size() >= 7 && request[5].to_string() == "CURVE" && request[6].size() == 32) {
+      char key[41];
+      zmq_z85_encode(key, static_cast<const uint8_t*>(request[6].data()), 32);
+      if (request[2].to_string() != kCollectDomain || allowed_clients_.count(key)) {
+        status = "200";
+        text = "OK";
+        user = key;
+      } else {
+        text = "unknown client key";
+        ++refused_clients_;
+      }
+    }
+    const std::string id = request.size() > 1 ? request[1].to_string() : "";
+    for (const std::string& part : {std::string("1.0"), id, status, text, user})
+      zap_->send(zmq::buffer(part), zmq::send_flags::sndmore);
+    zap_->send(zmq::message_t(), zmq::send_flags::none);
+  }
+}
+
 SenderCounters& Collector::unattributed(const std::string& peer) {
   std::string key = peer;
   // Bounded: past kMaxPeers addresses, new ones share one entry.
@@ -310,8 +395,20 @@ size_t Collector::stateBytes() const {
   return bytes;
 }
 
+Collector::SenderState* Collector::admit(uint64_t process, const std::string& client) {
+  if (senders_.size() - ended_senders_ >= options_.limits.max_processes ||
+      open_by_client_[client] >= options_.limits.max_processes_per_client) {
+    ++refused_processes_;
+    return nullptr;
+  }
+  SenderState& sender = senders_.emplace(process, SenderState{}).first->second;
+  sender.client = client;
+  ++open_by_client_[client];
+  return &sender;
+}
+
 void Collector::handle(std::span<const std::byte> bytes,
-                       const std::function<std::string()>& peer) {
+                       const std::function<std::string()>& peer, const std::string& client) {
   wire::ItemHeader header;
   try {
     header = wire::peekItem(bytes);
@@ -322,11 +419,12 @@ void Collector::handle(std::span<const std::byte> bytes,
   }
   auto known = senders_.find(header.process);
   if (known == senders_.end()) {
-    if (senders_.size() - ended_senders_ >= options_.limits.max_processes) {
-      ++refused_processes_;
+    if (!admit(header.process, client))
       return;
-    }
-    known = senders_.emplace(header.process, SenderState{}).first;
+    known = senders_.find(header.process);
+  } else if (known->second.client != client) {
+    ++foreign_messages_; // one sender may not write into another's process
+    return;
   }
   SenderState& sender = known->second;
   SenderCounters& c = sender.counters;
@@ -382,6 +480,9 @@ bool Collector::noteLifecycle(std::span<const std::byte> bytes, SenderState& sen
     if (!c.ended) {
       c.ended = true;
       ++ended_senders_;
+      if (const auto open = open_by_client_.find(sender.client);
+          open != open_by_client_.end() && --open->second == 0)
+        open_by_client_.erase(open);
     }
     c.end = end->reason == wire::EndReason::Exec
                 ? "exec " + end->exec_path.substr(0, kMaxNameBytes)
@@ -440,10 +541,14 @@ size_t Collector::receiveForwarded() {
   while (handled < 100000 && pull_.recv(message, zmq::recv_flags::dontwait)) {
     const std::span<const std::byte> bytes(static_cast<const std::byte*>(message.data()),
                                            message.size());
-    handle(bytes, [&] {
-      const char* peer = zmq_msg_gets(message.handle(), "Peer-Address");
-      return std::string(peer ? peer : "");
-    });
+    const char* user = zmq_msg_gets(message.handle(), "User-Id"); // the ZAP reply's key
+    handle(
+        bytes,
+        [&] {
+          const char* peer = zmq_msg_gets(message.handle(), "Peer-Address");
+          return std::string(peer ? peer : "");
+        },
+        user && *user ? std::string("curve:") + user : std::string("zeromq"));
     ++handled;
   }
   return handled;
@@ -458,7 +563,7 @@ size_t Collector::serviceLocal() {
         if (oversized)
           ++unattributed(peer()).oversized;
         else
-          handle(bytes, peer);
+          handle(bytes, peer, "local");
       },
       [this](uint32_t pid, std::optional<int> wait_status) { noteVanished(pid, wait_status); },
       100000);
@@ -482,6 +587,8 @@ size_t Collector::poll(std::chrono::milliseconds timeout) {
   std::vector<zmq::pollitem_t> items;
   if (pull_bound_)
     items.push_back({pull_.handle(), 0, ZMQ_POLLIN, 0});
+  if (zap_)
+    items.push_back({zap_->handle(), 0, ZMQ_POLLIN, 0});
   if (local_) {
     std::vector<int> fds;
     local_->descriptors(fds);
@@ -491,6 +598,8 @@ size_t Collector::poll(std::chrono::milliseconds timeout) {
   size_t handled = 0;
   try {
     zmq::poll(items.data(), items.size(), timeout);
+    if (zap_)
+      serveZap();
     handled += serviceLocal();
     if (pull_bound_)
       handled += receiveForwarded();
@@ -532,6 +641,8 @@ CollectorStats Collector::stats() const {
     s.senders[process] = sender.counters;
   s.unattributed = unattributed_;
   s.refused_processes = refused_processes_;
+  s.refused_clients = refused_clients_;
+  s.foreign_messages = foreign_messages_;
   if (local_)
     s.channels = local_->counters();
   s.forwarded = forwarded_;
@@ -563,6 +674,8 @@ void Collector::writeStatsFile() const {
       {"unattributed", unattributed},
       {"published", s.published},
       {"refused_processes", s.refused_processes},
+      {"refused_clients", s.refused_clients},
+      {"foreign_messages", s.foreign_messages},
       {"recording_error", s.recording_error},
       {"recorded_items", s.recording.items_written},
       {"refused_items", s.recording.refused_items},

@@ -52,6 +52,9 @@ struct CollectorLimits {
   size_t max_threads = 32768;         // threads tracked at once, over all processes
   size_t max_threads_per_process = 16384;
   size_t max_missing_ranges = 8;      // per thread: ranges of skipped sequence numbers remembered
+  // Processes open at once per client: per forwarding collector (its CURVE key), and for all the
+  // processes of this host together, so that no sender can lock the others out.
+  size_t max_processes_per_client = 2048; // half of max_processes
 };
 
 struct CollectorOptions {
@@ -61,6 +64,10 @@ struct CollectorOptions {
   std::string out_dir;              // recording directory; empty: do not record
   std::string publish;              // PUB endpoint for live subscribers; empty: no fan-out
   std::string curve_secret_key_file; // enables CURVE on listen and publish sockets
+  // With CURVE: the client public keys (Z85) the tcp:// listen endpoints accept, from a file (one
+  // key a line, `#` comments) or a directory (the first line of each file, as `keygen` writes
+  // FILE.pub). Every other key is refused and counted. Required for a non-loopback endpoint.
+  std::string curve_clients;
   // Forwards every accepted message to another collector over ZeroMQ (PUSH to its tcp://
   // endpoint), CURVE-encrypted with the server's public key (Z85), as this collector's client key
   // pair (from forward_secret_key_file, else a fresh one). Empty: no forwarding.
@@ -98,6 +105,8 @@ struct CollectorStats {
   std::map<std::string, SenderCounters> unattributed;  // bad messages by peer address ("" unknown)
   uint64_t published = 0;
   uint64_t refused_processes = 0; // messages of processes past CollectorLimits::max_processes
+  uint64_t refused_clients = 0;   // CURVE handshakes of keys not in --curve-clients
+  uint64_t foreign_messages = 0;  // messages naming a process another client (or host) sends
   LocalChannelCounters channels;  // the local processes' channels
   uint64_t forwarded = 0;         // messages handed to --forward's socket
   uint64_t forward_dropped = 0;   // messages it could not take (its queue was full)
@@ -178,11 +187,18 @@ private:
   };
   struct SenderState {
     SenderCounters counters;
+    std::string client; // who sends it: a forwarding collector's key, or "local"
     std::unordered_map<uint32_t, ThreadSequence> threads;
   };
 
-  // One message from a sender: `peer` names it for messages too broken to name their process.
-  void handle(std::span<const std::byte> bytes, const std::function<std::string()>& peer);
+  // One message from a sender: `peer` names it for messages too broken to name their process;
+  // `client` is who sent it (its CURVE key, or "local" for this host's processes).
+  void handle(std::span<const std::byte> bytes, const std::function<std::string()>& peer,
+              const std::string& client);
+  // A new process key of `client`, unless a limit refuses it.
+  SenderState* admit(uint64_t process, const std::string& client);
+  void readAllowedClients();
+  void serveZap();
   size_t receiveForwarded();
   size_t serviceLocal();
   void noteVanished(uint32_t pid, std::optional<int> wait_status);
@@ -205,6 +221,11 @@ private:
   bool pull_bound_ = false;
   std::optional<LocalChannels> local_;
   std::optional<zmq::socket_t> forward_;
+  std::optional<zmq::socket_t> zap_; // the CURVE handshakes' ZAP handler (RFC 27)
+  std::set<std::string> allowed_clients_;
+  uint64_t refused_clients_ = 0;
+  uint64_t foreign_messages_ = 0;
+  std::unordered_map<std::string, size_t> open_by_client_; // processes not ended, per client
   uint64_t forwarded_ = 0;
   uint64_t forward_dropped_ = 0;
   bool local_busy_ = false; // the last look at the channels found messages

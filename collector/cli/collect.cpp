@@ -17,6 +17,7 @@ struct CollectOptions {
   std::string out;
   std::string publish;
   std::string curve_secret_key;
+  std::string curve_clients;
   std::string forward;
   std::string forward_server_key;
   std::string forward_secret_key;
@@ -45,6 +46,9 @@ int runCollect(const CollectOptions& o) {
   options.out_dir = o.out;
   options.publish = o.publish;
   options.curve_secret_key_file = o.curve_secret_key;
+  options.curve_clients = o.curve_clients;
+  if (!o.curve_clients.empty() && o.curve_secret_key.empty())
+    throw std::invalid_argument("--curve-clients needs --curve-secret-key (CURVE)");
   options.recording.segment_bytes = o.segment_mb << 20;
   options.recording.fsync_interval = std::chrono::milliseconds(o.fsync_ms);
   options.recording.readable_by_others = o.readable;
@@ -94,6 +98,11 @@ Runner setupCollect(CLI::App& command) {
                      "file with the server's Z85 CURVE secret key (see 'shapetrace keygen'); "
                      "encrypts and allows non-loopback tcp")
       ->check(CLI::ExistingFile);
+  command.add_option("--curve-clients", o->curve_clients,
+                     "the forwarding collectors' public keys that tcp:// accepts (a file, one Z85 "
+                     "key a line, or a directory of 'keygen' FILE.pub files); others are refused "
+                     "and counted. Required off loopback")
+      ->check(CLI::ExistingPath);
   command.add_option("--forward", o->forward,
                      "send everything received on to another collector (tcp://HOST:PORT over "
                      "ZeroMQ; non-loopback needs --forward-server-key)");

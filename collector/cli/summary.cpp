@@ -51,6 +51,14 @@ void printCollectorSummary(std::FILE* out, const collector::CollectorStats& stat
     std::fprintf(out, "shapetrace: local processes: %llu refused, %llu channel(s) closed for "
                       "breaking the ring's rules\n",
                  (unsigned long long)channels.refused, (unsigned long long)channels.broken);
+  if (stats.refused_clients > 0)
+    std::fprintf(out, "shapetrace: %llu connection(s) refused: CURVE client key not in "
+                      "--curve-clients\n",
+                 (unsigned long long)stats.refused_clients);
+  if (stats.foreign_messages > 0)
+    std::fprintf(out, "shapetrace: %llu message(s) refused: they named a process another sender "
+                      "sends\n",
+                 (unsigned long long)stats.foreign_messages);
   if (stats.forwarded + stats.forward_dropped > 0)
     std::fprintf(out, "shapetrace: %llu messages forwarded, %llu NOT forwarded (the other "
                       "collector's queue was full)\n",

@@ -110,8 +110,18 @@ TEST(KeygenCommand, KeysThatCollectAcceptsForANonLoopbackAddress) {
   EXPECT_EQ(code, 1);
   EXPECT_NE(output.find("not overwriting a key"), std::string::npos) << output;
 
+  // Off loopback the forwarding collectors' keys are listed: a directory of keygen's FILE.pub.
+  std::tie(code, output) = run({kShapetrace, "collect", "--listen", "tcp://0.0.0.0:0",
+                                "--curve-secret-key", tmp.sub("server.key"), "-o", tmp.sub("rec")});
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(output.find("without --curve-clients"), std::string::npos) << output;
+  fs::create_directories(tmp.sub("clients"));
+  std::tie(code, output) = run({kShapetrace, "keygen", "-o", tmp.sub("clients/forwarder.key")});
+  ASSERT_EQ(code, 0) << output;
+  fs::remove(tmp.sub("clients/forwarder.key")); // only the public half is given to the server
   Child collect({kShapetrace, "collect", "--listen", "tcp://0.0.0.0:0", "--curve-secret-key",
-                 tmp.sub("server.key"), "-o", tmp.sub("rec")});
+                 tmp.sub("server.key"), "--curve-clients", tmp.sub("clients"), "-o",
+                 tmp.sub("rec")});
   std::string banner;
   while (auto line = collect.readLine()) {
     banner += *line + "\n";

@@ -216,23 +216,33 @@ TEST(Collector, CurveAcceptsClientsWithTheServerKeyAndNoOthers) {
   EXPECT_THROW(Collector(options, context), std::runtime_error);
 
   options.curve_secret_key_file = writeKeyFile(tmp.sub("server.key"), secret_key, 0600);
+  // Off loopback, the clients' keys must be listed.
+  EXPECT_THROW(Collector(options, context), std::runtime_error);
+  char client_public[41], client_secret[41];
+  ASSERT_EQ(zmq_curve_keypair(client_public, client_secret), 0);
+  options.curve_clients =
+      writeKeyFile(tmp.sub("clients"), (std::string("# the forwarders\n") + client_public).c_str(),
+                   0600);
   Collector collector(options, context);
   EXPECT_EQ(collector.curvePublicKey(), public_key);
   const std::string bound = collector.boundEndpoints().at(0);
   const std::string port = bound.substr(bound.rfind(':'));
   const std::string endpoint = "tcp://127.0.0.1" + port;
 
-  // Without the server key (plain ZeroMQ) and with a wrong one: nothing gets through (ZeroMQ
-  // fails their handshakes; the senders are killed at the end if they still wait).
+  // Without the server key (plain ZeroMQ), with a wrong one, and with the right one but a client
+  // key not listed (knowing the server's public key is no credential): nothing gets through (the
+  // senders are killed at the end if they still wait).
   char other_public[41], other_secret[41];
   zmq_curve_keypair(other_public, other_secret);
   std::vector<std::unique_ptr<Child>> refused;
   refused.push_back(sender(endpoint, {"--process", "1", "--batches", "3"}));
   refused.push_back(
       sender(endpoint, {"--process", "2", "--batches", "3", "--curve-server-key", other_public}));
+  refused.push_back(
+      sender(endpoint, {"--process", "4", "--batches", "3", "--curve-server-key", public_key}));
   std::vector<std::unique_ptr<Child>> accepted;
-  accepted.push_back(
-      sender(endpoint, {"--process", "3", "--batches", "3", "--curve-server-key", public_key}));
+  accepted.push_back(sender(endpoint, {"--process", "3", "--batches", "3", "--curve-server-key",
+                                       public_key, "--curve-client-key", client_secret}));
   collectUntilDone(collector, accepted, 1);
   EXPECT_EQ(accepted[0]->exitCode(), 0);
   // Give the refused senders the same chance: poll while they try their handshakes.
@@ -243,6 +253,31 @@ TEST(Collector, CurveAcceptsClientsWithTheServerKeyAndNoOthers) {
   EXPECT_EQ(stats.senders.size(), 1u);
   EXPECT_EQ(stats.senders.count(3), 1u);
   EXPECT_EQ(stats.senders.at(3).events, 3u * 100u);
+  EXPECT_GE(stats.refused_clients, 1u) << "the unlisted key was refused and counted";
+}
+
+// A sender may not write into a process another sender sends (a local process's key forged over
+// ZeroMQ, or the other way round): those messages are refused and counted.
+TEST(Collector, ASenderCannotWriteIntoAnotherSendersProcess) {
+  TempDir tmp;
+  zmq::context_t context;
+  CollectorOptions options;
+  options.listen = {"ipc://" + tmp.sub("c.sock"), "tcp://127.0.0.1:*"};
+  options.out_dir = tmp.sub("rec");
+  Collector collector(options, context);
+  std::vector<std::unique_ptr<Child>> local;
+  local.push_back(sender(options.listen[0], {"--process", "7", "--batches", "2"}));
+  collectUntilDone(collector, local, 1);
+  zmq::socket_t forger(context, zmq::socket_type::push);
+  forger.connect(collector.boundEndpoints().at(1));
+  const auto forged = wire::encodeEventBatch(7, 1, 2, testing::senderBatchEvents(1, 2, 100));
+  forger.send(zmq::buffer(forged.data(), forged.size()), zmq::send_flags::none);
+  for (int i = 0; i < 500 && collector.stats().foreign_messages == 0; ++i)
+    collector.poll(20ms);
+  ASSERT_TRUE(collector.finish());
+  const CollectorStats stats = collector.stats();
+  EXPECT_EQ(stats.foreign_messages, 1u);
+  EXPECT_EQ(stats.senders.at(7).events, 2u * 100u);
 }
 
 TEST(Collector, AStalledSubscriberDoesNotStallRecordingAndSeesWhatItMissed) {

@@ -192,17 +192,23 @@ TEST(EndToEnd, CrashingChildrenUnderASeparateCollectorAreEachRecordedWithTheirSi
 }
 
 // A program is recorded on another machine by the collector of its own host forwarding there:
-// over ZeroMQ with CURVE (the receiving collector's key), everything arrives exactly.
+// over ZeroMQ with CURVE (the receiving collector's key; the forwarder's own key listed in the
+// receiver's --curve-clients), everything arrives exactly.
 TEST(EndToEnd, ACollectorForwardsToAnotherOverCurveAndBothHoldTheSameStream) {
   TempDir tmp;
   auto [code, output] = run({SHAPETRACE_BIN, "keygen", "-o", tmp.sub("server.key")});
   ASSERT_EQ(code, 0) << output;
+  std::filesystem::create_directories(tmp.sub("forwarders"));
+  std::tie(code, output) = run({SHAPETRACE_BIN, "keygen", "-o", tmp.sub("forwarder.key")});
+  ASSERT_EQ(code, 0) << output;
+  std::filesystem::copy(tmp.sub("forwarder.key.pub"), tmp.sub("forwarders/host-a.pub"));
   std::ifstream public_file(tmp.sub("server.key.pub"));
   std::string public_key;
   std::getline(public_file, public_key);
 
   testing::Child remote({SHAPETRACE_BIN, "collect", "--listen", "tcp://127.0.0.1:*",
-                         "--curve-secret-key", tmp.sub("server.key"), "-o", tmp.sub("remote")});
+                         "--curve-secret-key", tmp.sub("server.key"), "--curve-clients",
+                         tmp.sub("forwarders"), "-o", tmp.sub("remote")});
   std::string endpoint;
   while (auto line = remote.readLine())
     if (const auto at = line->find("listening on "); at != std::string::npos) {
@@ -212,7 +218,8 @@ TEST(EndToEnd, ACollectorForwardsToAnotherOverCurveAndBothHoldTheSameStream) {
   ASSERT_EQ(endpoint.rfind("tcp://127.0.0.1:", 0), 0u) << endpoint;
   const std::string local_socket = "ipc://" + tmp.sub("local.sock");
   testing::Child local({SHAPETRACE_BIN, "collect", "--listen", local_socket, "-o", tmp.sub("local"),
-                        "--forward", endpoint, "--forward-server-key", public_key});
+                        "--forward", endpoint, "--forward-server-key", public_key,
+                        "--forward-secret-key", tmp.sub("forwarder.key")});
   ASSERT_TRUE(local.readLine().has_value());
   std::tie(code, output) = run({TRACED_PROGRAM, "calls", "5000"},
                                {{"SHAPETRACE_ENDPOINT", local_socket}, {"SHAPETRACE_ENABLED", "1"}});

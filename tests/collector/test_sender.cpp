@@ -4,7 +4,8 @@
 // (ProcessStart, ModuleTable, per thread ThreadStart / EventBatch... / ThreadEnd, ProcessEnd).
 //
 //   test_sender ENDPOINT [--threads N] [--batches B] [--events E] [--process KEY]
-//               [--malformed M] [--curve-server-key Z85] [--no-end] [--pause-after K]
+//               [--malformed M] [--curve-server-key Z85] [--curve-client-key SECRET_Z85]
+//               [--no-end] [--pause-after K]
 //               [--first-sequence S]
 //
 // Thread t (tids 1..N) sends B batches of E events; event i of batch s of thread t carries
@@ -46,6 +47,7 @@ struct Options {
   uint64_t process = 0;
   uint64_t malformed = 0;
   std::string curve_server_key;
+  std::string curve_client_key; // the client's secret key (Z85); empty: a fresh key pair
   bool end = true;
   int64_t pause_after = -1;
   uint64_t first_sequence = 0;
@@ -69,6 +71,10 @@ public:
     if (!o.curve_server_key.empty()) {
       char public_key[41], secret_key[41];
       zmq_curve_keypair(public_key, secret_key);
+      if (!o.curve_client_key.empty()) {
+        std::snprintf(secret_key, sizeof secret_key, "%s", o.curve_client_key.c_str());
+        zmq_curve_public(public_key, secret_key);
+      }
       socket_.set(zmq::sockopt::curve_serverkey, o.curve_server_key);
       socket_.set(zmq::sockopt::curve_publickey, std::string(public_key));
       socket_.set(zmq::sockopt::curve_secretkey, std::string(secret_key));
@@ -187,6 +193,8 @@ int main(int argc, char** argv) {
       o.malformed = std::stoull(value());
     else if (arg == "--curve-server-key")
       o.curve_server_key = value();
+    else if (arg == "--curve-client-key")
+      o.curve_client_key = value();
     else if (arg == "--no-end")
       o.end = false;
     else if (arg == "--pause-after")
