@@ -388,7 +388,8 @@ bool Collector::acceptSequence(SenderState& sender, uint32_t thread, uint64_t se
 }
 
 size_t Collector::stateBytes() const {
-  size_t bytes = (senders_.size() + unattributed_.size()) * kProcessStateBytes;
+  size_t bytes = (senders_.size() + unattributed_.size()) * kProcessStateBytes +
+                 latest_image_.size() * kPidEntryBytes;
   for (const auto& [process, sender] : senders_)
     for (const auto& [thread, seq] : sender.threads)
       bytes += kThreadStateBytes + seq.missing.size() * kMissingRangeBytes;
@@ -458,6 +459,9 @@ void Collector::handle(std::span<const std::byte> bytes,
     if (!unattributed_.count(key) && unattributed_.size() >= kMaxPeers)
       unattributed_.erase(unattributed_.begin());
     add(unattributed_[key], c);
+    if (const auto image = latest_image_.find(c.pid);
+        image != latest_image_.end() && image->second == known->first)
+      latest_image_.erase(image);
     senders_.erase(known);
     --ended_senders_;
   }
@@ -473,9 +477,14 @@ bool Collector::noteLifecycle(std::span<const std::byte> bytes, SenderState& sen
     return false;
   }
   if (const auto* start = std::get_if<wire::ProcessStart>(&item.body)) {
+    // One entry per process key: a key that starts again under another pid (a forged stream
+    // does, endlessly) moves its entry instead of adding one.
+    if (const auto old = latest_image_.find(c.pid);
+        c.pid != start->pid && old != latest_image_.end() && old->second == item.process)
+      latest_image_.erase(old);
+    latest_image_[start->pid] = item.process;
     c.pid = start->pid;
     c.executable = start->executable.substr(0, kMaxNameBytes);
-    latest_image_[start->pid] = item.process;
   } else if (const auto* end = std::get_if<wire::ProcessEnd>(&item.body)) {
     if (!c.ended) {
       c.ended = true;

@@ -173,6 +173,7 @@ public:
   static constexpr size_t kProcessStateBytes = 512;   // a SenderState, its map node, names cut
   static constexpr size_t kThreadStateBytes = 128;    // a ThreadSequence and its map node
   static constexpr size_t kMissingRangeBytes = 64;    // one std::map node of a missing range
+  static constexpr size_t kPidEntryBytes = 48;        // pid -> latest image, at most one a sender
   static constexpr size_t kMaxPeers = 256;            // unattributed counters by peer address
   static constexpr size_t kMaxNameBytes = 256;        // of the executable kept for reports
   static constexpr size_t kMaxEndedKept = 16384;      // ended processes reported one by one

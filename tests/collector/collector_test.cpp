@@ -256,6 +256,33 @@ TEST(Collector, CurveAcceptsClientsWithTheServerKeyAndNoOthers) {
   EXPECT_GE(stats.refused_clients, 1u) << "the unlisted key was refused and counted";
 }
 
+// One process key that starts again and again under new pids (a forged stream) holds one pid
+// entry, not one per pid: the collector's state stays as small as for one process.
+TEST(Collector, ProcessStartsUnderEndlessNewPidsHoldOneEntry) {
+  TempDir tmp;
+  zmq::context_t context;
+  CollectorOptions options;
+  options.listen = {"tcp://127.0.0.1:*"};
+  Collector collector(options, context);
+  zmq::socket_t push(context, zmq::socket_type::push);
+  push.set(zmq::sockopt::sndhwm, 0);
+  push.connect(collector.boundEndpoints().at(0));
+  constexpr uint32_t kStarts = 100000;
+  for (uint32_t pid = 1; pid <= kStarts; ++pid) {
+    wire::ProcessStart start;
+    start.pid = pid;
+    const auto bytes = wire::encodeItem({42, start});
+    push.send(zmq::buffer(bytes.data(), bytes.size()), zmq::send_flags::none);
+  }
+  size_t handled = 0;
+  for (int i = 0; i < 3000 && handled < kStarts; ++i)
+    handled += collector.poll(20ms);
+  ASSERT_EQ(handled, kStarts);
+  EXPECT_EQ(collector.latestImage(kStarts), 42u);
+  EXPECT_EQ(collector.latestImage(1), 0u) << "the pids it left are forgotten";
+  EXPECT_LE(collector.stateBytes(), Collector::kProcessStateBytes + Collector::kPidEntryBytes);
+}
+
 // A sender may not write into a process another sender sends (a local process's key forged over
 // ZeroMQ, or the other way round): those messages are refused and counted.
 TEST(Collector, ASenderCannotWriteIntoAnotherSendersProcess) {
