@@ -140,8 +140,11 @@ bool Reader::validate(const void* base, size_t mapped_bytes, std::string& error)
 Reader::Reader(void* base)
     : header_(static_cast<Header*>(base)),
       data_(static_cast<const std::byte*>(base) + kHeaderBytes), data_bytes_(header_->data_bytes),
-      tail_(header_->tail.load(std::memory_order_relaxed)) {
-  // The size was validated; a producer rewriting it later changes nothing here.
+      tail_(header_->tail.load(std::memory_order_relaxed) & ~uint64_t{7}) {
+  // The size was validated; a producer rewriting it later changes nothing here. The read index is
+  // the consumer's from now on: a producer may have left any value there, and records start at
+  // multiples of 8 (so a record header never crosses the ring's end).
+  header_->tail.store(tail_, std::memory_order_release);
 }
 
 Reader::Next Reader::next(size_t max_message_bytes, std::string& error) {
