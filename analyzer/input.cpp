@@ -128,6 +128,20 @@ bool WindowFilter::admit(wire::StreamItem& item) {
   return !batch->events.empty();
 }
 
+namespace {
+
+// Why a window held no call, for either way of writing a time: digits alone are the recording's
+// clock (as the JSON model has it), a time with a unit counts from the first event.
+std::string emptyWindowMessage(const std::string& path, const TimeWindow& window,
+                               uint64_t start_ns) {
+  return "no call of " + path + " finished within the time window " + window.from + ".." +
+         window.to + " (digits alone are nanoseconds of the recording's clock, whose first event "
+         "is at " + std::to_string(start_ns) + "; a time with a unit, such as 1.5s, counts from "
+         "that first event)";
+}
+
+} // namespace
+
 nlohmann::ordered_json loadRunModel(const std::string& path, const AnalysisSettings& settings,
                                     unsigned workers, std::vector<NamedExtension> extensions,
                                     std::string_view command, const TimeWindow& window) {
@@ -137,8 +151,7 @@ nlohmann::ordered_json loadRunModel(const std::string& path, const AnalysisSetti
     Analyzer analyzer(settings, workers, std::move(extensions));
     const Analysis analysis = analyzeRecording(reader, analyzer, command, window);
     if (!window.whole() && analysis.calls == 0)
-      throw std::runtime_error("no call of " + path + " finished within the time window (the "
-                               "window counts from the recording's first event)");
+      throw std::runtime_error(emptyWindowMessage(path, window, recordingStartNs(reader)));
     return toJson(analysis);
   }
   std::ifstream in(path, std::ios::binary);
