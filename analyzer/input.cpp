@@ -91,6 +91,38 @@ uint64_t recordingStartNs(recording::RecordingReader& reader) {
   return start == UINT64_MAX ? 0 : start;
 }
 
+uint64_t recordingEndNs(recording::RecordingReader& reader) {
+  // A thread's batches are in time order: its last event is in the batch that starts last.
+  struct Place {
+    uint64_t time_ns = 0;
+    uint32_t segment = 0;
+    uint64_t offset = 0;
+  };
+  std::map<ThreadKey, Place> last;
+  for (uint32_t position = 0; position < reader.segmentCount(); ++position) {
+    const uint32_t segment = reader.segmentNumber(position);
+    for (const recording::IndexRecord& record : reader.index(segment))
+      if (record.kind == static_cast<uint8_t>(wire::ItemKind::EventBatch)) {
+        Place& place = last[ThreadKey{record.process, record.thread}];
+        if (record.time_ns >= place.time_ns) place = {record.time_ns, segment, record.offset};
+      }
+  }
+  uint64_t end = 0;
+  for (const auto& [thread, place] : last) {
+    end = std::max(end, place.time_ns);
+    const auto frame = reader.readAt(place.segment, place.offset);
+    if (!frame) continue;
+    try {
+      const wire::StreamItem item = wire::decodeItem(frame->message);
+      if (const auto* batch = std::get_if<wire::EventBatch>(&item.body);
+          batch && !batch->events.empty())
+        end = std::max(end, batch->events.back().timestamp);
+    } catch (const wire::FormatError&) {
+    }
+  }
+  return end;
+}
+
 WindowFilter::WindowFilter(const TimeWindow& window, uint64_t start_ns)
     : from_ns_(window.from.empty() ? 0 : parseTime(window.from, start_ns)),
       to_ns_(window.to.empty() ? UINT64_MAX : parseTime(window.to, start_ns)) {}
