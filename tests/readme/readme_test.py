@@ -20,7 +20,7 @@ What the README leaves to the reader is filled in here, always the same way:
 - `--base-window ..60s --new-window 60s..` become `..100ms` and `100ms..`: the recording lasts well
   under a minute.
 - `scripts/demo` runs with the build directory under test, for 1 second, without its baseline run,
-  writing under the block's directory (`--build-dir B --seconds 1 --no-baseline --out DIR`).
+  writing under the block's directory (`--build-dir B --seconds 1 --no-baseline --out DIR/demo`).
 - `app` (the project `cmake -S app` configures) and the sources of `make` and of the `clang++-19
   ... ` line (whose `...` become `-o app-by-hand hello.cpp`) are one-file programs written here.
 - The live example's `/tmp/st/` becomes a folder of the block's directory that does not exist yet
@@ -101,8 +101,9 @@ def substitute(command, env):
     for old, new in replacements:
         command = command.replace(old, new)
     if re.match(r"scripts/demo\b", command):
-        command = ("$SOURCE/scripts/demo --build-dir $BUILD --seconds 1 --no-baseline --out demo" +
-                   command[len("scripts/demo"):])
+        # scripts/demo runs from the source tree: its output goes to an absolute path.
+        command = ("$SOURCE/scripts/demo --build-dir $BUILD --seconds 1 --no-baseline "
+                   "--out $PWD/demo" + command[len("scripts/demo"):])
     return command
 
 
