@@ -1,4 +1,4 @@
-// The exact calling-context tree behind the flame graph (003_751564557b73bfb4.txt, "Visualisations
+// The exact calling-context tree behind the flame graph ("Visualisations
 // for Function Time Profiles"): one node per distinct call stack, node = (parent node, function),
 // with the calls that ended there, their inclusive time and their exclusive (self) time. Built from
 // every call, not from samples, so its weights are the calls' exact durations.

@@ -91,6 +91,38 @@ uint64_t recordingStartNs(recording::RecordingReader& reader) {
   return start == UINT64_MAX ? 0 : start;
 }
 
+uint64_t recordingEndNs(recording::RecordingReader& reader) {
+  // A thread's batches are in time order: its last event is in the batch that starts last.
+  struct Place {
+    uint64_t time_ns = 0;
+    uint32_t segment = 0;
+    uint64_t offset = 0;
+  };
+  std::map<ThreadKey, Place> last;
+  for (uint32_t position = 0; position < reader.segmentCount(); ++position) {
+    const uint32_t segment = reader.segmentNumber(position);
+    for (const recording::IndexRecord& record : reader.index(segment))
+      if (record.kind == static_cast<uint8_t>(wire::ItemKind::EventBatch)) {
+        Place& place = last[ThreadKey{record.process, record.thread}];
+        if (record.time_ns >= place.time_ns) place = {record.time_ns, segment, record.offset};
+      }
+  }
+  uint64_t end = 0;
+  for (const auto& [thread, place] : last) {
+    end = std::max(end, place.time_ns);
+    const auto frame = reader.readAt(place.segment, place.offset);
+    if (!frame) continue;
+    try {
+      const wire::StreamItem item = wire::decodeItem(frame->message);
+      if (const auto* batch = std::get_if<wire::EventBatch>(&item.body);
+          batch && !batch->events.empty())
+        end = std::max(end, batch->events.back().timestamp);
+    } catch (const wire::FormatError&) {
+    }
+  }
+  return end;
+}
+
 WindowFilter::WindowFilter(const TimeWindow& window, uint64_t start_ns)
     : from_ns_(window.from.empty() ? 0 : parseTime(window.from, start_ns)),
       to_ns_(window.to.empty() ? UINT64_MAX : parseTime(window.to, start_ns)) {}
@@ -128,6 +160,20 @@ bool WindowFilter::admit(wire::StreamItem& item) {
   return !batch->events.empty();
 }
 
+namespace {
+
+// Why a window held no call, for either way of writing a time: digits alone are the recording's
+// clock (as the JSON model has it), a time with a unit counts from the first event.
+std::string emptyWindowMessage(const std::string& path, const TimeWindow& window,
+                               uint64_t start_ns) {
+  return "no call of " + path + " finished within the time window " + window.from + ".." +
+         window.to + " (digits alone are nanoseconds of the recording's clock, whose first event "
+         "is at " + std::to_string(start_ns) + "; a time with a unit, such as 1.5s, counts from "
+         "that first event)";
+}
+
+} // namespace
+
 nlohmann::ordered_json loadRunModel(const std::string& path, const AnalysisSettings& settings,
                                     unsigned workers, std::vector<NamedExtension> extensions,
                                     std::string_view command, const TimeWindow& window) {
@@ -137,8 +183,7 @@ nlohmann::ordered_json loadRunModel(const std::string& path, const AnalysisSetti
     Analyzer analyzer(settings, workers, std::move(extensions));
     const Analysis analysis = analyzeRecording(reader, analyzer, command, window);
     if (!window.whole() && analysis.calls == 0)
-      throw std::runtime_error("no call of " + path + " finished within the time window (the "
-                               "window counts from the recording's first event)");
+      throw std::runtime_error(emptyWindowMessage(path, window, recordingStartNs(reader)));
     return toJson(analysis);
   }
   std::ifstream in(path, std::ios::binary);

@@ -35,6 +35,9 @@ TimeWindow parseTimeWindow(std::string_view text);
 // The time of the recording's first event (from the index, without reading the events); 0 for a
 // recording without events.
 uint64_t recordingStartNs(recording::RecordingReader& reader);
+// The time of the recording's last event (each thread's last batch, found through the index, is
+// decoded); 0 for a recording without events. With recordingStartNs, the span `info` prints.
+uint64_t recordingEndNs(recording::RecordingReader& reader);
 
 // Feeds only the calls of `window` to the analyzer: per thread, the events in the window, without
 // the exits of calls entered before it (a call that started before the window is not in it; the

@@ -43,10 +43,15 @@ inline void addAnalysisFlags(CLI::App& command, AnalysisFlags& flags) {
   const std::map<std::string, ClusteringMethod> methods{
       {"appendix-a", ClusteringMethod::kAppendixA},
       {"complete-linkage", ClusteringMethod::kCompleteLinkage}};
+  // The help names the methods only: CLI11 would also print the map's values, enums of one byte,
+  // as raw bytes (NUL, 0x01) in the help text.
+  std::string names;
+  for (const auto& [name, method] : methods)
+    names += (names.empty() ? "" : ",") + name;
   command.add_option("--clustering", s.method,
                      "appendix-a (the paper's, order-dependent) or complete-linkage "
                      "(order-invariant)")
-      ->transform(CLI::CheckedTransformer(methods))
+      ->transform(CLI::CheckedTransformer(methods).description("value in {" + names + "}"))
       ->default_str(std::string(clusteringMethodName(s.method)));
   command.add_option("--jobs,-j", flags.jobs,
                      "Worker threads (threads of the trace are spread over them); 0 = one per core")

@@ -58,6 +58,12 @@ void writeOutput(const ExportArgs& args, const std::function<void(std::ostream&)
   }
 }
 
+// The recording's wall time, first event to last, as `shapetrace info` prints it: pprof's duration.
+uint64_t recordingSpanNs(recording::RecordingReader& reader) {
+  const uint64_t start = recordingStartNs(reader), end = recordingEndNs(reader);
+  return end > start ? end - start : 0;
+}
+
 int exportScope(const ExportArgs& args, bool per_call) {
   recording::RecordingReader reader(args.dir);
   Analysis analysis;
@@ -103,8 +109,9 @@ int exportScope(const ExportArgs& args, bool per_call) {
   FlameTree tree = std::move(calls.tree());
   if (args.fold == "direct") tree = tree.folded(RecursionFold::kDirect);
   if (args.fold == "indirect") tree = tree.folded(RecursionFold::kIndirect);
-  const std::string text =
-      args.format == "folded" ? exports::folded(tree, analysis) : exports::pprof(tree, analysis);
+  const std::string text = args.format == "folded"
+                               ? exports::folded(tree, analysis)
+                               : exports::pprof(tree, analysis, recordingSpanNs(reader));
   writeOutput(args, [&](std::ostream& out) { out << text; });
   return 0;
 }
@@ -184,7 +191,8 @@ int runExport(const ExportArgs& args) {
                    static_cast<unsigned long long>(merged.truncated_calls),
                    FlameExtension::kDefaultMaxNodes);
     auto text = std::make_shared<std::string>(
-        args.format == "folded" ? exports::folded(tree, analysis) : exports::pprof(tree, analysis));
+        args.format == "folded" ? exports::folded(tree, analysis)
+                                : exports::pprof(tree, analysis, recordingSpanNs(reader)));
     write = [text](std::ostream& out) { out << *text; };
   }
   writeOutput(args, write);

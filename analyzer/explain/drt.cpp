@@ -727,6 +727,42 @@ Tree growTree(const Features& features, const std::vector<uint32_t>& labels, uin
   return TreeGrower(features, labels, classes, options).grow(rows);
 }
 
+double Explanation::meanClusterAccuracy() const {
+  double sum = 0;
+  size_t counted = 0;
+  for (size_t c = 0; c < cluster_accuracy.size(); ++c)
+    if (cluster_points[c] > 0) {
+      sum += cluster_accuracy[c];
+      ++counted;
+    }
+  return counted == 0 ? 1.0 : sum / static_cast<double>(counted);
+}
+
+namespace {
+
+// Predictions tallied per cluster: the overall and the per-cluster accuracy.
+struct Tally {
+  explicit Tally(uint32_t classes) : points(classes, 0), correct(classes, 0) {}
+  void add(uint32_t label, bool right) {
+    ++points[label];
+    correct[label] += right ? 1 : 0;
+  }
+  void into(Explanation& out) const {
+    const uint64_t n = std::accumulate(points.begin(), points.end(), uint64_t{0});
+    const uint64_t right = std::accumulate(correct.begin(), correct.end(), uint64_t{0});
+    out.accuracy = n == 0 ? 1.0 : static_cast<double>(right) / static_cast<double>(n);
+    out.cluster_points = points;
+    out.cluster_accuracy.clear();
+    for (size_t c = 0; c < points.size(); ++c)
+      out.cluster_accuracy.push_back(points[c] == 0 ? 1.0
+                                                    : static_cast<double>(correct[c]) /
+                                                          static_cast<double>(points[c]));
+  }
+  std::vector<uint64_t> points, correct;
+};
+
+} // namespace
+
 Explanation explainClusters(const Features& features, const std::vector<uint32_t>& labels,
                             uint32_t classes, const TreeOptions& options) {
   const auto n = static_cast<uint32_t>(labels.size());
@@ -735,19 +771,18 @@ Explanation explainClusters(const Features& features, const std::vector<uint32_t
   Explanation out;
   TreeGrower grower(features, labels, classes, options);
   out.tree = grower.grow(all);
+  Tally tally(classes);
   const uint32_t folds = std::min(options.folds, n);
   if (folds < 2) {
-    uint32_t correct = 0;
     for (uint32_t p = 0; p < n; ++p)
-      correct += out.tree.predict(features, p) == labels[p] ? 1 : 0;
-    out.accuracy = n == 0 ? 1.0 : static_cast<double>(correct) / n;
+      tally.add(labels[p], out.tree.predict(features, p) == labels[p]);
+    tally.into(out);
     return out;
   }
   std::vector<uint32_t> order = all;
   std::mt19937_64 rng(options.seed);
   for (uint32_t i = n; i > 1; --i)
     std::swap(order[i - 1], order[uniformBelow(rng, i)]);
-  uint32_t correct = 0;
   for (uint32_t fold = 0; fold < folds; ++fold) {
     std::vector<uint32_t> train, test;
     for (uint32_t i = 0; i < n; ++i)
@@ -755,9 +790,9 @@ Explanation explainClusters(const Features& features, const std::vector<uint32_t
     std::sort(train.begin(), train.end());
     const Tree tree = grower.grow(train);
     for (const uint32_t p : test)
-      correct += tree.predict(features, p) == labels[p] ? 1 : 0;
+      tally.add(labels[p], tree.predict(features, p) == labels[p]);
   }
-  out.accuracy = static_cast<double>(correct) / n;
+  tally.into(out);
   return out;
 }
 

@@ -195,6 +195,13 @@ Tree growTree(const Features& features, const std::vector<uint32_t>& labels, uin
 struct Explanation {
   Tree tree;       // grown on every point
   double accuracy; // k-fold cross-validated (folds from a seeded shuffle); 1 with fewer points
+  // Per cluster, the fraction of its points predicted right, cross-validated as `accuracy` (1 for
+  // a cluster without points). A tree that puts every point in a cluster holding 99.9% of them is
+  // 99.9% accurate, and 0% on the others: this says so.
+  std::vector<double> cluster_accuracy;
+  std::vector<uint64_t> cluster_points; // per cluster, its points
+  // The mean of cluster_accuracy over the clusters with points: every cluster counts alike.
+  double meanClusterAccuracy() const;
 };
 Explanation explainClusters(const Features& features, const std::vector<uint32_t>& labels,
                             uint32_t classes, const TreeOptions& options);

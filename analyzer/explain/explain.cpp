@@ -478,9 +478,13 @@ nlohmann::ordered_json explainData(const ExplainData& data, const ExplainSetting
          {"slope_ns", clusters.lines[c].slope(0)},
          {"intercept_ns", clusters.lines[c].intercept},
          {"rms_ns", fitted[c] == 0 ? 0.0 : std::sqrt(rss[c] / static_cast<double>(fitted[c]))},
-                     {"trimmed", sizes[c] - fitted[c]}});
+         {"trimmed", sizes[c] - fitted[c]},
+         {"accuracy", explanation.cluster_accuracy[c]}});
   model["clusters"] = std::move(lines);
-  model["tree"] = {{"accuracy", explanation.accuracy},
+  // Each cluster counts alike: a tree that sends every call to the cluster of 99.9% of them is
+  // not 99.9% accurate at telling the clusters apart.
+  model["tree"] = {{"accuracy", explanation.meanClusterAccuracy()},
+                   {"point_accuracy", explanation.accuracy},
                    {"folds", std::min<size_t>(settings.tree.folds, n)},
                    {"height", explanation.tree.height},
                    {"leaves", explanation.tree.leaves()},
@@ -594,6 +598,18 @@ std::string describeExplanation(const nlohmann::ordered_json& model) {
       "\nwhat separates them (accuracy %.1f%% by %zu-fold cross-validation, height %u):\n",
       100 * tree["accuracy"].get<double>(), tree["folds"].get<size_t>(),
       tree["height"].get<uint32_t>());
+  out += line;
+  // The accuracy counts each cluster alike: say how it comes about, and what counting every point
+  // alike would have said.
+  out += "  (the mean over the clusters of their " + unit + "s predicted right:";
+  for (const auto& c : model["clusters"]) {
+    const uint32_t cluster = c["cluster"].get<uint32_t>();
+    std::snprintf(line, sizeof line, "%s cluster %u %.1f%%", cluster == 0 ? "" : ",", cluster + 1,
+                  100 * c["accuracy"].get<double>());
+    out += line;
+  }
+  std::snprintf(line, sizeof line, "; of all %ss: %.1f%%)\n", unit.c_str(),
+                100 * tree["point_accuracy"].get<double>());
   out += line;
   describeNode(tree["nodes"], 0, 1, out);
   return out;

@@ -56,7 +56,7 @@ std::string folded(const FlameTree& tree, const Analysis& analysis) {
   return out;
 }
 
-std::string pprof(const FlameTree& tree, const Analysis& analysis) {
+std::string pprof(const FlameTree& tree, const Analysis& analysis, uint64_t span_ns) {
   perftools::profiles::Profile profile;
   std::map<std::string, int64_t> strings;
   auto str = [&](const std::string& s) -> int64_t {
@@ -94,7 +94,6 @@ std::string pprof(const FlameTree& tree, const Analysis& analysis) {
     line->set_function_id(f + 1);
     line->set_line(s.line);
   }
-  uint64_t total = 0;
   for (uint32_t id = 1; id < tree.size(); ++id) {
     const FlameNode& n = tree[id];
     if (n.calls == 0 && n.self_ns == 0) continue;
@@ -104,9 +103,8 @@ std::string pprof(const FlameTree& tree, const Analysis& analysis) {
     sample->add_value(static_cast<int64_t>(n.calls));
     sample->add_value(static_cast<int64_t>(n.total_ns));
     sample->add_value(static_cast<int64_t>(n.self_ns));
-    total += n.self_ns;
   }
-  profile.set_duration_nanos(static_cast<int64_t>(total));
+  profile.set_duration_nanos(static_cast<int64_t>(span_ns));
   profile.add_comment(str("shapetrace: exact call times, not samples; 'calls' and 'total' are "
                           "exact in flat (per stack) views, 'self' everywhere"));
   std::string bytes;

@@ -25,8 +25,9 @@ namespace shapetrace::analyzer::exports {
 
 // Folded stacks of `tree` (functions are the model's indices), lines sorted.
 std::string folded(const FlameTree& tree, const Analysis& analysis);
-// A gzipped pprof Profile of `tree`.
-std::string pprof(const FlameTree& tree, const Analysis& analysis);
+// A gzipped pprof Profile of `tree`; its duration is `span_ns`, the recording's wall time from its
+// first event to its last (as `shapetrace info` prints it), not the sum of the threads' times.
+std::string pprof(const FlameTree& tree, const Analysis& analysis, uint64_t span_ns);
 
 // One thread's calls as open/close events in time order (closes of nested calls innermost first).
 struct SliceEvent {

@@ -39,7 +39,7 @@ T required(const std::multimap<std::string, std::string>& params, const std::str
 
 InstanceQuery parseInstanceQuery(const std::multimap<std::string, std::string>& params) {
   InstanceQuery q;
-  q.process = required<double>(params, "process");
+  q.process = required<uint64_t>(params, "process");
   q.thread = required<uint32_t>(params, "thread");
   q.from_ns = required<uint64_t>(params, "from_ns");
   q.to_ns = required<uint64_t>(params, "to_ns");
@@ -61,7 +61,7 @@ std::optional<nlohmann::ordered_json> readLiveInstance(const std::string& record
                                                        size_t max_calls) {
   const ThreadSummary* thread = nullptr;
   for (const ThreadSummary& t : analysis.threads)
-    if (t.key.thread == query.thread && static_cast<double>(t.key.process) == query.process)
+    if (t.key.thread == query.thread && t.key.process == query.process)
       thread = &t;
   if (!thread) return std::nullopt;
   recording::RecordingReader reader(recording);
@@ -89,10 +89,10 @@ nlohmann::ordered_json readLiveFlame(const std::string& recording, const Analysi
                                      const std::multimap<std::string, std::string>& params) {
   ScopeRequest request;
   if (parameter(params, "thread")) {
-    const double process = required<double>(params, "process");
+    const auto process = required<uint64_t>(params, "process");
     const uint32_t thread = required<uint32_t>(params, "thread");
     for (const ThreadSummary& t : analysis.threads)
-      if (t.key.thread == thread && static_cast<double>(t.key.process) == process)
+      if (t.key.thread == thread && t.key.process == process)
         request.thread = std::to_string(t.key.process) + ":" + std::to_string(thread);
     if (request.thread.empty()) throw ScopeError("no such thread in the analysis");
   }

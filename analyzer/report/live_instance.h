@@ -2,10 +2,9 @@
 // DIR`, the collector's --out): one exact call instance, as the report embeds them, and the flame
 // graph of a scope (a time window, a thread, a cluster), as the flame extension writes its tree.
 //
-// The page names what it wants the way it knows it: a thread (its process as the page's JSON
-// number, which cannot hold every 64-bit key exactly, so it is matched against the threads' keys
-// as a double), a time window of starts, and either an outlier's function and duration or a
-// cluster. The recording is opened for each request: it grows while the service runs, and the
+// The page names what it wants the way it knows it: a thread (its process key as the page's data
+// carries it, the decimal digits of the 64-bit key: page.h dataText), a time window of starts, and
+// either an outlier's function and duration or a cluster. The recording is opened for each request: it grows while the service runs, and the
 // reader checks every frame it reads (a frame being written is a torn tail, not an error).
 #pragma once
 
@@ -21,7 +20,7 @@
 namespace shapetrace::analyzer::report {
 
 struct InstanceQuery {
-  double process = 0;
+  uint64_t process = 0;
   uint32_t thread = 0;
   uint64_t from_ns = 0, to_ns = 0; // the call starts in [from_ns, to_ns)
   // An outlier: its function (the model's index) and its duration.

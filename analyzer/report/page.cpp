@@ -3,8 +3,10 @@
 
 #include "report/page_assets.h"
 
-#include <stdexcept>
+#include <algorithm>
+#include <cctype>
 #include <initializer_list>
+#include <stdexcept>
 #include <string_view>
 #include <utility>
 
@@ -43,9 +45,31 @@ std::string script() {
 std::string dataText(const nlohmann::ordered_json& data) {
   // Invalid UTF-8 in a function name must not make the report fail: replace it.
   const std::string json = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // Process keys are random 64-bit numbers, and a JavaScript number keeps 53 bits of them: the
+  // page gets each as a string of its digits. In the compact dump every quote inside a string is
+  // escaped, so a `"process":` followed by a digit is always a key and its number.
+  static constexpr std::string_view kProcessKeys[] = {"\"process\":", "\"parent_process\":"};
+  const auto processKeyAt = [&](size_t at) -> size_t {
+    for (const std::string_view key : kProcessKeys)
+      if (json.compare(at, key.size(), key) == 0 && at + key.size() < json.size() &&
+          std::isdigit(static_cast<unsigned char>(json[at + key.size()])))
+        return key.size();
+    return 0;
+  };
   std::string out;
   out.reserve(json.size() + json.size() / 64);
-  for (char c : json) {
+  for (size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (c == '"') {
+      if (const size_t key = processKeyAt(i)) {
+        const size_t digits_end =
+            std::min(json.find_first_not_of("0123456789", i + key), json.size());
+        out.append(json, i, key).append(1, '"');
+        out.append(json, i + key, digits_end - (i + key)).append(1, '"');
+        i = digits_end - 1;
+        continue;
+      }
+    }
     // '<' only occurs inside JSON strings, where \u003c means the same.
     if (c == '<')
       out += "\\u003c";

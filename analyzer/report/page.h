@@ -23,7 +23,9 @@ struct LiveLinks {
 // The page with `data` and its live links (data["live"]).
 std::string renderLivePage(nlohmann::ordered_json data, const LiveLinks& links);
 
-// The data alone, in the same escaped JSON form (what the live server's snapshot endpoint sends).
+// The data alone, in the same escaped JSON form (what the live server's endpoints send). Process
+// keys ("process", "parent_process") are written as strings: they are 64-bit, more than a
+// JavaScript number holds exactly.
 std::string dataText(const nlohmann::ordered_json& data);
 
 } // namespace shapetrace::analyzer::report

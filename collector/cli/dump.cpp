@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <unordered_map>
 
 namespace shapetrace::cli {
@@ -18,8 +19,10 @@ namespace {
 struct DumpOptions {
   std::string dir;
   std::string format = "text";
-  std::optional<uint32_t> thread;
+  std::string thread; // --thread as given; empty: every thread
   std::optional<uint64_t> from, to;
+  // The threads --thread names, as (process, thread id), resolved through the index.
+  std::set<std::pair<uint64_t, uint32_t>> threads;
 };
 
 const char* kindName(EventKind kind) {
@@ -378,10 +381,56 @@ private:
 };
 
 bool wanted(const wire::StreamItem& item, const DumpOptions& o) {
-  if (!o.thread)
+  if (o.thread.empty())
     return true;
   const uint32_t thread = threadOf(item);
-  return thread == 0 || thread == *o.thread; // process-level items always
+  return thread == 0 || o.threads.contains({item.process, thread}); // process-level items always
+}
+
+// The threads `selector` names, as export and summarize read --thread: a thread id (in every
+// process), PROCESS:ID, or a thread's name (any name a ThreadStart or ThreadName gave it). Found
+// through the index, reading only the threads' start and name items. Throws, listing the
+// recording's threads, when none matches.
+std::set<std::pair<uint64_t, uint32_t>> selectThreads(recording::RecordingReader& reader,
+                                                       const std::string& selector) {
+  std::map<std::pair<uint64_t, uint32_t>, std::set<std::string>> names; // every thread with items
+  for (uint32_t position = 0; position < reader.segmentCount(); ++position) {
+    const uint32_t s = reader.segmentNumber(position);
+    for (const recording::IndexRecord& r : reader.index(s)) {
+      if (r.thread == 0)
+        continue;
+      auto& of_thread = names[{r.process, r.thread}];
+      if (r.kind != static_cast<uint8_t>(wire::ItemKind::ThreadStart) &&
+          r.kind != static_cast<uint8_t>(wire::ItemKind::ThreadName))
+        continue;
+      if (auto frame = reader.readAt(s, r.offset)) {
+        try {
+          const wire::StreamItem item = wire::decodeItem(frame->message);
+          if (const auto* start = std::get_if<wire::ThreadStart>(&item.body))
+            of_thread.insert(start->name);
+          if (const auto* renamed = std::get_if<wire::ThreadName>(&item.body))
+            of_thread.insert(renamed->name);
+        } catch (const wire::FormatError&) {
+        }
+      }
+    }
+  }
+  std::set<std::pair<uint64_t, uint32_t>> out;
+  std::string known;
+  for (const auto& [key, thread_names] : names) {
+    const std::string id = std::to_string(key.second);
+    if (selector == id || selector == std::to_string(key.first) + ":" + id ||
+        thread_names.contains(selector))
+      out.insert(key);
+    known += (known.empty() ? "" : ", ") + id;
+    for (const std::string& name : thread_names)
+      if (!name.empty())
+        known += " (" + name + ")";
+  }
+  if (out.empty())
+    throw std::runtime_error("no thread '" + selector + "' in the recording (threads: " +
+                             (known.empty() ? "none" : known) + ")");
+  return out;
 }
 
 // Whole recording, in order.
@@ -394,17 +443,13 @@ void dumpAll(recording::RecordingReader& reader, const DumpOptions& o, Sink& sin
   }
 }
 
-// --thread with --from: process-level items and the thread's items from the covering batch on,
+// --thread with --from: process-level items and the threads' items from the covering batch on,
 // found through the index.
 void dumpSeeking(recording::RecordingReader& reader, const DumpOptions& o, Sink& sink) {
   Names names;
-  std::vector<uint64_t> processes;
   for (uint32_t position = 0; position < reader.segmentCount(); ++position) {
     const uint32_t s = reader.segmentNumber(position);
     for (const recording::IndexRecord& r : reader.index(s)) {
-      if (r.thread == *o.thread &&
-          std::find(processes.begin(), processes.end(), r.process) == processes.end())
-        processes.push_back(r.process);
       if (r.thread != 0)
         continue;
       if (auto frame = reader.readAt(s, r.offset)) {
@@ -417,11 +462,11 @@ void dumpSeeking(recording::RecordingReader& reader, const DumpOptions& o, Sink&
       }
     }
   }
-  for (uint64_t process : processes) {
-    if (!reader.seek(process, *o.thread, *o.from))
+  for (const auto& [process, thread] : o.threads) {
+    if (!reader.seek(process, thread, *o.from))
       continue;
     while (auto item = reader.nextItem()) {
-      if (item->process != process || threadOf(*item) != *o.thread)
+      if (item->process != process || threadOf(*item) != thread)
         continue;
       const auto* batch = std::get_if<wire::EventBatch>(&item->body);
       if (o.to && batch && !batch->events.empty() && batch->events.front().timestamp > *o.to)
@@ -431,10 +476,12 @@ void dumpSeeking(recording::RecordingReader& reader, const DumpOptions& o, Sink&
   }
 }
 
-int runDump(const DumpOptions& o) {
+int runDump(DumpOptions& o) {
   if (o.from && o.to && *o.from > *o.to)
     throw std::runtime_error("--from is after --to");
   recording::RecordingReader reader(o.dir, recording::RecordingReader::Pages::kReleaseBehind);
+  if (!o.thread.empty())
+    o.threads = selectThreads(reader, o.thread);
   std::unique_ptr<Sink> sink;
   if (o.format == "text")
     sink = std::make_unique<TextSink>(o);
@@ -442,7 +489,7 @@ int runDump(const DumpOptions& o) {
     sink = std::make_unique<JsonSink>(o);
   else
     sink = std::make_unique<ChromeSink>(o);
-  if (o.thread && o.from)
+  if (!o.thread.empty() && o.from)
     dumpSeeking(reader, o, *sink);
   else
     dumpAll(reader, o, *sink);
@@ -461,7 +508,9 @@ Runner setupDump(CLI::App& command) {
                      "text (one line per event), json (one object per item and line) or chrome "
                      "(Trace Event JSON for the Perfetto UI)")
       ->check(CLI::IsMember({"text", "json", "chrome"}));
-  command.add_option("--thread,-t", o->thread, "only this thread id (process-level items stay)");
+  command.add_option("--thread,-t", o->thread,
+                     "only this thread: its id, PROCESS:ID, or its name (every thread of that "
+                     "name); process-level items stay");
   command.add_option("--from", o->from, "only events at or after this time (ns)");
   command.add_option("--to", o->to, "only events at or before this time (ns)");
   return [o] { return runDump(*o); };

@@ -207,6 +207,24 @@ TEST(DrtTest, CartFindsAKnownPredicate) {
   EXPECT_DOUBLE_EQ(e.accuracy, 1.0);
 }
 
+// A tree that sends every point to the large cluster is right on 95 points of 100 and wrong on
+// every point of the small one: the per-cluster accuracy says so, and their mean is 50%. A cluster
+// without points counts in neither.
+TEST(DrtTest, AccuracyCountsEachCluster) {
+  Features features;
+  features.add("calls of f"); // never called: nothing separates the clusters
+  std::vector<uint32_t> labels(100, 0);
+  for (uint32_t p = 0; p < 5; ++p)
+    labels[p * 20] = 1;
+  features.points = labels.size();
+  const Explanation e = explainClusters(features, labels, 3, {});
+  EXPECT_EQ(e.tree.leaves(), 1u);
+  EXPECT_DOUBLE_EQ(e.accuracy, 0.95);
+  EXPECT_EQ(e.cluster_points, (std::vector<uint64_t>{95, 5, 0}));
+  EXPECT_EQ(e.cluster_accuracy, (std::vector<double>{1.0, 0.0, 1.0}));
+  EXPECT_DOUBLE_EQ(e.meanClusterAccuracy(), 0.5);
+}
+
 // A conjunction "f1 > 0 and f3 > 1" needs two levels.
 TEST(DrtTest, CartLearnsAConjunction) {
   std::mt19937_64 rng(9);

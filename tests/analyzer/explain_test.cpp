@@ -115,6 +115,14 @@ TEST(ExplainTest, TheTreeNamesTheSlowPath) {
   EXPECT_EQ(root["ref"]["kind"], "function");
   EXPECT_EQ(model["tree"]["height"], 1);
   EXPECT_EQ(model["tree"]["accuracy"], 1.0);
+  EXPECT_EQ(model["tree"]["point_accuracy"], 1.0);
+  EXPECT_EQ(model["clusters"][0]["accuracy"], 1.0);
+  EXPECT_EQ(model["clusters"][1]["accuracy"], 1.0);
+  EXPECT_NE(describeExplanation(model).find(
+                "  (the mean over the clusters of their calls predicted right: cluster 1 100.0%, "
+                "cluster 2 100.0%; of all calls: 100.0%)\n"),
+            std::string::npos)
+      << describeExplanation(model);
   // The slow cluster's line: 1000 + 100 ns per unit of size, plus the fixed part.
   const uint32_t slow = model["tree"]["nodes"][root["yes"].get<size_t>()]["cluster"];
   const Json& line = model["clusters"][slow];

@@ -155,13 +155,31 @@ TEST_F(ExportCommandTest, PprofHasCallsTotalAndSelfPerStackAndGoToolPprofAgrees)
   EXPECT_EQ(self, 100);
   EXPECT_EQ(by_stack["main()"], (std::vector<int64_t>{2, 80, 20}));
   EXPECT_EQ(by_stack["main();work()"], (std::vector<int64_t>{4, 60, 40}));
+  // Its duration is the recording's wall time as `info` prints it: the two threads ran over the
+  // same 50 ns, which is not the 100 ns of their times added up.
+  const Result info = shapetrace("info " + rec.string() + " --json");
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  uint64_t first = UINT64_MAX, last = 0;
+  const nlohmann::json recording_info = nlohmann::json::parse(info.out);
+  for (const auto& process : recording_info["processes"])
+    for (const auto& thread : process["threads"])
+      if (thread["events"].get<uint64_t>() > 0) {
+        first = std::min(first, thread["first_ns"].get<uint64_t>());
+        last = std::max(last, thread["last_ns"].get<uint64_t>());
+      }
+  ASSERT_EQ(last - first, 50u);
+  EXPECT_EQ(profile.duration_nanos(), 50);
 
-  // `go tool pprof` (Debian's golang-go) reads it and finds the same total.
+  // `go tool pprof` (Debian's golang-go) reads it and finds the same total and duration.
   if (run("command -v go").exit_code != 0) GTEST_SKIP() << "go is not installed";
   const Result top = run("HOME=" + dir.string() + " GOCACHE=" + (dir / "gocache").string() +
                          " go tool pprof -top -unit=ns " + out.string());
   ASSERT_EQ(top.exit_code, 0) << top.err;
   EXPECT_NE(top.out.find("100ns total"), std::string::npos) << top.out;
+  const Result raw = run("HOME=" + dir.string() + " GOCACHE=" + (dir / "gocache").string() +
+                         " go tool pprof -raw " + out.string());
+  ASSERT_EQ(raw.exit_code, 0) << raw.err;
+  EXPECT_NE(raw.out.find("\nDuration: 50ns\n"), std::string::npos) << raw.out;
   const Result top_calls = run("HOME=" + dir.string() + " GOCACHE=" + (dir / "gocache").string() +
                                " go tool pprof -top -sample_index=calls " + out.string());
   ASSERT_EQ(top_calls.exit_code, 0) << top_calls.err;

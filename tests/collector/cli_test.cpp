@@ -620,6 +620,33 @@ TEST(CollectCommand, RetentionDeletesTheOldestSegmentsAndInfoAndAnalyzeCountThem
   EXPECT_TRUE(counted) << model["diagnostics"];
 }
 
+TEST(DumpCommand, ThreadTakesANameAsExportAndSummarizeDo) {
+  TempDir tmp;
+  const std::string dir = tmp.sub("rec");
+  recordSender(dir); // threads 1, 2, 3 named thread-1, thread-2, thread-3
+  auto [by_id_code, by_id] = run({kShapetrace, "dump", dir, "--thread", "2"});
+  ASSERT_EQ(by_id_code, 0) << by_id;
+  auto [by_name_code, by_name] = run({kShapetrace, "dump", dir, "--thread", "thread-2"});
+  ASSERT_EQ(by_name_code, 0) << by_name;
+  EXPECT_EQ(by_name, by_id);
+  EXPECT_NE(by_name.find("/2 thread_end 4000 events"), std::string::npos) << by_name;
+  EXPECT_EQ(by_name.find("/1 "), std::string::npos);
+  EXPECT_EQ(by_name.find("/3 "), std::string::npos);
+  // Seeking through the index by name gives what seeking by id gives.
+  auto [seek_id_code, seek_id] = run({kShapetrace, "dump", dir, "--thread", "2", "--from", "0"});
+  auto [seek_name_code, seek_name] =
+      run({kShapetrace, "dump", dir, "--thread", "thread-2", "--from", "0"});
+  ASSERT_EQ(seek_name_code, 0) << seek_name;
+  EXPECT_EQ(seek_name, seek_id);
+
+  auto [code, output] = run({kShapetrace, "dump", dir, "--thread", "thread-9"});
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(output.find("no thread 'thread-9' in the recording (threads: 1 (thread-1), 2 "
+                        "(thread-2), 3 (thread-3))"),
+            std::string::npos)
+      << output;
+}
+
 TEST(CollectCommand, RetentionFlagsThatCannotWorkAreUsageErrors) {
   TempDir tmp;
   const std::string listen = "ipc://" + tmp.sub("s");

@@ -370,6 +370,28 @@ TEST_F(ReportTest, PageDataCarriesTheModelWithoutTheDag) {
   EXPECT_EQ(first["calls"][0][0], embedded[0].instance.function);
 }
 
+// Process keys are random 64-bit numbers; a JavaScript number holds 53 bits, so the page read
+// 7777474232612461727 as 7777474232612462000 and its thread keys could not be pasted into
+// `export --thread`. The page's data carries them as strings; every other number stays a number,
+// and a name that holds the key's text is left as it is.
+TEST(PageData, ProcessKeysTravelAsStrings) {
+  const Json data = {
+      {"model", {{"threads", Json::array({{{"process", 7777474232612461727ull}, {"thread", 28301}}})},
+                 {"functions", Json::array({{{"name", "f(\"process\":1)"}}})}}},
+      {"run", {{"processes", Json::array({{{"process", 18446744073709551615ull},
+                                           {"parent_process", 7777474232612461727ull},
+                                           {"pid", 42}}})},
+               {"processes_without_end", 0}}}};
+  const Json page = Json::parse(dataText(data));
+  EXPECT_EQ(page["model"]["threads"][0]["process"], "7777474232612461727");
+  EXPECT_EQ(page["model"]["threads"][0]["thread"], 28301);
+  EXPECT_EQ(page["model"]["functions"][0]["name"], "f(\"process\":1)");
+  EXPECT_EQ(page["run"]["processes"][0]["process"], "18446744073709551615");
+  EXPECT_EQ(page["run"]["processes"][0]["parent_process"], "7777474232612461727");
+  EXPECT_EQ(page["run"]["processes"][0]["pid"], 42);
+  EXPECT_EQ(page["run"]["processes_without_end"], 0);
+}
+
 TEST_F(ReportTest, PageIsSelfContainedAndNamesCannotBreakOutOfTheData) {
   auto recorded = ServiceTrace().items();
   // A hostile function name: it must stay data.

@@ -16,6 +16,7 @@
 #include "cli/prometheus_text.h"
 #include "report/cli/page_server.h"
 #include "report/live_instance.h"
+#include "report/page.h"
 #include "report/live_session.h"
 #include "scope.h"
 #include "report/page.h"
@@ -86,9 +87,8 @@ void answerFlame(const LiveSession& session, const std::string& recording,
                      "--out)");
   const auto snapshot = session.latest();
   try {
-    res.set_content(readLiveFlame(recording, *snapshot->analysis, snapshot->run.firstNs(),
-                                  req.params)
-                        .dump(),
+    res.set_content(dataText(readLiveFlame(recording, *snapshot->analysis,
+                                           snapshot->run.firstNs(), req.params)),
                     "application/json");
   } catch (const ScopeError& e) {
     fail(404, e.what());
@@ -126,7 +126,7 @@ void answerInstance(const LiveSession& session, const std::string& recording,
       res.set_content("no such call in the recording (yet)\n", "text/plain");
       return;
     }
-    res.set_content(instance->dump(), "application/json");
+    res.set_content(dataText(*instance), "application/json"); // as the page's data reads
   } catch (const std::exception& e) { // the recording cannot be read
     res.status = 500;
     res.set_content("cannot read the recording " + recording + ": " + e.what() + "\n",
