@@ -47,7 +47,7 @@ void Analyzer::Task::run() {
       consumer->onGapMarker(dropped);
     break;
   case Kind::End:
-    slot->analyzer.onEnd();
+    slot->analyzer.onEnd(sequence);
     for (auto& consumer : slot->consumers)
       consumer->onEnd();
     break;
@@ -242,6 +242,7 @@ void Analyzer::consume(wire::StreamItem item) {
     slot.ended = true;
     Task task;
     task.kind = Task::Kind::End;
+    task.sequence = end->batches; // what the runtime sent: a lost tail shows
     dispatch(slot, std::move(task));
   }
   // ProcessStart, ProcessEnd, ExecFailed, ExitStatus and annotations (items of their own or a

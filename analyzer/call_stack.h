@@ -83,27 +83,74 @@ void forEachStretch(std::span<const Event> events, std::span<const wire::TracerW
   on_events(events.subspan(done));
 }
 
-// Batch sequence numbers of one thread: regressions and missing batches, counted.
+// Batch sequence numbers of one thread: missing, repeated and out-of-order batches, counted.
 class BatchSequence {
 public:
-  // True when batches are missing before this one (a gap).
-  bool missingBefore(uint64_t sequence, Diagnostics& diagnostics) {
-    if (sequence == wire::kNoSequence) return false;
-    bool gap = false;
+  enum class Arrival : uint8_t {
+    kNext,          // analyse it
+    kAfterMissing,  // analyse it after a gap: batches are missing before it
+    kRepeated,      // skip it: a batch of this sequence number was received already
+  };
+  Arrival arrive(uint64_t sequence, Diagnostics& diagnostics) {
+    if (sequence == wire::kNoSequence) return Arrival::kNext;
+    if (received(sequence)) {
+      diagnostics.add(Stat::duplicate_batches);
+      return Arrival::kRepeated;
+    }
+    Arrival arrival = Arrival::kNext;
     if (last_ != kNone) {
-      if (sequence <= last_) {
+      if (sequence < last_) {
         diagnostics.add(Stat::batch_sequence_regressions);
       } else if (sequence > last_ + 1) {
         diagnostics.add(Stat::batch_sequence_gaps, sequence - last_ - 1);
-        gap = true;
+        arrival = Arrival::kAfterMissing;
       }
     }
+    note(sequence);
     if (last_ == kNone || sequence > last_) last_ = sequence;
-    return gap;
+    return arrival;
+  }
+  // The thread ended having sent `batches` batches (its ThreadEnd): those after the last one
+  // received are lost. Counted only once a batch of the thread was received: a live analyzer that
+  // subscribed after a thread's last batch did not lose it.
+  void end(uint64_t batches, Diagnostics& diagnostics) const {
+    if (last_ != kNone && batches != wire::kNoSequence && batches > last_ + 1)
+      diagnostics.add(Stat::batches_lost_at_end, batches - last_ - 1);
   }
 
 private:
   static constexpr uint64_t kNone = UINT64_MAX;
+
+  // The sequence numbers received, as sorted, disjoint [first, last] runs: one run per gap or
+  // regression, so memory follows the batches received, never the numbers' range.
+  bool received(uint64_t sequence) const {
+    auto after = std::upper_bound(runs_.begin(), runs_.end(), sequence,
+                                  [](uint64_t s, const Run& run) { return s < run.first; });
+    return after != runs_.begin() && sequence <= std::prev(after)->last;
+  }
+  void note(uint64_t sequence) {
+    if (!runs_.empty() && runs_.back().last + 1 == sequence) [[likely]] {
+      runs_.back().last = sequence;
+      return;
+    }
+    auto at = std::upper_bound(runs_.begin(), runs_.end(), sequence,
+                               [](uint64_t s, const Run& run) { return s < run.first; });
+    at = runs_.insert(at, Run{sequence, sequence});
+    // Join the neighbours it now touches.
+    if (auto next = std::next(at); next != runs_.end() && next->first == sequence + 1) {
+      at->last = next->last;
+      at = std::prev(runs_.erase(next));
+    }
+    if (at != runs_.begin() && std::prev(at)->last + 1 == sequence) {
+      std::prev(at)->last = at->last;
+      runs_.erase(at);
+    }
+  }
+
+  struct Run {
+    uint64_t first, last;
+  };
+  std::vector<Run> runs_;
   uint64_t last_ = kNone;
 };
 
@@ -130,7 +177,9 @@ public:
   // the tracer's waits among them.
   void onBatch(uint64_t sequence, std::span<const Event> events,
                std::span<const wire::TracerWait> waits = {}) {
-    if (sequence_.missingBefore(sequence, diagnostics_)) onGap(0);
+    const BatchSequence::Arrival arrival = sequence_.arrive(sequence, diagnostics_);
+    if (arrival == BatchSequence::Arrival::kRepeated) return;
+    if (arrival == BatchSequence::Arrival::kAfterMissing) onGap(0);
     forEachStretch(events, waits, [this](std::span<const Event> stretch) { onEvents(stretch); },
                    [this](uint64_t duration_ns) { onTracerWait(duration_ns); });
   }
@@ -171,8 +220,10 @@ public:
     orphan_exit_budget_ += stack_.size() + below_max_depth_ + dropped;
     discard();
   }
-  // The thread ended or the input stopped.
-  void onEnd() {
+  // The thread ended (having sent `batches` batches, its ThreadEnd's count) or the input stopped
+  // (wire::kNoSequence).
+  void onEnd(uint64_t batches = wire::kNoSequence) {
+    sequence_.end(batches, diagnostics_);
     diagnostics_.add(Stat::frames_open_at_thread_end, stack_.size());
     orphan_exit_budget_ = 0;
     discard();

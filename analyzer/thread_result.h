@@ -13,6 +13,7 @@
 #include "timeline.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -84,7 +85,8 @@ struct ThreadResult {
   // The exact-sequence DAG; each node's payload word (ShapeTable::payload) is its shape's id.
   ShapeTable dag{ShapeTable::Depth::kNotKept};
   GrowableArray<DagStats> dag_stats;       // by DAG node id; all-zero bytes: an empty DagStats
-  std::vector<FunctionState> functions;    // by function id; calls == 0: never seen
+  // By function id, only the functions called: sparse, as the ids come from the input.
+  std::map<uint32_t, FunctionState> functions;
   std::vector<Outlier> outliers;           // the kept outliers, most extreme first
   OccurrenceTimeline timeline;
   Diagnostics diagnostics;
