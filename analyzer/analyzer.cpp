@@ -42,7 +42,7 @@ void Analyzer::Task::run() {
       consumer->onBatch(sequence, events, waits);
     break;
   case Kind::Gap:
-    slot->analyzer.onGapMarker(dropped);
+    slot->analyzer.onGapMarker(dropped, sequence);
     for (auto& consumer : slot->consumers)
       consumer->onGapMarker(dropped);
     break;
@@ -228,6 +228,7 @@ void Analyzer::consume(wire::StreamItem item) {
     Task task;
     task.kind = Task::Kind::Gap;
     task.dropped = gap->dropped;
+    task.sequence = gap->after_sequence;
     ThreadSlot& slot = slotFor(process, gap->thread);
     dispatch(slot, std::move(task));
   } else if (auto* table = std::get_if<wire::ModuleTable>(&item.body)) {

@@ -91,6 +91,10 @@ public:
     kAfterMissing,  // analyse it after a gap: batches are missing before it
     kRepeated,      // skip it: a batch of this sequence number was received already
   };
+  // `from_start`: the input holds the thread from its first batch (a recording), so batches
+  // missing before the first one received are lost too. A live input may start anywhere.
+  explicit BatchSequence(bool from_start = false) : known_(from_start) {}
+
   Arrival arrive(uint64_t sequence, Diagnostics& diagnostics) {
     if (sequence == wire::kNoSequence) return Arrival::kNext;
     if (received(sequence)) {
@@ -98,28 +102,35 @@ public:
       return Arrival::kRepeated;
     }
     Arrival arrival = Arrival::kNext;
-    if (last_ != kNone) {
-      if (sequence < last_) {
+    if (known_) {
+      if (sequence < next_) {
         diagnostics.add(Stat::batch_sequence_regressions);
-      } else if (sequence > last_ + 1) {
-        diagnostics.add(Stat::batch_sequence_gaps, sequence - last_ - 1);
+      } else if (sequence > next_) {
+        diagnostics.add(Stat::batch_sequence_gaps, sequence - next_);
         arrival = Arrival::kAfterMissing;
       }
     }
     note(sequence);
-    if (last_ == kNone || sequence > last_) last_ = sequence;
+    next_ = known_ ? std::max(next_, sequence + 1) : sequence + 1;
+    known_ = true;
     return arrival;
   }
+  // A gap marker after batch `sequence` (wire::Gap::after_sequence): the batches up to it are
+  // accounted for by the gap (retention's gap stands for the batches it deleted).
+  void gapAfter(uint64_t sequence) {
+    if (sequence == wire::kNoSequence) return;
+    next_ = known_ ? std::max(next_, sequence + 1) : sequence + 1;
+    known_ = true;
+  }
   // The thread ended having sent `batches` batches (its ThreadEnd): those after the last one
-  // received are lost. Counted only once a batch of the thread was received: a live analyzer that
-  // subscribed after a thread's last batch did not lose it.
+  // received are lost. Not counted when nothing of the thread came before and the input may
+  // start anywhere: a live analyzer that subscribed after the thread's last batch lost nothing.
   void end(uint64_t batches, Diagnostics& diagnostics) const {
-    if (last_ != kNone && batches != wire::kNoSequence && batches > last_ + 1)
-      diagnostics.add(Stat::batches_lost_at_end, batches - last_ - 1);
+    if (known_ && batches != wire::kNoSequence && batches > next_)
+      diagnostics.add(Stat::batches_lost_at_end, batches - next_);
   }
 
 private:
-  static constexpr uint64_t kNone = UINT64_MAX;
 
   // The sequence numbers received, as sorted, disjoint [first, last] runs: one run per gap or
   // regression, so memory follows the batches received, never the numbers' range.
@@ -151,7 +162,8 @@ private:
     uint64_t first, last;
   };
   std::vector<Run> runs_;
-  uint64_t last_ = kNone;
+  bool known_;        // whether next_ holds: a batch or gap came, or the input starts at the start
+  uint64_t next_ = 0; // the sequence number the next batch should have
 };
 
 // Whether, and in which table, the stack works out the finished calls' shapes.

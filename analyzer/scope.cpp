@@ -49,7 +49,7 @@ std::vector<ThreadKey> selectThreads(const Analysis& a, const std::string& selec
 std::string inputLossLine(const Analysis& a) {
   const std::pair<Stat, const char*> parts[] = {
       {Stat::batches_lost_at_end, "event batches lost at threads' ends"},
-      {Stat::batch_sequence_gaps, "event batches missing between others"},
+      {Stat::batch_sequence_gaps, "event batches missing before others"},
       {Stat::duplicate_batches, "event batches repeated (read once)"},
       {Stat::recording_damage, "damaged or lost stretches of the recording"},
       {Stat::undecodable_messages, "undecodable messages"},

@@ -15,7 +15,8 @@ bool outlierBefore(const Outlier& a, const Outlier& b) {
   return a.duration_ns < b.duration_ns;
 }
 
-ThreadAnalyzer::ThreadAnalyzer(const ThreadAnalyzerSettings& settings) : settings_(settings) {
+ThreadAnalyzer::ThreadAnalyzer(const ThreadAnalyzerSettings& settings)
+    : settings_(settings), sequence_(settings.from_start) {
   result_.timeline = OccurrenceTimeline(settings.timeline_bins);
   result_.shape_states.resize(1);
   result_.dag_stats.resize(1);
@@ -126,7 +127,8 @@ void ThreadAnalyzer::leave(uint32_t function, uint64_t time_ns) {
   finishTop(time_ns, true);
 }
 
-void ThreadAnalyzer::onGapMarker(uint64_t dropped) {
+void ThreadAnalyzer::onGapMarker(uint64_t dropped, uint64_t after_sequence) {
+  sequence_.gapAfter(after_sequence);
   result_.diagnostics.add(Stat::gap_markers);
   result_.diagnostics.add(Stat::events_dropped, dropped);
   onGap(dropped);

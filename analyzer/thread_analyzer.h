@@ -49,8 +49,9 @@ public:
   void onBatch(uint64_t sequence, std::span<const Event> events,
                std::span<const wire::TracerWait> waits = {});
   void onEvents(std::span<const Event> events);
-  // A gap marker: the runtime dropped `dropped` events of this thread here.
-  void onGapMarker(uint64_t dropped);
+  // A gap marker: the runtime dropped `dropped` events of this thread here, after its batch
+  // `after_sequence` (wire::Gap), which accounts for the batches up to it.
+  void onGapMarker(uint64_t dropped, uint64_t after_sequence = wire::kNoSequence);
   // The runtime made the thread wait here: the open calls are measured without the wait.
   void onTracerWait(uint64_t duration_ns);
   // Events were lost here (a gap marker, a missing batch, a limit hit): the stack is discarded.

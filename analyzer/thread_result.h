@@ -36,6 +36,9 @@ struct ThreadAnalyzerSettings {
   // Calls nested deeper are not analysed (counted): a recursion 100,000 deep would otherwise make a
   // shape, a cluster and a ribbon per level. uftrace's default depth limit is the same.
   uint32_t max_depth = 1024;
+  // The input holds every thread from its first batch (a recording, read from its start): batches
+  // missing before the first one received are lost too (call_stack.h's BatchSequence).
+  bool from_start = false;
 };
 
 // One call judged against the running statistics at the moment it finished.

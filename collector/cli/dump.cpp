@@ -447,10 +447,15 @@ int runDump(const DumpOptions& o) {
   else
     dumpAll(reader, o, *sink);
   sink->finish();
-  for (const recording::Damage& d : reader.damage())
+  for (const recording::Damage& d : reader.damage()) {
+    if (d.kind == recording::Damage::Kind::Lost) {
+      std::fprintf(stderr, "shapetrace dump: %s\n", recording::describeDamage(d).c_str());
+      continue;
+    }
     std::fprintf(stderr, "shapetrace dump: %s in segment %u at bytes %llu..%llu\n",
                  recording::damageKindName(d.kind), d.segment, (unsigned long long)d.offset,
                  (unsigned long long)(d.offset + d.length));
+  }
   return 0;
 }
 

@@ -86,6 +86,9 @@ void checkCompleteness(const std::string& dir, RecordingInfo& info) {
                               std::to_string(size) + " bytes): it was cut short");
   }
   for (const auto& d : info.damage)
+    if (d.kind == recording::Damage::Kind::Lost)
+      info.problems.push_back(recording::describeDamage(d));
+  for (const auto& d : info.damage)
     if (d.kind == recording::Damage::Kind::UnsupportedVersion)
       info.problems.push_back("segment " + std::to_string(d.segment) + ": unsupported version " +
                               std::to_string(d.version) + " (this reader understands version " +
@@ -434,11 +437,12 @@ void printText(const std::string& dir, const RecordingInfo& info) {
     }
   size_t torn = 0, corrupt = 0;
   for (const auto& d : info.damage)
-    if (d.kind != recording::Damage::Kind::UnsupportedVersion)
+    if (d.kind == recording::Damage::Kind::TornTail || d.kind == recording::Damage::Kind::Corrupt)
       ++(d.kind == recording::Damage::Kind::TornTail ? torn : corrupt);
   std::printf("torn tails %zu, corrupt ranges %zu, undecodable items %llu\n", torn, corrupt,
               (unsigned long long)info.undecodable);
   for (const auto& d : info.damage)
+    if (d.kind != recording::Damage::Kind::Lost) // a problem line of its own
     std::printf("  %s: segment %u, bytes %llu..%llu (%llu bytes)\n",
                 recording::damageKindName(d.kind), d.segment, (unsigned long long)d.offset,
                 (unsigned long long)(d.offset + d.length), (unsigned long long)d.length);

@@ -147,7 +147,7 @@ TEST(AnalyzerTest, ALostTailIsCountedFromTheThreadsEnd) {
   EXPECT_EQ(statSeverity(Stat::batches_lost_at_end), Severity::kDataLoss);
   EXPECT_EQ(inputLossLine(analysis),
             "LOSS: the input is not what was recorded: 2 event batches lost at threads' ends, 1 "
-            "event batches missing between others; threads 1 (see diagnostics)");
+            "event batches missing before others; threads 1 (see diagnostics)");
 }
 
 // A duplicated frame or segment repeats batches: each is read once, and the copy is counted.
@@ -317,7 +317,7 @@ TEST(AnalyzerTest, ResultsMergeTheSameWithoutTheirAnalyzers) {
     if (const auto* batch = std::get_if<wire::EventBatch>(&item.body))
       analyzers[ThreadKey{item.process, batch->thread}].onBatch(batch->sequence, batch->events);
     if (const auto* gap = std::get_if<wire::Gap>(&item.body))
-      analyzers[ThreadKey{item.process, gap->thread}].onGapMarker(gap->dropped);
+      analyzers[ThreadKey{item.process, gap->thread}].onGapMarker(gap->dropped, gap->after_sequence);
     if (const auto* table = std::get_if<wire::ModuleTable>(&item.body))
       for (const auto& f : table->functions)
         functions[{item.process, f.id}] = f;
