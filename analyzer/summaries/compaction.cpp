@@ -141,11 +141,8 @@ void IntervalCompaction::enter(uint32_t function, uint64_t time_ns) {
   advance(time_ns);
   ensure(time_ns);
   ++bins_[indexOf(time_ns)][function].calls;
-  if (function >= open_.size()) {
-    open_.resize(function + 1, 0);
-    outer_since_.resize(function + 1, 0);
-  }
-  if (open_[function]++ == 0) outer_since_[function] = time_ns;
+  Open& open = open_[function];
+  if (open.frames++ == 0) open.outer_since = time_ns;
   stack_.push_back(function);
 }
 
@@ -153,8 +150,9 @@ void IntervalCompaction::exit(uint32_t function, uint64_t time_ns) {
   if (stack_.empty()) return;
   advance(time_ns);
   stack_.pop_back();
-  if (function < open_.size() && open_[function] > 0 && --open_[function] == 0)
-    add(function, outer_since_[function], time_ns, &Cell::inclusive_ns);
+  Open* open = open_.find(function);
+  if (open != nullptr && open->frames > 0 && --open->frames == 0)
+    add(function, open->outer_since, time_ns, &Cell::inclusive_ns);
 }
 
 void IntervalCompaction::reset(uint64_t time_ns) {

@@ -1,5 +1,6 @@
 // `shapetrace analyze` end to end: recordings written by the collector's RecordingWriter, a live
 // stream from a real ZeroMQ PUB socket, the JSON file, determinism, and every usage error.
+#include "call_stack.h"
 #include "fanout/fanout.h"
 #include "recording/recording.h"
 #include "trace_builder.h"
@@ -35,6 +36,10 @@ protected:
 
   Result shapetrace(const std::string& args) {
     return runCommand(std::string(SHAPETRACE_BINARY) + " " + args);
+  }
+  // The same under /usr/bin/time: its stderr ends with "maxrss KB", the command's peak memory.
+  Result measuredShapetrace(const std::string& args) {
+    return runCommand("/usr/bin/time -f 'maxrss %M' " + std::string(SHAPETRACE_BINARY) + " " + args);
   }
 
   std::vector<wire::StreamItem> trace() {
@@ -346,6 +351,47 @@ TEST_F(AnalyzeCommandTest, OutputsArePrivateUnlessReadable) {
               fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
                   fs::perms::others_read)
         << command;
+  }
+}
+
+// The crafted inputs of docs/security.md: one call of function 2^24-1 on each of 64 threads, and
+// 8 processes whose module table names a function with id 0xFFFFFFF0. Tables dense by id made
+// them 4 GB a thread and 7 GB; the commands' peak memory (getrusage's, through /usr/bin/time)
+// stays far below 200 MB, whatever the machine's speed.
+TEST_F(AnalyzeCommandTest, CraftedIdsCostWhatTheirBytesDo) {
+  if (!fs::exists("/usr/bin/time")) GTEST_SKIP() << "no /usr/bin/time to measure peak memory";
+  const fs::path ids = dir / "function-id", modules = dir / "module-id";
+  {
+    recording::RecordingWriter writer(ids.string());
+    for (uint32_t thread = 1; thread <= 64; ++thread)
+      EXPECT_TRUE(writer.append(wire::encodeItem(
+          batchItem(1, thread, 0, eventsOf({call(1, {call(kMaxFunctionId - 1)})})))));
+    EXPECT_TRUE(writer.close());
+  }
+  {
+    recording::RecordingWriter writer(modules.string());
+    for (uint64_t process = 1; process <= 8; ++process) {
+      wire::ModuleTable table{"m", 0, {{0xFFFFFFF0u, "_Z5servev", "serve()", "", 0}}};
+      EXPECT_TRUE(writer.append(wire::encodeItem({process, table})));
+      EXPECT_TRUE(writer.append(wire::encodeItem(batchItem(process, 1, 0, eventsOf({call(1)})))));
+    }
+    EXPECT_TRUE(writer.close());
+  }
+  for (const std::string& command :
+       {"analyze " + ids.string(), "report " + ids.string() + " -o " + (dir / "r.html").string(),
+        "analyze " + ids.string() + " --extensions all",
+        "explain " + modules.string() + " --function serve --input size"}) {
+    const Result r = measuredShapetrace(command);
+    const size_t at = r.err.find("maxrss ");
+    ASSERT_NE(at, std::string::npos) << command << r.err;
+    EXPECT_LT(std::stoull(r.err.substr(at + 7)), 200u * 1024) << command << r.err;
+    if (command.starts_with("explain")) {
+      EXPECT_EQ(r.exit_code, 1) << command;
+      EXPECT_NE(r.err.find("no finished call of 'serve' in the recording"), std::string::npos)
+          << r.err;
+    } else {
+      EXPECT_EQ(r.exit_code, 0) << command << r.err;
+    }
   }
 }
 
