@@ -37,6 +37,7 @@
 #include "shape_table.h"
 #include "wire/event.h"
 #include "wire/items.h"
+#include "wire/sequence_runs.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -97,7 +98,7 @@ public:
 
   Arrival arrive(uint64_t sequence, Diagnostics& diagnostics) {
     if (sequence == wire::kNoSequence) return Arrival::kNext;
-    if (received(sequence)) {
+    if (!received_.insert(sequence)) {
       diagnostics.add(Stat::duplicate_batches);
       return Arrival::kRepeated;
     }
@@ -110,7 +111,6 @@ public:
         arrival = Arrival::kAfterMissing;
       }
     }
-    note(sequence);
     next_ = known_ ? std::max(next_, sequence + 1) : sequence + 1;
     known_ = true;
     return arrival;
@@ -131,37 +131,7 @@ public:
   }
 
 private:
-
-  // The sequence numbers received, as sorted, disjoint [first, last] runs: one run per gap or
-  // regression, so memory follows the batches received, never the numbers' range.
-  bool received(uint64_t sequence) const {
-    auto after = std::upper_bound(runs_.begin(), runs_.end(), sequence,
-                                  [](uint64_t s, const Run& run) { return s < run.first; });
-    return after != runs_.begin() && sequence <= std::prev(after)->last;
-  }
-  void note(uint64_t sequence) {
-    if (!runs_.empty() && runs_.back().last + 1 == sequence) [[likely]] {
-      runs_.back().last = sequence;
-      return;
-    }
-    auto at = std::upper_bound(runs_.begin(), runs_.end(), sequence,
-                               [](uint64_t s, const Run& run) { return s < run.first; });
-    at = runs_.insert(at, Run{sequence, sequence});
-    // Join the neighbours it now touches.
-    if (auto next = std::next(at); next != runs_.end() && next->first == sequence + 1) {
-      at->last = next->last;
-      at = std::prev(runs_.erase(next));
-    }
-    if (at != runs_.begin() && std::prev(at)->last + 1 == sequence) {
-      std::prev(at)->last = at->last;
-      runs_.erase(at);
-    }
-  }
-
-  struct Run {
-    uint64_t first, last;
-  };
-  std::vector<Run> runs_;
+  wire::SequenceRuns received_;
   bool known_;        // whether next_ holds: a batch or gap came, or the input starts at the start
   uint64_t next_ = 0; // the sequence number the next batch should have
 };

@@ -270,6 +270,13 @@ TEST_F(AnalyzeCommandTest, MissingSegmentsAreALossInEveryCommand) {
                        ": lost (1 segment: its frames are gone)"),
               std::string::npos)
         << out;
+  const Result info = shapetrace("info " + rec.string());
+  EXPECT_NE(info.out.find("process 0000000000000001 thread 12: 1 batches lost at its end (its end "
+                          "says 8 were sent)"),
+            std::string::npos)
+      << info.out;
+  EXPECT_NE(info.out.find("segment 17: lost (1 segment: its frames are gone)"), std::string::npos)
+      << info.out;
 }
 
 // An empty segment with others after it lost a whole segment's frames.
@@ -318,6 +325,17 @@ TEST_F(AnalyzeCommandTest, ADuplicatedSegmentIsReadOnceAndALossInEveryCommand) {
                        "event batches repeated (read once); threads 11, 12"),
               std::string::npos)
         << command << out;
+  // info counts each batch once and names the copies.
+  const Result info = shapetrace("info " + rec.string());
+  for (const std::string& thread : {"11", "12"}) {
+    EXPECT_NE(info.out.find("process 0000000000000001 thread " + thread +
+                            ": 1 batches received again (a duplicated frame or segment); counted "
+                            "once"),
+              std::string::npos)
+        << info.out;
+    EXPECT_NE(info.out.find("thread " + thread + ": 1280 events in 8 batches"), std::string::npos)
+        << info.out;
+  }
 }
 
 TEST_F(AnalyzeCommandTest, AFifoNamedLikeASegmentIsAnErrorNamingIt) {
