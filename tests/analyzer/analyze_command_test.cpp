@@ -275,6 +275,10 @@ TEST_F(AnalyzeCommandTest, MissingSegmentsAreALossInEveryCommand) {
                           "says 8 were sent)"),
             std::string::npos)
       << info.out;
+  EXPECT_NE(out.find("shapetrace dump: process 0000000000000001 thread 12: 1 batches lost at its "
+                     "end (its end says 8 were sent)"),
+            std::string::npos)
+      << out;
   EXPECT_NE(info.out.find("segment 17: lost (1 segment: its frames are gone)"), std::string::npos)
       << info.out;
 }
@@ -325,6 +329,11 @@ TEST_F(AnalyzeCommandTest, ADuplicatedSegmentIsReadOnceAndALossInEveryCommand) {
                        "event batches repeated (read once); threads 11, 12"),
               std::string::npos)
         << command << out;
+  for (const std::string& thread : {"11", "12"})
+    EXPECT_NE(out.find("shapetrace dump: process 0000000000000001 thread " + thread +
+                       ": 1 batches received again (a duplicated frame or segment); shown once"),
+              std::string::npos)
+        << out;
   // info counts each batch once and names the copies.
   const Result info = shapetrace("info " + rec.string());
   for (const std::string& thread : {"11", "12"}) {
