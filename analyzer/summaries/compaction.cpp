@@ -100,14 +100,26 @@ void IntervalCompaction::ensure(uint64_t time_ns) {
     return;
   }
   if (t < origin_) {
-    // Earlier than the first interval (another thread began earlier): intervals in front.
-    const auto width = static_cast<int64_t>(widthNs());
-    const int64_t added = (origin_ - t + width - 1) / width;
-    for (int64_t i = 0; i < added; ++i)
-      bins_.emplace_front();
-    origin_ -= added * width;
-    while (bins_.size() > max_intervals_)
-      coarsen();
+    // Earlier than the first interval (another thread began earlier): `added` intervals in
+    // front, then pairs merged until they fit. Worked out without making the intervals in front
+    // one by one: a timestamp far before the others (a crafted input) would ask for 2^60.
+    const uint64_t width = widthNs();
+    const uint64_t added = (static_cast<uint64_t>(origin_ - t) + width - 1) / width;
+    const uint64_t total = added + bins_.size();
+    unsigned merges = 0;
+    while (((total - 1) >> merges) + 1 > max_intervals_)
+      ++merges;
+    std::deque<std::unordered_map<uint32_t, Cell>> merged(((total - 1) >> merges) + 1);
+    for (size_t i = 0; i < bins_.size(); ++i)
+      for (const auto& [f, c] : bins_[i]) {
+        Cell& to = merged[(added + i) >> merges][f];
+        to.inclusive_ns += c.inclusive_ns;
+        to.exclusive_ns += c.exclusive_ns;
+        to.calls += c.calls;
+      }
+    bins_ = std::move(merged);
+    origin_ -= static_cast<int64_t>(added * width);
+    shift_ += merges;
   }
   while ((static_cast<uint64_t>(t - origin_) >> shift_) >= max_intervals_)
     coarsen();
