@@ -1,6 +1,8 @@
 // Exact merge of per-thread analyses, then clustering, ribbons, Tables 1-2 and the timeline.
 #include "analysis.h"
 
+#include "id_table.h"
+
 #include <algorithm>
 #include <set>
 #include <unordered_map>
@@ -54,16 +56,15 @@ public:
   ProcessFunctions(uint64_t process, FunctionIndex& functions)
       : process_(process), functions_(functions) {}
   uint32_t indexOf(uint32_t id) {
-    if (id >= index_.size()) index_.resize(id + 1, kUnseen);
-    if (index_[id] == kUnseen) index_[id] = functions_.indexOf(process_, id);
-    return index_[id];
+    if (const uint32_t* index = index_.find(id)) [[likely]]
+      return *index;
+    return index_[id] = functions_.indexOf(process_, id);
   }
 
 private:
-  static constexpr uint32_t kUnseen = UINT32_MAX;
   uint64_t process_;
   FunctionIndex& functions_;
-  std::vector<uint32_t> index_;
+  IdTable<uint32_t> index_;
 };
 
 // Interns every shape of a thread into the analysis' shapes, returning the local -> global id map.
@@ -139,13 +140,12 @@ IdMaps mergeThread(Analysis& analysis, const ThreadInput& input, FunctionIndex& 
   analysis.events += thread.events;
   analysis.calls += thread.calls;
 
-  const auto& function_states = thread.functions;
-  for (uint32_t id = 0; id < function_states.size(); ++id) {
-    if (function_states[id].calls == 0) continue;
+  for (const auto& [id, state] : thread.functions) {
+    if (state.calls == 0) continue;
     FunctionSummary& f = analysis.functions[process_functions.indexOf(id)];
-    f.stats.merge(function_states[id].stats);
-    f.calls += function_states[id].calls;
-    f.outliers += function_states[id].outliers;
+    f.stats.merge(state.stats);
+    f.calls += state.calls;
+    f.outliers += state.outliers;
   }
 
   std::vector<ShapeId> shape_map = mergeShapes(thread.shapes, analysis.shapes, process_functions);

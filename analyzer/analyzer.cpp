@@ -42,12 +42,12 @@ void Analyzer::Task::run() {
       consumer->onBatch(sequence, events, waits);
     break;
   case Kind::Gap:
-    slot->analyzer.onGapMarker(dropped);
+    slot->analyzer.onGapMarker(dropped, sequence);
     for (auto& consumer : slot->consumers)
       consumer->onGapMarker(dropped);
     break;
   case Kind::End:
-    slot->analyzer.onEnd();
+    slot->analyzer.onEnd(sequence);
     for (auto& consumer : slot->consumers)
       consumer->onEnd();
     break;
@@ -228,6 +228,7 @@ void Analyzer::consume(wire::StreamItem item) {
     Task task;
     task.kind = Task::Kind::Gap;
     task.dropped = gap->dropped;
+    task.sequence = gap->after_sequence;
     ThreadSlot& slot = slotFor(process, gap->thread);
     dispatch(slot, std::move(task));
   } else if (auto* table = std::get_if<wire::ModuleTable>(&item.body)) {
@@ -242,6 +243,7 @@ void Analyzer::consume(wire::StreamItem item) {
     slot.ended = true;
     Task task;
     task.kind = Task::Kind::End;
+    task.sequence = end->batches; // what the runtime sent: a lost tail shows
     dispatch(slot, std::move(task));
   }
   // ProcessStart, ProcessEnd, ExecFailed, ExitStatus and annotations (items of their own or a

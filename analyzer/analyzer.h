@@ -68,6 +68,9 @@ public:
   // Waits for the workers to catch up.
   MergeInputs mergeInputs();
 
+  // The input holds every thread from its start (a recording): batches missing before a thread's
+  // first one are lost too. Call before the first item.
+  void readsFromStart() { settings_.thread.from_start = true; }
   // Counts a problem met before items reach the analyzer (damaged recording, bad message).
   void count(Stat stat, uint64_t n = 1) { input_diagnostics_.add(stat, n); }
   uint64_t itemsConsumed() const { return items_; }

@@ -37,6 +37,7 @@
 #include "shape_table.h"
 #include "wire/event.h"
 #include "wire/items.h"
+#include "wire/sequence_runs.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -83,28 +84,56 @@ void forEachStretch(std::span<const Event> events, std::span<const wire::TracerW
   on_events(events.subspan(done));
 }
 
-// Batch sequence numbers of one thread: regressions and missing batches, counted.
+// Batch sequence numbers of one thread: missing, repeated and out-of-order batches, counted.
 class BatchSequence {
 public:
-  // True when batches are missing before this one (a gap).
-  bool missingBefore(uint64_t sequence, Diagnostics& diagnostics) {
-    if (sequence == wire::kNoSequence) return false;
-    bool gap = false;
-    if (last_ != kNone) {
-      if (sequence <= last_) {
+  enum class Arrival : uint8_t {
+    kNext,          // analyse it
+    kAfterMissing,  // analyse it after a gap: batches are missing before it
+    kRepeated,      // skip it: a batch of this sequence number was received already
+  };
+  // `from_start`: the input holds the thread from its first batch (a recording), so batches
+  // missing before the first one received are lost too. A live input may start anywhere.
+  explicit BatchSequence(bool from_start = false) : known_(from_start) {}
+
+  Arrival arrive(uint64_t sequence, Diagnostics& diagnostics) {
+    if (sequence == wire::kNoSequence) return Arrival::kNext;
+    if (!received_.insert(sequence)) {
+      diagnostics.add(Stat::duplicate_batches);
+      return Arrival::kRepeated;
+    }
+    Arrival arrival = Arrival::kNext;
+    if (known_) {
+      if (sequence < next_) {
         diagnostics.add(Stat::batch_sequence_regressions);
-      } else if (sequence > last_ + 1) {
-        diagnostics.add(Stat::batch_sequence_gaps, sequence - last_ - 1);
-        gap = true;
+      } else if (sequence > next_) {
+        diagnostics.add(Stat::batch_sequence_gaps, sequence - next_);
+        arrival = Arrival::kAfterMissing;
       }
     }
-    if (last_ == kNone || sequence > last_) last_ = sequence;
-    return gap;
+    next_ = known_ ? std::max(next_, sequence + 1) : sequence + 1;
+    known_ = true;
+    return arrival;
+  }
+  // A gap marker after batch `sequence` (wire::Gap::after_sequence): the batches up to it are
+  // accounted for by the gap (retention's gap stands for the batches it deleted).
+  void gapAfter(uint64_t sequence) {
+    if (sequence == wire::kNoSequence) return;
+    next_ = known_ ? std::max(next_, sequence + 1) : sequence + 1;
+    known_ = true;
+  }
+  // The thread ended having sent `batches` batches (its ThreadEnd): those after the last one
+  // received are lost. Not counted when nothing of the thread came before and the input may
+  // start anywhere: a live analyzer that subscribed after the thread's last batch lost nothing.
+  void end(uint64_t batches, Diagnostics& diagnostics) const {
+    if (known_ && batches != wire::kNoSequence && batches > next_)
+      diagnostics.add(Stat::batches_lost_at_end, batches - next_);
   }
 
 private:
-  static constexpr uint64_t kNone = UINT64_MAX;
-  uint64_t last_ = kNone;
+  wire::SequenceRuns received_;
+  bool known_;        // whether next_ holds: a batch or gap came, or the input starts at the start
+  uint64_t next_ = 0; // the sequence number the next batch should have
 };
 
 // Whether, and in which table, the stack works out the finished calls' shapes.
@@ -130,7 +159,9 @@ public:
   // the tracer's waits among them.
   void onBatch(uint64_t sequence, std::span<const Event> events,
                std::span<const wire::TracerWait> waits = {}) {
-    if (sequence_.missingBefore(sequence, diagnostics_)) onGap(0);
+    const BatchSequence::Arrival arrival = sequence_.arrive(sequence, diagnostics_);
+    if (arrival == BatchSequence::Arrival::kRepeated) return;
+    if (arrival == BatchSequence::Arrival::kAfterMissing) onGap(0);
     forEachStretch(events, waits, [this](std::span<const Event> stretch) { onEvents(stretch); },
                    [this](uint64_t duration_ns) { onTracerWait(duration_ns); });
   }
@@ -171,8 +202,10 @@ public:
     orphan_exit_budget_ += stack_.size() + below_max_depth_ + dropped;
     discard();
   }
-  // The thread ended or the input stopped.
-  void onEnd() {
+  // The thread ended (having sent `batches` batches, its ThreadEnd's count) or the input stopped
+  // (wire::kNoSequence).
+  void onEnd(uint64_t batches = wire::kNoSequence) {
+    sequence_.end(batches, diagnostics_);
     diagnostics_.add(Stat::frames_open_at_thread_end, stack_.size());
     orphan_exit_budget_ = 0;
     discard();

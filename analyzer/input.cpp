@@ -41,6 +41,8 @@ std::map<ThreadKey, uint64_t> batchBytesByThread(recording::RecordingReader& rea
 
 void readRecording(recording::RecordingReader& reader, Analyzer& analyzer,
                    std::string_view command, const TimeWindow& window) {
+  // Read whole, a recording holds every thread from its first batch; a window leaves some out.
+  if (window.whole()) analyzer.readsFromStart();
   analyzer.planWorkers(batchBytesByThread(reader));
   std::optional<WindowFilter> filter;
   if (!window.whole()) filter.emplace(window, recordingStartNs(reader));
@@ -50,18 +52,25 @@ void readRecording(recording::RecordingReader& reader, Analyzer& analyzer,
   if (const auto& deleted = reader.retention())
     analyzer.count(Stat::retention_deleted_events, deleted->events);
   analyzer.count(Stat::undecodable_messages, reader.undecodable());
+  warnOfDamage(reader, command);
+}
+
+void warnOfDamage(const recording::RecordingReader& reader, std::string_view command) {
   for (const recording::Damage& d : reader.damage())
-    std::fprintf(stderr, "shapetrace %.*s: warning: segment %u: %s at offset %llu (%llu bytes)\n",
-                 static_cast<int>(command.size()), command.data(), d.segment,
-                 recording::damageKindName(d.kind), static_cast<unsigned long long>(d.offset),
-                 static_cast<unsigned long long>(d.length));
+    std::fprintf(stderr, "shapetrace %.*s: warning: %s\n", static_cast<int>(command.size()),
+                 command.data(), recording::describeDamage(d).c_str());
 }
 
 Analysis analyzeRecording(recording::RecordingReader& reader, Analyzer& analyzer,
                           std::string_view command, const TimeWindow& window) {
   readRecording(reader, analyzer, command, window);
   analyzer.finish();
-  return analyzer.snapshot();
+  Analysis analysis = analyzer.snapshot();
+  // Every command that reads a recording says so when it lost or repeated what was recorded.
+  if (const std::string loss = inputLossLine(analysis); !loss.empty())
+    std::fprintf(stderr, "shapetrace %.*s: %s\n", static_cast<int>(command.size()),
+                 command.data(), loss.c_str());
+  return analysis;
 }
 
 TimeWindow parseTimeWindow(std::string_view text) {
@@ -133,6 +142,11 @@ bool WindowFilter::admit(wire::StreamItem& item) {
     Depths& depths = depths_[{item.process, gap->thread}];
     if (gap->to_ns < from_ns_) depths = {};
     return gap->from_ns < to_ns_ && gap->to_ns >= from_ns_;
+  }
+  if (auto* end = std::get_if<wire::ThreadEnd>(&item.body)) {
+    // The window leaves batches out: the end's count of them no longer tells a loss (0: unknown).
+    end->batches = 0;
+    return true;
   }
   auto* batch = std::get_if<wire::EventBatch>(&item.body);
   if (!batch) return true;
@@ -273,6 +287,7 @@ uint64_t LiveInput::feedRecorded(Analyzer& analyzer, uint64_t from, uint64_t to)
 
 uint64_t LiveInput::resumeFrom(const std::string& dir, Analyzer& analyzer) {
   recording_ = dir;
+  analyzer.readsFromStart();
   const uint64_t before = items_;
   next_ = feedRecorded(analyzer, 0, UINT64_MAX);
   return items_ - before;

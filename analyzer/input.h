@@ -64,6 +64,8 @@ private:
 // "shapetrace <command>: warning: segment N: ...".
 void readRecording(recording::RecordingReader& reader, Analyzer& analyzer,
                    std::string_view command, const TimeWindow& window = {});
+// "shapetrace <command>: warning: segment N: ..." on stderr for each damage `reader` met so far.
+void warnOfDamage(const recording::RecordingReader& reader, std::string_view command);
 // The same, then the input is over: the merged analysis of the whole recording.
 Analysis analyzeRecording(recording::RecordingReader& reader, Analyzer& analyzer,
                           std::string_view command, const TimeWindow& window = {});

@@ -104,18 +104,18 @@ ThreadEvents::Kind ThreadEvents::next() {
 }
 
 void ThreadEvents::mapFunctions(uint64_t process, std::vector<Event>& events) {
-  // Per process, a dense map from the process's ids (below kMaxFunctionId) to indices.
-  std::vector<uint32_t>& map = index_of_[process];
+  // Per process, a sparse map from the process's ids (below kMaxFunctionId) to indices.
+  IdTable<uint32_t>& map = index_of_[process];
   const auto unknown_base = static_cast<uint32_t>(analysis_.functions.size());
   for (Event& e : events) {
     const uint32_t id = std::min(e.function_id, kMaxFunctionId - 1);
-    if (id >= map.size()) map.resize(id + 1, UINT32_MAX);
-    uint32_t& index = map[id];
-    if (index == UINT32_MAX) {
-      index = analysis_.functionIndex(process, id);
-      if (index == UINT32_MAX) index = std::min(unknown_base + id, kMaxFunctionId - 1);
+    if (const uint32_t* index = map.find(id)) [[likely]] {
+      e.function_id = *index;
+      continue;
     }
-    e.function_id = index;
+    uint32_t index = analysis_.functionIndex(process, id);
+    if (index == UINT32_MAX) index = std::min(unknown_base + id, kMaxFunctionId - 1);
+    e.function_id = map[id] = index;
   }
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "analysis.h"
+#include "id_table.h"
 #include "recording/recording.h"
 #include "wire/event.h"
 
@@ -60,7 +61,7 @@ private:
   recording::RecordingReader& reader_;
   const Analysis& analysis_;
   ThreadKey thread_;
-  std::map<uint64_t, std::vector<uint32_t>> index_of_; // per process: function id -> index
+  std::map<uint64_t, IdTable<uint32_t>> index_of_; // per process: function id -> index
   std::vector<Event> events_;
   std::vector<wire::TracerWait> waits_;
   uint64_t sequence_ = 0;

@@ -46,6 +46,37 @@ std::vector<ThreadKey> selectThreads(const Analysis& a, const std::string& selec
   return out;
 }
 
+std::string inputLossLine(const Analysis& a) {
+  const std::pair<Stat, const char*> parts[] = {
+      {Stat::batches_lost_at_end, "event batches lost at threads' ends"},
+      {Stat::batch_sequence_gaps, "event batches missing before others"},
+      {Stat::duplicate_batches, "event batches repeated (read once)"},
+      {Stat::recording_damage, "damaged or lost stretches of the recording"},
+      {Stat::undecodable_messages, "undecodable messages"},
+      {Stat::live_items_missed, "live items missed"}};
+  std::string what;
+  for (const auto& [stat, text] : parts)
+    if (const uint64_t n = a.diagnostics.count(stat))
+      what += (what.empty() ? "" : ", ") + std::to_string(n) + " " + text;
+  if (what.empty()) return {};
+  constexpr size_t kThreadsNamed = 8;
+  std::string threads;
+  size_t affected = 0;
+  for (const ThreadSummary& t : a.threads) {
+    const Diagnostics& d = t.diagnostics;
+    if (d.count(Stat::batches_lost_at_end) + d.count(Stat::batch_sequence_gaps) +
+            d.count(Stat::duplicate_batches) ==
+        0)
+      continue;
+    if (++affected <= kThreadsNamed)
+      threads += (threads.empty() ? "" : ", ") + threadLabel(a, t.key);
+  }
+  if (affected > kThreadsNamed)
+    threads += " and " + std::to_string(affected - kThreadsNamed) + " more";
+  return "LOSS: the input is not what was recorded: " + what +
+         (threads.empty() ? "" : "; threads " + threads) + " (see diagnostics)";
+}
+
 std::string threadLabel(const Analysis& a, const ThreadKey& thread) {
   bool several_processes = false;
   std::string name;

@@ -64,6 +64,10 @@ bool needsAnalysis(const ScopeRequest& request);
 std::vector<ThreadKey> selectThreads(const Analysis& analysis, const std::string& selector);
 // "worker-0 (13789)"; the process key is added only when the trace holds several processes.
 std::string threadLabel(const Analysis& analysis, const ThreadKey& thread);
+// "LOSS: the input is not what was recorded: 25 event batches lost at threads' ends, ...; threads
+// 7:101, 7:102 (see diagnostics)": the headline every command prints when the recording or the
+// live input lost or repeated batches or frames; empty when it did not.
+std::string inputLossLine(const Analysis& analysis);
 // Whether `name` names the function: its display name, that name without its parameter list
 // ("ns::Class::method"), or its mangled name.
 bool namesFunction(const FunctionName& function, std::string_view name);

@@ -71,7 +71,6 @@ ShapeTable::Node ShapeTable::internNode(const Key& key) {
     ShapeId leaf = leafOf(key.function);
     const bool added = leaf == kNullShape;
     if (added) {
-      if (key.function >= leaf_of_function_.size()) leaf_of_function_.resize(key.function + 1);
       leaf = leaf_of_function_[key.function] = add(key);
     }
     return {leaf, added, wordOf(leaf)};
@@ -143,7 +142,7 @@ void ShapeTable::reserve(size_t nodes, size_t child_ids) {
 
 size_t ShapeTable::memoryBytes() const {
   return records_.capacity() * sizeof(uint32_t) + record_of_.capacity() * sizeof(uint64_t) +
-         leaf_of_function_.capacity() * sizeof(ShapeId) + slots_.capacity() * sizeof(uint64_t);
+         leaf_of_function_.memoryBytes() + slots_.capacity() * sizeof(uint64_t);
 }
 
 size_t canonicalizeChildSet(std::span<ShapeId> children) {

@@ -25,6 +25,7 @@
 
 #include "growable_array.h"
 #include "huge_page_allocator.h"
+#include "id_table.h"
 
 #include <cstdint>
 #include <span>
@@ -144,7 +145,8 @@ private:
   const uint32_t* wordOf(ShapeId id) const { return records_.data() + record_of_[id] + kDepth; }
   uint32_t* wordOf(ShapeId id) { return records_.data() + record_of_[id] + kDepth; }
   ShapeId leafOf(uint32_t function) const {
-    return function < leaf_of_function_.size() ? leaf_of_function_[function] : kNullShape;
+    const ShapeId* leaf = leaf_of_function_.find(function);
+    return leaf != nullptr ? *leaf : kNullShape;
   }
   bool equals(uint64_t record, const Key& key) const;
   uint64_t slotOf(const Key& key) const;
@@ -153,7 +155,7 @@ private:
 
   GrowableArray<uint32_t> records_;   // every node's record, in id order; the null node's first
   GrowableArray<uint64_t> record_of_; // id -> offset of its record in records_
-  std::vector<ShapeId> leaf_of_function_; // function -> its [f, {null}] node, kNullShape if none
+  IdTable<ShapeId> leaf_of_function_; // function -> its [f, {null}] node
   // Open addressing, linear probing, for nodes with children. A slot holds the high bits of the
   // node's hash (kTagShift and up) and the offset of its record (below); 0 is an empty slot (no
   // record with children sits at offset 0, the null node's). A probe that does not match is

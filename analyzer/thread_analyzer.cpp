@@ -15,7 +15,8 @@ bool outlierBefore(const Outlier& a, const Outlier& b) {
   return a.duration_ns < b.duration_ns;
 }
 
-ThreadAnalyzer::ThreadAnalyzer(const ThreadAnalyzerSettings& settings) : settings_(settings) {
+ThreadAnalyzer::ThreadAnalyzer(const ThreadAnalyzerSettings& settings)
+    : settings_(settings), sequence_(settings.from_start) {
   result_.timeline = OccurrenceTimeline(settings.timeline_bins);
   result_.shape_states.resize(1);
   result_.dag_stats.resize(1);
@@ -23,7 +24,9 @@ ThreadAnalyzer::ThreadAnalyzer(const ThreadAnalyzerSettings& settings) : setting
 
 void ThreadAnalyzer::onBatch(uint64_t sequence, std::span<const Event> events,
                              std::span<const wire::TracerWait> waits) {
-  if (sequence_.missingBefore(sequence, result_.diagnostics)) onGap(0);
+  const BatchSequence::Arrival arrival = sequence_.arrive(sequence, result_.diagnostics);
+  if (arrival == BatchSequence::Arrival::kRepeated) return;
+  if (arrival == BatchSequence::Arrival::kAfterMissing) onGap(0);
   forEachStretch(events, waits, [this](std::span<const Event> stretch) { onEvents(stretch); },
                  [this](uint64_t duration_ns) { onTracerWait(duration_ns); });
 }
@@ -91,7 +94,7 @@ void ThreadAnalyzer::enter(uint32_t function, uint64_t time_ns) {
     result_.diagnostics.add(Stat::calls_below_max_depth);
     return;
   }
-  if (function >= functions_.size()) functions_.resize(function + 1);
+  functions_[function]; // its entry, added on its first call
   stack_.emplace_back(function, time_ns, dag_children_.size());
 }
 
@@ -124,7 +127,8 @@ void ThreadAnalyzer::leave(uint32_t function, uint64_t time_ns) {
   finishTop(time_ns, true);
 }
 
-void ThreadAnalyzer::onGapMarker(uint64_t dropped) {
+void ThreadAnalyzer::onGapMarker(uint64_t dropped, uint64_t after_sequence) {
+  sequence_.gapAfter(after_sequence);
   result_.diagnostics.add(Stat::gap_markers);
   result_.diagnostics.add(Stat::events_dropped, dropped);
   onGap(dropped);
@@ -139,7 +143,8 @@ void ThreadAnalyzer::onGap(uint64_t dropped) {
   popDagChildren(0);
 }
 
-void ThreadAnalyzer::onEnd() {
+void ThreadAnalyzer::onEnd(uint64_t batches) {
+  sequence_.end(batches, result_.diagnostics);
   result_.diagnostics.add(Stat::frames_open_at_thread_end, stack_.size());
   stack_.clear();
   popDagChildren(0);
@@ -201,24 +206,23 @@ void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
 // The shape and DAG node of a call of `function` without children, interned on its first call.
 [[gnu::always_inline]] inline const ThreadAnalyzer::LeafIds&
 ThreadAnalyzer::leafIds(uint32_t function) {
-  if (function < leaf_ids_.size() && leaf_ids_[function].shape != kNullShape) [[likely]]
-    return leaf_ids_[function];
+  if (const LeafIds* ids = leaf_ids_.find(function); ids != nullptr) [[likely]]
+    return *ids;
   return internLeaf(function);
 }
 
 const ThreadAnalyzer::LeafIds& ThreadAnalyzer::internLeaf(uint32_t function) {
-  if (function >= leaf_ids_.size()) leaf_ids_.resize(function + 1);
-  LeafIds& ids = leaf_ids_[function];
   // A function whose first call was a leaf was never entered through enter().
-  if (function >= functions_.size()) functions_.resize(function + 1);
+  functions_[function];
   // Shape and DAG ids follow the order calls finish in: the queued calls, which finished earlier,
   // first.
   accountDagQueue();
+  LeafIds ids;
   ids.shape = internShape(function, {});
   const ShapeTable::Key key = ShapeTable::keyOf(function, {}, ShapeTable::Hash(function));
   ids.dag_hash = key.hash;
   ids.dag_node = settleDagNode(internDagNode(key), ids.shape);
-  return ids;
+  return leaf_ids_[function] = ids;
 }
 
 [[gnu::always_inline]] inline void ThreadAnalyzer::appendChild(ShapeId dag_node,
@@ -406,7 +410,7 @@ const Moments& ThreadAnalyzer::functionMoments(FunctionRunning& function, ShapeI
 }
 
 const Moments& ThreadAnalyzer::functionMoments(uint32_t function) const {
-  const FunctionRunning& running = functions_[function];
+  const FunctionRunning& running = *functions_.find(function);
   if (running.sole_shape == kNullShape || running.sole_shape == kManyShapes) return running.moments;
   return result_.shape_states[running.sole_shape].stats.moments;
 }
@@ -484,12 +488,13 @@ uint64_t ThreadAnalyzer::calls() const {
   return calls;
 }
 
-std::vector<FunctionState> ThreadAnalyzer::functionStates() const {
-  std::vector<FunctionState> states(functions_.size());
-  for (size_t f = 0; f < functions_.size(); ++f) {
-    states[f].stats.moments = functionMoments(static_cast<uint32_t>(f));
-    states[f].outliers = functions_[f].outliers;
-  }
+std::map<uint32_t, FunctionState> ThreadAnalyzer::functionStates() const {
+  std::map<uint32_t, FunctionState> states;
+  functions_.forEach([&](uint32_t function, const FunctionRunning& running) {
+    FunctionState& state = states[function];
+    state.stats.moments = functionMoments(function);
+    state.outliers = running.outliers;
+  });
   // A shape has one base function, so the function's calls and histogram are its shapes' summed.
   for (ShapeId shape = 1; shape < result_.shape_states.size(); ++shape) {
     FunctionState& state = states[result_.shapes.function(shape)];

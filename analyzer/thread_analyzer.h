@@ -29,6 +29,7 @@
 #pragma once
 
 #include "call_stack.h"
+#include "id_table.h"
 #include "thread_result.h"
 #include "wire/event.h"
 
@@ -48,14 +49,16 @@ public:
   void onBatch(uint64_t sequence, std::span<const Event> events,
                std::span<const wire::TracerWait> waits = {});
   void onEvents(std::span<const Event> events);
-  // A gap marker: the runtime dropped `dropped` events of this thread here.
-  void onGapMarker(uint64_t dropped);
+  // A gap marker: the runtime dropped `dropped` events of this thread here, after its batch
+  // `after_sequence` (wire::Gap), which accounts for the batches up to it.
+  void onGapMarker(uint64_t dropped, uint64_t after_sequence = wire::kNoSequence);
   // The runtime made the thread wait here: the open calls are measured without the wait.
   void onTracerWait(uint64_t duration_ns);
   // Events were lost here (a gap marker, a missing batch, a limit hit): the stack is discarded.
   void onGap(uint64_t dropped);
-  // The thread ended or the input stopped: open calls are dropped and counted.
-  void onEnd();
+  // The thread ended (having sent `batches` batches, its ThreadEnd's count: a lost tail is
+  // counted) or the input stopped (wire::kNoSequence): open calls are dropped and counted.
+  void onEnd(uint64_t batches = wire::kNoSequence);
 
   // The thread's result so far (its summary fields brought up to date); valid until the next
   // event. The merge takes it as it is, without a copy.
@@ -66,7 +69,7 @@ public:
   const std::vector<ShapeState>& shapeStates() const { return result_.shape_states; }
   const GrowableArray<DagStats>& dagStats() const { return result_.dag_stats; }
   // Per process function id (index), only for ids seen; calls == 0 means never seen.
-  std::vector<FunctionState> functionStates() const;
+  std::map<uint32_t, FunctionState> functionStates() const;
   const Diagnostics& diagnostics() const { return result_.diagnostics; }
   const OccurrenceTimeline& timeline() const { return result_.timeline; }
   // The kept outliers, most extreme first.
@@ -178,13 +181,13 @@ private:
   std::vector<ShapeId> dag_queue_nodes_; // the id each queued node got
   uint64_t dag_queue_generation_ = 1;     // how many times the queue was accounted, plus one
   std::vector<ShapeId> child_shapes_;     // scratch: a new DAG node's children's shapes
-  std::vector<LeafIds> leaf_ids_;        // per function
+  IdTable<LeafIds> leaf_ids_;            // per function
   std::array<DagUpdate, kDagUpdateDelay> dag_updates_{};
   size_t dag_update_next_ = 0;
   // The shapes, DAG, statistics, timeline and diagnostics, kept where the merge reads them.
   ThreadResult result_;
   bool dag_full_ = false;
-  std::vector<FunctionRunning> functions_;
+  IdTable<FunctionRunning> functions_;
   std::vector<Outlier> outlier_heap_; // min-heap under outlierBefore: the least extreme on top
   uint64_t last_ns_ = 0;
   BatchSequence sequence_;

@@ -13,6 +13,7 @@
 #include "timeline.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,9 @@ struct ThreadAnalyzerSettings {
   // Calls nested deeper are not analysed (counted): a recursion 100,000 deep would otherwise make a
   // shape, a cluster and a ribbon per level. uftrace's default depth limit is the same.
   uint32_t max_depth = 1024;
+  // The input holds every thread from its first batch (a recording, read from its start): batches
+  // missing before the first one received are lost too (call_stack.h's BatchSequence).
+  bool from_start = false;
 };
 
 // One call judged against the running statistics at the moment it finished.
@@ -84,7 +88,8 @@ struct ThreadResult {
   // The exact-sequence DAG; each node's payload word (ShapeTable::payload) is its shape's id.
   ShapeTable dag{ShapeTable::Depth::kNotKept};
   GrowableArray<DagStats> dag_stats;       // by DAG node id; all-zero bytes: an empty DagStats
-  std::vector<FunctionState> functions;    // by function id; calls == 0: never seen
+  // By function id, only the functions called: sparse, as the ids come from the input.
+  std::map<uint32_t, FunctionState> functions;
   std::vector<Outlier> outliers;           // the kept outliers, most extreme first
   OccurrenceTimeline timeline;
   Diagnostics diagnostics;

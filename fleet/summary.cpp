@@ -1,6 +1,8 @@
 // Host summaries to and from Cap'n Proto (stream/schema/summary.capnp).
 #include "fleet/summary.h"
 
+#include "call_stack.h"
+
 #include "schema/summary.capnp.h"
 #include "wire/format_error.h"
 
@@ -101,12 +103,11 @@ void writeThread(s::Thread::Builder out, const analyzer::ThreadInput& input) {
   }
 
   size_t used = 0;
-  for (const auto& f : result.functions)
+  for (const auto& [id, f] : result.functions)
     used += f.calls != 0;
   auto functions = out.initFunctions(static_cast<unsigned>(used));
   unsigned at = 0;
-  for (uint32_t id = 0; id < result.functions.size(); ++id) {
-    const analyzer::FunctionState& f = result.functions[id];
+  for (const auto& [id, f] : result.functions) {
     if (f.calls == 0)
       continue;
     functions[at].setId(id);
@@ -228,16 +229,16 @@ HostThread readThread(s::Thread::Reader in) {
       in.getTimelineMaxBins(), in.getTimelineShift(), in.getTimelineStarted(),
       in.getTimelineFirstBin(), std::move(cells));
 
-  // Function ids are the process's own: dense, but bounded by what a module table can name.
-  constexpr uint32_t kMaxFunctionId = uint32_t{1} << 24;
+  // Function ids are the process's own, below the analyzer's limit; kept sparse (a summary naming
+  // function 2^24-1 costs one entry).
   for (auto function : in.getFunctions()) {
     const uint32_t id = function.getId();
-    if (id >= kMaxFunctionId)
+    if (id >= analyzer::kMaxFunctionId)
       bad("function id " + std::to_string(id));
-    if (id >= result.functions.size())
-      result.functions.resize(id + 1);
     auto stats = function.getStats();
-    result.functions[id] = {readStats(stats), stats.getOutliers(), stats.getCalls()};
+    if (!result.functions.try_emplace(id, readStats(stats), stats.getOutliers(), stats.getCalls())
+             .second)
+      bad("function " + std::to_string(id) + " listed twice");
   }
   for (auto o : in.getOutliers()) {
     if (o.getShape() >= result.shapes.size())

@@ -25,6 +25,7 @@ struct AnalyzeArgs {
   std::string dir;
   std::string live;
   std::string json;
+  bool readable = false; // --readable: output files 0644, not 0600
   AnalysisFlags analysis;
   bool distances = false;
   bool dag = false;
@@ -42,7 +43,7 @@ void writeModel(const Analysis& analysis, const AnalyzeArgs& args) {
   if (args.json == "-")
     std::fwrite(text.data(), 1, text.size(), stdout);
   else
-    cli::writeFileAtomically(args.json, text);
+    cli::writeFileAtomically(args.json, text, args.readable);
 }
 
 void printSummary(const Analysis& a, FILE* out) {
@@ -53,6 +54,8 @@ void printSummary(const Analysis& a, FILE* out) {
                a.clustering.clusters.size(), a.ribbons.size());
   if (const std::string lost = callsNotAnalysed(a.diagnostics); !lost.empty())
     std::fprintf(out, "%s: see diagnostics\n", lost.c_str());
+  if (const std::string loss = inputLossLine(a); !loss.empty())
+    std::fprintf(out, "%s\n", loss.c_str());
   if (const uint64_t n = a.diagnostics.count(Stat::processes_without_end))
     std::fprintf(out, "LOSS: %llu process(es) ended without a process end (killed, crashed, or still "
                  "running when the input stopped): the events they had not sent yet are lost, how "
@@ -146,6 +149,7 @@ cli::Runner setupAnalyze(CLI::App& command) {
                      "Analyze the live stream the collector publishes at this ZeroMQ endpoint "
                      "(collect --publish); stops at the collector's end marker, on Ctrl-C, SIGTERM "
                      "or after --duration");
+  command.add_flag("--readable", args->readable, cli::kReadableHelp);
   command.add_option("--json", args->json,
                      "Write the JSON model (docs/analyzer.md) to this file ('-' for stdout)");
   addAnalysisFlags(command, args->analysis);

@@ -40,6 +40,7 @@ struct CompareArgs {
   uint32_t depth = UINT32_MAX;
   summaries::ComparisonOptions options;
   std::string json;
+  bool readable = false; // --readable: output files 0644, not 0600
   AnalysisFlags analysis;
 };
 
@@ -218,7 +219,7 @@ int runCompare(const CompareArgs& args) {
     json["functions"] = std::move(functions);
     const std::string text = json.dump() + "\n";
     if (args.json == "-") std::fwrite(text.data(), 1, text.size(), stdout);
-    else cli::writeFileAtomically(args.json, text);
+    else cli::writeFileAtomically(args.json, text, args.readable);
   }
   if (args.json != "-")
     std::fputs(comparisonText(a, b, alignment, args.options, name, form).c_str(), stdout);
@@ -258,6 +259,7 @@ cli::Runner setupCompare(CLI::App& command) {
   command.add_option("--max-rows", args->options.max_rows, "Most aligned rows written")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  command.add_flag("--readable", args->readable, cli::kReadableHelp);
   command.add_option("--json", args->json,
                      "Write the comparison as JSON (docs/summaries.md) to this file ('-': stdout)");
   addAnalysisFlags(command, args->analysis);

@@ -21,6 +21,7 @@ struct DiffArgs {
   std::string base, now;
   std::string base_window, new_window;
   std::string json;
+  bool readable = false; // --readable: output files 0644, not 0600
   double fail_on_regression = -1;
   DiffSettings settings;
   AnalysisFlags analysis;
@@ -64,7 +65,7 @@ int runDiff(const DiffArgs& args) {
     if (args.json == "-")
       std::fwrite(text.data(), 1, text.size(), stdout);
     else
-      cli::writeFileAtomically(args.json, text);
+      cli::writeFileAtomically(args.json, text, args.readable);
   }
   if (args.json != "-") printDiff(diff);
   if (args.fail_on_regression >= 0) {
@@ -97,6 +98,7 @@ cli::Runner setupDiff(CLI::App& command) {
   command.add_option("--new-window", args->new_window,
                      "Only the calls of NEW in this window (BASE and NEW may be one recording)")
       ->check(window);
+  command.add_flag("--readable", args->readable, cli::kReadableHelp);
   command.add_option("--json", args->json, "Write the diff as JSON to this file ('-' for stdout)");
   command.add_option("--fail-on-regression", args->fail_on_regression,
                      "Exit 3 when a function or cluster got slower by more than PCT percent, "

@@ -27,6 +27,7 @@ struct ExplainArgs {
   std::string method = "klinear";
   std::string kernel = "approximate";
   std::string json;
+  bool readable = false; // --readable: output files 0644, not 0600
   std::string inputs_csv; // across runs: DIR,VALUE per line instead of an annotation
   std::string runs_csv;   // a table of runs instead of recordings: id,input,time,f1..fm
   bool no_shapes = false;
@@ -325,7 +326,7 @@ int report(const ExplainArgs& args, const nlohmann::ordered_json& model) {
     if (args.json == "-")
       std::fwrite(text.data(), 1, text.size(), stdout);
     else
-      cli::writeFileAtomically(args.json, text);
+      cli::writeFileAtomically(args.json, text, args.readable);
   }
   if (args.json != "-")
     std::fputs(describeExplanation(model).c_str(), stdout);
@@ -422,6 +423,7 @@ cli::Runner setupExplain(CLI::App& command) {
   command.add_flag("--no-shapes", args->no_shapes,
                    "Leave out each call's own shape (each run's shapes) from the auxiliary "
                    "variables (shapes are never clustered here)");
+  command.add_flag("--readable", args->readable, cli::kReadableHelp);
   command.add_option("--json", args->json,
                      "Write the explanation as JSON to this file ('-' for "
                      "stdout, without the text)");

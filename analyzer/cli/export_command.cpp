@@ -38,6 +38,7 @@ struct ExportArgs {
   std::string dir;
   std::string format;
   std::string output = "-";
+  bool readable = false; // --readable: output files 0644, not 0600
   ScopeRequest scope;
   std::string fold = "none";
   unsigned jobs = 0;
@@ -54,7 +55,7 @@ void writeOutput(const ExportArgs& args, const std::function<void(std::ostream&)
     write(std::cout);
     std::cout.flush();
   } else {
-    cli::writeFileAtomically(args.output, write);
+    cli::writeFileAtomically(args.output, write, args.readable);
   }
 }
 
@@ -208,6 +209,7 @@ cli::Runner setupExport(CLI::App& command) {
                      "perfetto (native protobuf trace, one slice per call)")
       ->required()
       ->check(CLI::IsMember({"folded", "speedscope", "pprof", "perfetto"}));
+  command.add_flag("--readable", args->readable, cli::kReadableHelp);
   command.add_option("--output,-o", args->output, "Output file ('-' for stdout)")
       ->capture_default_str();
   addScopeFlags(command, args->scope);

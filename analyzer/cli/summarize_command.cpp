@@ -49,6 +49,7 @@ struct SummarizeArgs {
   uint32_t intervals = 32;
   size_t max_sequences = 20;
   std::string json;
+  bool readable = false; // --readable: output files 0644, not 0600
   std::string dot;
   AnalysisFlags analysis;
 };
@@ -101,11 +102,11 @@ EncoderOptions encoderOptions(const SummarizeArgs& args, Encoding encoding) {
   return o;
 }
 
-void write(const std::string& path, const std::string& text) {
+void write(const std::string& path, const std::string& text, bool readable) {
   if (path == "-")
     std::fwrite(text.data(), 1, text.size(), stdout);
   else
-    cli::writeFileAtomically(path, text);
+    cli::writeFileAtomically(path, text, readable);
 }
 
 int runSummarize(const SummarizeArgs& args) {
@@ -155,6 +156,7 @@ int runSummarize(const SummarizeArgs& args) {
     RecordingNames names = namesOf(reader, args.analysis.settings);
     analysis = std::move(names.analysis);
     run_start = names.first_ns;
+    warnOfDamage(reader, "summarize"); // segments missing: known before reading them
   }
   const Scope scope = resolveScope(analysis, run_start, args.scope);
 
@@ -188,9 +190,9 @@ int runSummarize(const SummarizeArgs& args) {
                      {"sequences", stats.sequences},
                      {"calls", stats.calls},
                      {"truncated", stats.truncated}};
-    write(args.json, json.dump() + "\n");
+    write(args.json, json.dump() + "\n", args.readable);
   }
-  if (!args.dot.empty()) write(args.dot, encoder.dot(analysis));
+  if (!args.dot.empty()) write(args.dot, encoder.dot(analysis), args.readable);
   if (args.json != "-" && args.dot != "-") {
     std::cout << head;
     encoder.writeText(std::cout, analysis, args.max_sequences);
@@ -236,6 +238,7 @@ cli::Runner setupSummarize(CLI::App& command) {
                      "Most distinct sequences (nlevel: tuples) written")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  command.add_flag("--readable", args->readable, cli::kReadableHelp);
   command.add_option("--json", args->json,
                      "Write the result as JSON (docs/summaries.md) to this file ('-': stdout)");
   command.add_option("--dot", args->dot, "fsa: write the automaton in Graphviz ('-': stdout)");

@@ -19,7 +19,7 @@ constexpr int kMaxRecursionScanned = 64;
 // Per thread, on its worker: the calls of the chosen function with the calls under each.
 class ExplainExtension::Sink {
 public:
-  Sink(std::vector<bool> targets, uint32_t max_points, uint64_t seed)
+  Sink(IdTable<uint8_t> targets, uint32_t max_points, uint64_t seed)
       : targets_(std::move(targets)), max_points_(max_points), rng_(seed) {}
 
   void onEnter(uint32_t function, uint32_t depth, uint64_t) {
@@ -55,7 +55,7 @@ private:
     std::unordered_map<uint32_t, uint32_t> calls;
   };
   bool isTarget(uint32_t function) const {
-    return function < targets_.size() && targets_[function];
+    return targets_.find(function) != nullptr;
   }
   // Algorithm R: every call has the same chance to be among the kept.
   void keep(const FinishedCall& call, const Open& done) {
@@ -77,7 +77,7 @@ private:
     std::sort(instance.calls.begin(), instance.calls.end());
   }
 
-  std::vector<bool> targets_;
+  IdTable<uint8_t> targets_; // the ids of the chosen function
   uint32_t max_points_;
   std::mt19937_64 rng_;
   std::vector<Open> open_;
@@ -98,7 +98,7 @@ std::unique_ptr<ThreadConsumer> ExplainExtension::consumerFor(const ThreadKey& t
   // The module tables that came before the thread's first item say which ids are the function
   // (docs/explain.md: a module loaded later is not searched).
   const auto it = targets_.find(thread.process);
-  std::vector<bool> targets = it == targets_.end() ? std::vector<bool>{} : it->second;
+  IdTable<uint8_t> targets = it == targets_.end() ? IdTable<uint8_t>{} : it->second;
   auto state = std::make_unique<ThreadState>();
   const ShapeLookup lookup =
       settings_.shapes ? ShapeLookup::intern(state->shapes) : ShapeLookup::none();
@@ -123,9 +123,8 @@ void ExplainExtension::observe(const wire::StreamItem& item) {
     for (const wire::FunctionInfo& f : table->functions) {
       if (settings_.function.empty() || !namesFunction(nameFunction(&f, f.id), settings_.function))
         continue;
-      if (f.id >= targets.size())
-        targets.resize(f.id + 1, false);
-      targets[f.id] = true;
+      // Sparse: a table may name any id (0xFFFFFFF0 costs one entry).
+      targets[f.id] = 1;
     }
   } else if (const auto* note = std::get_if<wire::Annotation>(&item.body)) {
     takeAnnotation(item.process, *note);
@@ -190,7 +189,7 @@ ExplainData ExplainExtension::collect(const Analysis& analysis, FunctionIndex& f
   std::vector<Row> rows;
   bool any_target = false;
   for (const auto& [process, targets] : targets_)
-    any_target |= std::find(targets.begin(), targets.end(), true) != targets.end();
+    any_target |= targets.size() != 0;
   if (!any_target)
     throw ExplainError("no function named '" + settings_.function + "' in the recording");
   for (const auto& [thread, state] : threads_) {

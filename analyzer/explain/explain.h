@@ -17,6 +17,7 @@
 
 #include "explain/drt.h"
 #include "extension.h"
+#include "id_table.h"
 
 #include <map>
 #include <memory>
@@ -103,7 +104,7 @@ private:
   bool runs_;
   uint32_t max_depth_;
   // Per process: which function ids are the chosen function (from its module tables).
-  std::map<uint64_t, std::vector<bool>> targets_;
+  std::map<uint64_t, IdTable<uint8_t>> targets_; // per process: the chosen function's ids
   std::map<ThreadKey, std::vector<std::pair<uint64_t, int64_t>>> annotations_; // (time, value)
   std::map<std::string, uint64_t> keys_seen_;
   std::map<uint64_t, std::string> executables_;

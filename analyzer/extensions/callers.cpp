@@ -7,16 +7,13 @@ void CallerSink::onEnter(uint32_t, uint32_t, uint64_t) { callee_ns_.push_back(0)
 
 [[gnu::always_inline]] inline CallerTotals& CallerSink::totalsOf(uint32_t caller,
                                                                  uint32_t callee) {
-  if (callee < last_edge_.size()) {
-    const uint32_t last = last_edge_[callee];
-    if (last != kNoEdge && edges_[last].caller == caller) [[likely]]
-      return edges_[last].totals;
-  }
+  if (const uint32_t* last = last_edge_.find(callee);
+      last != nullptr && edges_[*last].caller == caller) [[likely]]
+    return edges_[*last].totals;
   return findEdge(caller, callee);
 }
 
 CallerTotals& CallerSink::findEdge(uint32_t caller, uint32_t callee) {
-  if (callee >= last_edge_.size()) last_edge_.resize(callee + 1, kNoEdge);
   const auto [edge, added] =
       edge_of_.tryEmplace(caller, callee, static_cast<uint32_t>(edges_.size()));
   if (added) edges_.push_back(Edge{caller, callee, {}});

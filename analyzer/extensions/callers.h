@@ -8,6 +8,7 @@
 #pragma once
 
 #include "extension.h"
+#include "id_table.h"
 #include "pair_map.h"
 
 #include <cstdint>
@@ -48,7 +49,6 @@ public:
   const std::vector<Edge>& edges() const { return edges_; }
 
 private:
-  static constexpr uint32_t kNoEdge = UINT32_MAX;
   CallerTotals& totalsOf(uint32_t caller, uint32_t callee);
   CallerTotals& findEdge(uint32_t caller, uint32_t callee);
   void account(const FinishedCall& call, uint64_t callee_ns);
@@ -57,7 +57,7 @@ private:
   PairMap edge_of_; // (caller, callee) -> index in edges_
   // Per callee, the edge of its last call: most functions are called from one place most of the
   // time, so this answers most look-ups without hashing.
-  std::vector<uint32_t> last_edge_;
+  IdTable<uint32_t> last_edge_; // sparse: function ids come from the input
   std::vector<uint64_t> callee_ns_; // per open call: the time of its measured callees so far
 };
 

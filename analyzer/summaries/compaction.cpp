@@ -100,14 +100,26 @@ void IntervalCompaction::ensure(uint64_t time_ns) {
     return;
   }
   if (t < origin_) {
-    // Earlier than the first interval (another thread began earlier): intervals in front.
-    const auto width = static_cast<int64_t>(widthNs());
-    const int64_t added = (origin_ - t + width - 1) / width;
-    for (int64_t i = 0; i < added; ++i)
-      bins_.emplace_front();
-    origin_ -= added * width;
-    while (bins_.size() > max_intervals_)
-      coarsen();
+    // Earlier than the first interval (another thread began earlier): `added` intervals in
+    // front, then pairs merged until they fit. Worked out without making the intervals in front
+    // one by one: a timestamp far before the others (a crafted input) would ask for 2^60.
+    const uint64_t width = widthNs();
+    const uint64_t added = (static_cast<uint64_t>(origin_ - t) + width - 1) / width;
+    const uint64_t total = added + bins_.size();
+    unsigned merges = 0;
+    while (((total - 1) >> merges) + 1 > max_intervals_)
+      ++merges;
+    std::deque<std::unordered_map<uint32_t, Cell>> merged(((total - 1) >> merges) + 1);
+    for (size_t i = 0; i < bins_.size(); ++i)
+      for (const auto& [f, c] : bins_[i]) {
+        Cell& to = merged[(added + i) >> merges][f];
+        to.inclusive_ns += c.inclusive_ns;
+        to.exclusive_ns += c.exclusive_ns;
+        to.calls += c.calls;
+      }
+    bins_ = std::move(merged);
+    origin_ -= static_cast<int64_t>(added * width);
+    shift_ += merges;
   }
   while ((static_cast<uint64_t>(t - origin_) >> shift_) >= max_intervals_)
     coarsen();
@@ -141,11 +153,8 @@ void IntervalCompaction::enter(uint32_t function, uint64_t time_ns) {
   advance(time_ns);
   ensure(time_ns);
   ++bins_[indexOf(time_ns)][function].calls;
-  if (function >= open_.size()) {
-    open_.resize(function + 1, 0);
-    outer_since_.resize(function + 1, 0);
-  }
-  if (open_[function]++ == 0) outer_since_[function] = time_ns;
+  Open& open = open_[function];
+  if (open.frames++ == 0) open.outer_since = time_ns;
   stack_.push_back(function);
 }
 
@@ -153,8 +162,9 @@ void IntervalCompaction::exit(uint32_t function, uint64_t time_ns) {
   if (stack_.empty()) return;
   advance(time_ns);
   stack_.pop_back();
-  if (function < open_.size() && open_[function] > 0 && --open_[function] == 0)
-    add(function, outer_since_[function], time_ns, &Cell::inclusive_ns);
+  Open* open = open_.find(function);
+  if (open != nullptr && open->frames > 0 && --open->frames == 0)
+    add(function, open->outer_since, time_ns, &Cell::inclusive_ns);
 }
 
 void IntervalCompaction::reset(uint64_t time_ns) {

@@ -11,6 +11,8 @@
 // the open calls of a sequence are the callers they look at.
 #pragma once
 
+#include "id_table.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -84,8 +86,11 @@ private:
   unsigned shift_ = 0;
   std::deque<std::unordered_map<uint32_t, Cell>> bins_;
   std::vector<uint32_t> stack_;
-  std::vector<uint32_t> open_;        // per function: its frames on the stack
-  std::vector<uint64_t> outer_since_; // per function: when its outermost open frame started
+  struct Open {
+    uint32_t frames = 0;      // its frames on the stack
+    uint64_t outer_since = 0; // when its outermost open frame started
+  };
+  IdTable<Open> open_; // per function, sparse: function ids come from the input
   uint64_t last_ns_ = 0;
 };
 

@@ -4,6 +4,7 @@
 #include "cli/command.h"
 #include "recording/recording.h"
 #include "wire/format_error.h"
+#include "wire/sequence_runs.h"
 
 #include <cinttypes>
 #include <cstdio>
@@ -434,13 +435,58 @@ std::set<std::pair<uint64_t, uint32_t>> selectThreads(recording::RecordingReader
 }
 
 // Whole recording, in order.
+// What a thread's batches say of the recording, as `info` tells it: batches received twice (shown
+// once) and a tail its ThreadEnd's count says was sent but is not there.
+class BatchCheck {
+public:
+  // False for a batch received already: not shown again.
+  bool take(const wire::StreamItem& item) {
+    if (const auto* batch = std::get_if<wire::EventBatch>(&item.body)) {
+      Thread& t = threads_[{item.process, batch->thread}];
+      if (batch->sequence == wire::kNoSequence) return true;
+      if (!t.received.insert(batch->sequence)) {
+        ++t.repeated;
+        return false;
+      }
+      t.next = std::max(t.next, batch->sequence + 1);
+    } else if (const auto* end = std::get_if<wire::ThreadEnd>(&item.body)) {
+      threads_[{item.process, end->thread}].sent = end->batches;
+    }
+    return true;
+  }
+  void warn() const {
+    for (const auto& [key, t] : threads_) {
+      if (t.repeated)
+        std::fprintf(stderr,
+                     "shapetrace dump: process %016llx thread %u: %llu batches received again (a "
+                     "duplicated frame or segment); shown once\n",
+                     (unsigned long long)key.first, key.second, (unsigned long long)t.repeated);
+      if (t.next > 0 && t.sent > t.next)
+        std::fprintf(stderr,
+                     "shapetrace dump: process %016llx thread %u: %llu batches lost at its end "
+                     "(its end says %llu were sent)\n",
+                     (unsigned long long)key.first, key.second,
+                     (unsigned long long)(t.sent - t.next), (unsigned long long)t.sent);
+    }
+  }
+
+private:
+  struct Thread {
+    wire::SequenceRuns received;
+    uint64_t repeated = 0, next = 0, sent = 0;
+  };
+  std::map<std::pair<uint64_t, uint32_t>, Thread> threads_;
+};
+
 void dumpAll(recording::RecordingReader& reader, const DumpOptions& o, Sink& sink) {
   Names names;
+  BatchCheck check;
   while (auto item = reader.nextItem()) {
     names.learn(*item);
-    if (wanted(*item, o))
+    if (check.take(*item) && wanted(*item, o))
       sink.item(*item, names);
   }
+  check.warn();
 }
 
 // --thread with --from: process-level items and the threads' items from the covering batch on,
@@ -494,10 +540,15 @@ int runDump(DumpOptions& o) {
   else
     dumpAll(reader, o, *sink);
   sink->finish();
-  for (const recording::Damage& d : reader.damage())
+  for (const recording::Damage& d : reader.damage()) {
+    if (d.kind == recording::Damage::Kind::Lost) {
+      std::fprintf(stderr, "shapetrace dump: %s\n", recording::describeDamage(d).c_str());
+      continue;
+    }
     std::fprintf(stderr, "shapetrace dump: %s in segment %u at bytes %llu..%llu\n",
                  recording::damageKindName(d.kind), d.segment, (unsigned long long)d.offset,
                  (unsigned long long)(d.offset + d.length));
+  }
   return 0;
 }
 

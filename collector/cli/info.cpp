@@ -7,6 +7,7 @@
 #include "recording/recording.h"
 #include "wire/event_codec.h"
 #include "wire/framing.h"
+#include "wire/sequence_runs.h"
 
 #include <cstdio>
 #include <cstring>
@@ -24,6 +25,9 @@ struct ThreadInfo {
   uint64_t events = 0, batches = 0, dropped_gaps = 0, dropped_reported = 0, missing_batches = 0;
   uint64_t deleted_events = 0, deleted_batches = 0; // by the collector's retention
   uint64_t next_sequence = 0;
+  uint64_t repeated_batches = 0; // received again (a duplicated frame or segment): counted once
+  uint64_t batches_sent = 0;     // its ThreadEnd's count (0: unknown)
+  wire::SequenceRuns received;
   uint64_t first_ns = UINT64_MAX, last_ns = 0;
   uint64_t tracer_waits = 0, tracer_wait_ns = 0; // waits for ring space (lossless recording)
   bool ended = false;
@@ -86,6 +90,9 @@ void checkCompleteness(const std::string& dir, RecordingInfo& info) {
                               std::to_string(size) + " bytes): it was cut short");
   }
   for (const auto& d : info.damage)
+    if (d.kind == recording::Damage::Kind::Lost)
+      info.problems.push_back(recording::describeDamage(d));
+  for (const auto& d : info.damage)
     if (d.kind == recording::Damage::Kind::UnsupportedVersion)
       info.problems.push_back("segment " + std::to_string(d.segment) + ": unsupported version " +
                               std::to_string(d.version) + " (this reader understands version " +
@@ -129,6 +136,25 @@ void checkCompleteness(const std::string& dir, RecordingInfo& info) {
   }
 }
 
+// What each thread's batches say of the recording: batches received twice (counted once), and a
+// tail its ThreadEnd's count says was sent but that is not there.
+void checkThreads(RecordingInfo& info) {
+  for (const uint64_t key : info.order)
+    for (const auto& [tid, t] : info.processes.at(key).threads) {
+      char thread[64];
+      std::snprintf(thread, sizeof thread, "process %016llx thread %u: ", (unsigned long long)key,
+                    tid);
+      if (t.repeated_batches)
+        info.problems.push_back(thread + std::to_string(t.repeated_batches) +
+                                " batches received again (a duplicated frame or segment); "
+                                "counted once");
+      if (t.batches_sent > t.next_sequence && (t.batches || t.deleted_batches))
+        info.problems.push_back(thread + std::to_string(t.batches_sent - t.next_sequence) +
+                                " batches lost at its end (its end says " +
+                                std::to_string(t.batches_sent) + " were sent)");
+    }
+}
+
 void account(ProcessInfo& p, const wire::StreamItem& item) {
   std::visit(
       [&](const auto& body) {
@@ -150,8 +176,13 @@ void account(ProcessInfo& p, const wire::StreamItem& item) {
           ThreadInfo& t = p.threads[body.thread];
           t.ended = true;
           t.dropped_reported = body.events_dropped;
+          t.batches_sent = body.batches;
         } else if constexpr (std::is_same_v<T, wire::EventBatch>) {
           ThreadInfo& t = p.threads[body.thread];
+          if (body.sequence != wire::kNoSequence && !t.received.insert(body.sequence)) {
+            ++t.repeated_batches; // read once
+            return;
+          }
           if (body.sequence > t.next_sequence)
             t.missing_batches += body.sequence - t.next_sequence;
           t.next_sequence = std::max(t.next_sequence, body.sequence + 1);
@@ -214,6 +245,7 @@ RecordingInfo readInfo(const std::string& dir) {
       t.deleted_batches = deleted.batches;
     }
   checkCompleteness(dir, info);
+  checkThreads(info);
   return info;
 }
 
@@ -269,6 +301,7 @@ nlohmann::json toJson(const RecordingInfo& info) {
                          {"batches", t.batches},
                          {"dropped", dropped(t)},
                          {"missing_batches", t.missing_batches},
+                         {"repeated_batches", t.repeated_batches},
                          {"tracer_waits", t.tracer_waits},
                          {"tracer_wait_ns", t.tracer_wait_ns},
                          {"deleted_events", t.deleted_events},
@@ -434,11 +467,12 @@ void printText(const std::string& dir, const RecordingInfo& info) {
     }
   size_t torn = 0, corrupt = 0;
   for (const auto& d : info.damage)
-    if (d.kind != recording::Damage::Kind::UnsupportedVersion)
+    if (d.kind == recording::Damage::Kind::TornTail || d.kind == recording::Damage::Kind::Corrupt)
       ++(d.kind == recording::Damage::Kind::TornTail ? torn : corrupt);
   std::printf("torn tails %zu, corrupt ranges %zu, undecodable items %llu\n", torn, corrupt,
               (unsigned long long)info.undecodable);
   for (const auto& d : info.damage)
+    if (d.kind != recording::Damage::Kind::Lost) // a problem line of its own
     std::printf("  %s: segment %u, bytes %llu..%llu (%llu bytes)\n",
                 recording::damageKindName(d.kind), d.segment, (unsigned long long)d.offset,
                 (unsigned long long)(d.offset + d.length), (unsigned long long)d.length);

@@ -65,13 +65,20 @@ nlohmann::ordered_json fleetJson(const FleetModel& model, const FleetArgs& args)
           {"hosts", std::move(hosts)}};
 }
 
-// Decodes and offers one message; anything that is not a summary is counted and skipped.
+// Decodes and offers one message; anything that is not a summary is counted and skipped. So is a
+// summary the view cannot take for any other reason: its caller acknowledges it all the same, so
+// that no message stops the view, nor every restart of it (JetStream keeps what is not
+// acknowledged, and each subject's latest message).
 void take(FleetModel& model, const ReceivedSummary& message) {
   try {
     model.offer(decodeSummary(message.bytes));
   } catch (const wire::FormatError& e) {
     model.countMalformed();
     std::fprintf(stderr, "shapetrace fleet: skipped a message on %s that is not a summary: %s\n",
+                 message.subject.c_str(), e.what());
+  } catch (const std::exception& e) {
+    model.countMalformed();
+    std::fprintf(stderr, "shapetrace fleet: skipped a summary on %s that could not be taken: %s\n",
                  message.subject.c_str(), e.what());
   }
 }

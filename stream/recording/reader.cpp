@@ -24,8 +24,19 @@ const char* damageKindName(Damage::Kind kind) {
     return "corrupt";
   case Damage::Kind::UnsupportedVersion:
     return "unsupported version";
+  case Damage::Kind::Lost:
+    return "lost";
   }
   return "?";
+}
+
+std::string describeDamage(const Damage& d) {
+  const std::string segment = "segment " + std::to_string(d.segment) + ": ";
+  if (d.kind == Damage::Kind::Lost)
+    return segment + "lost (" + std::to_string(d.length) +
+           (d.length == 1 ? " segment" : " segments") + ": its frames are gone)";
+  return segment + damageKindName(d.kind) + " at offset " + std::to_string(d.offset) + " (" +
+         std::to_string(d.length) + " bytes)";
 }
 
 struct RecordingReader::Segment {
@@ -62,6 +73,9 @@ RecordingReader::RecordingReader(std::string dir, Pages pages)
     if (p.extension() != ".seg" || stem.empty() ||
         !std::all_of(stem.begin(), stem.end(), [](char c) { return c >= '0' && c <= '9'; }))
       continue;
+    // A FIFO named like a segment would block the reader forever; a device is no recording.
+    if (!fs::is_regular_file(fs::status(p, ec)))
+      throw std::runtime_error(p.string() + " is not a regular file: a segment must be one");
     numbers.push_back(static_cast<uint32_t>(std::stoul(stem)));
   }
   if (numbers.empty())
@@ -81,6 +95,18 @@ RecordingReader::RecordingReader(std::string dir, Pages pages)
   if (segments_.empty())
     throw std::runtime_error(dir_ + " holds no recording (no segment from the carry segment " +
                              std::to_string(retention_->carry_segment) + " on)");
+  noteMissingSegments();
+}
+
+// Segments are numbered without a hole from the first (0, or retention's carry segment): a
+// number missing is a deleted segment, its frames lost. One damage per run of missing numbers.
+void RecordingReader::noteMissingSegments() {
+  uint32_t expected = retention_ ? retention_->carry_segment : 0;
+  for (const auto& segment : segments_) {
+    if (segment->number > expected)
+      noteDamage({Damage::Kind::Lost, expected, 0, segment->number - uint64_t{expected}});
+    expected = segment->number + 1;
+  }
 }
 
 RecordingReader::~RecordingReader() = default;
@@ -149,6 +175,10 @@ RecordingReader::Segment& RecordingReader::open(uint32_t position) {
     } else if (!bytes.empty()) {
       noteDamage({torn ? Damage::Kind::TornTail : Damage::Kind::Corrupt, s.number, 0,
                   bytes.size()});
+    } else if (position + 1 < segments_.size()) {
+      // An empty file is a segment whose creation was cut short: harmless as the last one; with
+      // segments after it, a whole segment's frames are gone.
+      noteDamage({Damage::Kind::Lost, s.number, 0, 1});
     }
   }
   return s;

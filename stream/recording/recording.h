@@ -216,6 +216,8 @@ struct Damage {
     Corrupt,  // bytes that are not intact frames, followed by intact ones; skipped
     UnsupportedVersion, // a segment written in a recording format version this reader does not
                         // know (`version`); not read
+    Lost, // `length` segments from `segment` on whose frames are gone: numbers missing from the
+          // sequence of segment files, or an empty segment followed by others
   };
   Kind kind = Kind::TornTail;
   uint32_t segment = 0;
@@ -224,6 +226,9 @@ struct Damage {
   uint32_t version = 0; // UnsupportedVersion: the segment's format version
 };
 const char* damageKindName(Damage::Kind kind);
+// "segment 3: torn tail at offset 4096 (12 bytes)", "segment 2: lost (1 segment: its frames are
+// gone)": what the commands print for each damage.
+std::string describeDamage(const Damage& damage);
 
 // One intact frame read from a recording. `message` points into the mapped segment and stays
 // valid as long as the reader.
@@ -301,6 +306,7 @@ private:
   // Lets go of `s`'s pages from where it last did up to `end`, when reading once (Pages).
   void releaseBelow(Segment& s, size_t end);
   void noteDamage(const Damage& damage);
+  void noteMissingSegments();
 
   std::string dir_;
   Pages pages_;

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <stdexcept>
 #include <system_error>
 #include <unistd.h>
 #include <xxhash.h>
@@ -110,7 +111,8 @@ void FrameScanner::seek(uint64_t offset) {
 }
 
 MappedFile::MappedFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO named like a recording file must not wait for a writer forever.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     throw std::system_error(errno, std::generic_category(), "cannot open " + path);
   struct stat st {};
@@ -118,6 +120,10 @@ MappedFile::MappedFile(const std::string& path) {
     int err = errno;
     ::close(fd);
     throw std::system_error(err, std::generic_category(), "cannot stat " + path);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw std::runtime_error(path + " is not a regular file");
   }
   size_ = static_cast<size_t>(st.st_size);
   if (size_ > 0) {

@@ -1,5 +1,6 @@
 // `shapetrace analyze` end to end: recordings written by the collector's RecordingWriter, a live
 // stream from a real ZeroMQ PUB socket, the JSON file, determinism, and every usage error.
+#include "call_stack.h"
 #include "fanout/fanout.h"
 #include "recording/recording.h"
 #include "trace_builder.h"
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 
@@ -35,6 +37,10 @@ protected:
   Result shapetrace(const std::string& args) {
     return runCommand(std::string(SHAPETRACE_BINARY) + " " + args);
   }
+  // The same under /usr/bin/time: its stderr ends with "maxrss KB", the command's peak memory.
+  Result measuredShapetrace(const std::string& args) {
+    return runCommand("/usr/bin/time -f 'maxrss %M' " + std::string(SHAPETRACE_BINARY) + " " + args);
+  }
 
   std::vector<wire::StreamItem> trace() {
     wire::ModuleTable table{"m", 0, {}};
@@ -55,6 +61,43 @@ protected:
       EXPECT_TRUE(writer.append(wire::encodeItem(item)));
     EXPECT_TRUE(writer.close());
     return rec;
+  }
+  // Two threads of 8 batches each, ended with their ThreadEnd counts, in segments of about two
+  // batches: segment 0 holds the tables, then each segment two batches, the ends in the last.
+  fs::path segmentedRecording(const fs::path& rec) {
+    recording::RecordingOptions options;
+    options.segment_bytes = 256;
+    recording::RecordingWriter writer(rec.string(), options);
+    wire::ModuleTable table{"m", 0, {}};
+    table.functions.push_back({1, "_Z4mainv", "main()", "main.cpp", 3});
+    table.functions.push_back({2, "_Z4workv", "work()", "main.cpp", 9});
+    std::vector<wire::StreamItem> items{{1, table}, {1, wire::ProcessStart{}}};
+    for (uint64_t sequence = 0; sequence < 8; ++sequence)
+      for (uint32_t thread : {11u, 12u}) {
+        std::vector<testing::Call> calls(40, call(1, {call(2)}));
+        items.push_back(batchItem(1, thread, sequence, eventsOf(calls, 1000 + sequence * 10000)));
+      }
+    for (uint32_t thread : {11u, 12u})
+      items.push_back({1, wire::ThreadEnd{thread, 100000, 640, 0, 8}});
+    items.push_back({1, wire::ProcessEnd{100000, 1280, 0, 0, wire::EndReason::Exit, ""}});
+    for (const auto& item : items)
+      EXPECT_TRUE(writer.append(wire::encodeItem(item)));
+    EXPECT_TRUE(writer.close());
+    return rec;
+  }
+
+  // What every command that reads a recording says of it on stdout and stderr.
+  std::string everyCommandsOutput(const fs::path& rec) {
+    std::string all;
+    for (const std::string& command :
+         {"analyze " + rec.string(), "report " + rec.string() + " -o " + rec.string() + ".html",
+          "summarize " + rec.string(), "export " + rec.string() + " --format folded",
+          "diff " + rec.string() + " " + rec.string(), "dump " + rec.string()}) {
+      const Result r = shapetrace(command);
+      EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.err;
+      all += "$ " + command.substr(0, command.find(' ')) + "\n" + r.out + r.err;
+    }
+    return all;
   }
 };
 
@@ -194,6 +237,191 @@ TEST_F(AnalyzeCommandTest, ExplainReadsATableOfRuns) {
       << short_row.err;
   EXPECT_EQ(shapetrace("explain " + (dir / "rec").string() + " --csv " + csv.string()).exit_code, 2);
   EXPECT_EQ(shapetrace("explain").exit_code, 2);
+}
+
+// Segment 2 holds thread 11's first batch, segment 17 thread 12's last: deleted, the first is a
+// batch missing before the thread's others, the second its lost tail, which only the thread's end
+// (its ThreadEnd's batch count) tells. Every command says so.
+TEST_F(AnalyzeCommandTest, MissingSegmentsAreALossInEveryCommand) {
+  const fs::path rec = segmentedRecording(dir / "rec");
+  ASSERT_TRUE(fs::exists(rec / "000018.seg"));
+  fs::remove(rec / "000002.seg");
+  fs::remove(rec / "000017.seg");
+  const Result r = shapetrace("analyze " + rec.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string loss =
+      "LOSS: the input is not what was recorded: 1 event batches lost at threads' ends, 1 event "
+      "batches missing before others, 2 damaged or lost stretches of the recording; threads 11, "
+      "12 (see diagnostics)";
+  EXPECT_NE(r.out.find("2240 events, 1120 calls"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n" + loss + "\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  batches_lost_at_end                     1  (data_loss)"),
+            std::string::npos)
+      << r.out;
+  const std::string out = everyCommandsOutput(rec);
+  for (const std::string& command : {"analyze", "report", "summarize", "export", "diff"})
+    for (const std::string& segment : {"2", "17"})
+      EXPECT_NE(out.find("shapetrace " + command + ": warning: segment " + segment +
+                         ": lost (1 segment: its frames are gone)"),
+                std::string::npos)
+          << command << out;
+  for (const std::string& command : {"report", "export", "diff"})
+    EXPECT_NE(out.find("shapetrace " + command + ": " + loss), std::string::npos) << command << out;
+  for (const std::string& segment : {"2", "17"})
+    EXPECT_NE(out.find("shapetrace dump: segment " + segment +
+                       ": lost (1 segment: its frames are gone)"),
+              std::string::npos)
+        << out;
+  const Result info = shapetrace("info " + rec.string());
+  EXPECT_NE(info.out.find("process 0000000000000001 thread 12: 1 batches lost at its end (its end "
+                          "says 8 were sent)"),
+            std::string::npos)
+      << info.out;
+  EXPECT_NE(out.find("shapetrace dump: process 0000000000000001 thread 12: 1 batches lost at its "
+                     "end (its end says 8 were sent)"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(info.out.find("segment 17: lost (1 segment: its frames are gone)"), std::string::npos)
+      << info.out;
+}
+
+// An empty segment with others after it lost a whole segment's frames.
+TEST_F(AnalyzeCommandTest, AnEmptyMiddleSegmentIsALoss) {
+  const fs::path rec = segmentedRecording(dir / "rec");
+  fs::resize_file(rec / "000003.seg", 0);
+  const Result r = shapetrace("analyze " + rec.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("LOSS: the input is not what was recorded: 1 event batches missing before "
+                       "others, 1 damaged or lost stretches of the recording; threads 12 (see "
+                       "diagnostics)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.err.find("shapetrace analyze: warning: segment 3: lost (1 segment: its frames are "
+                       "gone)"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST_F(AnalyzeCommandTest, ADuplicatedSegmentIsReadOnceAndALossInEveryCommand) {
+  const fs::path rec = segmentedRecording(dir / "rec");
+  const Result clean = shapetrace("analyze " + rec.string());
+  ASSERT_EQ(clean.exit_code, 0) << clean.err;
+  EXPECT_EQ(clean.out.find("LOSS"), std::string::npos) << clean.out;
+  // Copies of segments 2 and 3 (the first batches of both threads) as the next segments.
+  size_t segments = 0;
+  auto name = [](size_t n) {
+    const std::string digits = std::to_string(n);
+    return std::string(6 - digits.size(), '0') + digits + ".seg";
+  };
+  while (fs::exists(rec / name(segments)))
+    ++segments;
+  fs::copy_file(rec / "000002.seg", rec / name(segments));
+  fs::copy_file(rec / "000003.seg", rec / name(segments + 1));
+  const Result r = shapetrace("analyze " + rec.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Read once: the same events and calls as the clean recording.
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')), clean.out.substr(0, clean.out.find('\n')));
+  EXPECT_NE(r.out.find("LOSS: the input is not what was recorded: 2 event batches repeated (read "
+                       "once); threads 11, 12 (see diagnostics)"),
+            std::string::npos)
+      << r.out;
+  const std::string out = everyCommandsOutput(rec);
+  for (const std::string& command : {"report", "export", "diff"})
+    EXPECT_NE(out.find("shapetrace " + command + ": LOSS: the input is not what was recorded: 2 "
+                       "event batches repeated (read once); threads 11, 12"),
+              std::string::npos)
+        << command << out;
+  for (const std::string& thread : {"11", "12"})
+    EXPECT_NE(out.find("shapetrace dump: process 0000000000000001 thread " + thread +
+                       ": 1 batches received again (a duplicated frame or segment); shown once"),
+              std::string::npos)
+        << out;
+  // info counts each batch once and names the copies.
+  const Result info = shapetrace("info " + rec.string());
+  for (const std::string& thread : {"11", "12"}) {
+    EXPECT_NE(info.out.find("process 0000000000000001 thread " + thread +
+                            ": 1 batches received again (a duplicated frame or segment); counted "
+                            "once"),
+              std::string::npos)
+        << info.out;
+    EXPECT_NE(info.out.find("thread " + thread + ": 1280 events in 8 batches"), std::string::npos)
+        << info.out;
+  }
+}
+
+TEST_F(AnalyzeCommandTest, AFifoNamedLikeASegmentIsAnErrorNamingIt) {
+  const fs::path rec = record(trace());
+  ASSERT_EQ(::mkfifo((rec / "000001.seg").c_str(), 0600), 0);
+  for (const std::string& command :
+       {"analyze", "report", "summarize", "export", "dump", "info"}) {
+    const Result r = shapetrace(command + " " + rec.string() +
+                                (command == "export" ? " --format folded" : ""));
+    EXPECT_EQ(r.exit_code, 1) << command;
+    EXPECT_NE(r.err.find((rec / "000001.seg").string() + " is not a regular file"),
+              std::string::npos)
+        << command << r.err;
+  }
+}
+
+TEST_F(AnalyzeCommandTest, OutputsArePrivateUnlessReadable) {
+  const fs::path rec = record(trace());
+  ::umask(022);
+  for (const std::string& command :
+       {"analyze " + rec.string() + " --json ", "report " + rec.string() + " -o ",
+        "export " + rec.string() + " --format folded -o "}) {
+    const fs::path out = dir / "out";
+    fs::remove(out);
+    ASSERT_EQ(shapetrace(command + out.string()).exit_code, 0) << command;
+    EXPECT_EQ(fs::status(out).permissions() & fs::perms::all,
+              fs::perms::owner_read | fs::perms::owner_write)
+        << command;
+    ASSERT_EQ(shapetrace(command + out.string() + " --readable").exit_code, 0) << command;
+    EXPECT_EQ(fs::status(out).permissions() & fs::perms::all,
+              fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                  fs::perms::others_read)
+        << command;
+  }
+}
+
+// The crafted inputs of docs/security.md: one call of function 2^24-1 on each of 64 threads, and
+// 8 processes whose module table names a function with id 0xFFFFFFF0. Tables dense by id made
+// them 4 GB a thread and 7 GB; the commands' peak memory (getrusage's, through /usr/bin/time)
+// stays far below 200 MB, whatever the machine's speed.
+TEST_F(AnalyzeCommandTest, CraftedIdsCostWhatTheirBytesDo) {
+  if (!fs::exists("/usr/bin/time")) GTEST_SKIP() << "no /usr/bin/time to measure peak memory";
+  const fs::path ids = dir / "function-id", modules = dir / "module-id";
+  {
+    recording::RecordingWriter writer(ids.string());
+    for (uint32_t thread = 1; thread <= 64; ++thread)
+      EXPECT_TRUE(writer.append(wire::encodeItem(
+          batchItem(1, thread, 0, eventsOf({call(1, {call(kMaxFunctionId - 1)})})))));
+    EXPECT_TRUE(writer.close());
+  }
+  {
+    recording::RecordingWriter writer(modules.string());
+    for (uint64_t process = 1; process <= 8; ++process) {
+      wire::ModuleTable table{"m", 0, {{0xFFFFFFF0u, "_Z5servev", "serve()", "", 0}}};
+      EXPECT_TRUE(writer.append(wire::encodeItem({process, table})));
+      EXPECT_TRUE(writer.append(wire::encodeItem(batchItem(process, 1, 0, eventsOf({call(1)})))));
+    }
+    EXPECT_TRUE(writer.close());
+  }
+  for (const std::string& command :
+       {"analyze " + ids.string(), "report " + ids.string() + " -o " + (dir / "r.html").string(),
+        "analyze " + ids.string() + " --extensions all",
+        "explain " + modules.string() + " --function serve --input size"}) {
+    const Result r = measuredShapetrace(command);
+    const size_t at = r.err.find("maxrss ");
+    ASSERT_NE(at, std::string::npos) << command << r.err;
+    EXPECT_LT(std::stoull(r.err.substr(at + 7)), 200u * 1024) << command << r.err;
+    if (command.starts_with("explain")) {
+      EXPECT_EQ(r.exit_code, 1) << command;
+      EXPECT_NE(r.err.find("no finished call of 'serve' in the recording"), std::string::npos)
+          << r.err;
+    } else {
+      EXPECT_EQ(r.exit_code, 0) << command << r.err;
+    }
+  }
 }
 
 TEST_F(AnalyzeCommandTest, UnwritableJsonIsAnError) {

@@ -2,8 +2,10 @@
 // clusters across threads, the JSON model, determinism, and parallel == sequential byte for byte.
 #include "analyzer.h"
 #include "model_json.h"
+#include "scope.h"
 #include "thread_analyzer.h"
 #include "trace_builder.h"
+#include "support/memory.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -111,6 +113,66 @@ TEST(AnalyzerTest, UnknownFunctionIdsAreNamedAndCounted) {
   EXPECT_EQ(a.functions[0].name, "fn#42");
   EXPECT_FALSE(a.functions[0].known);
   EXPECT_EQ(a.diagnostics.count(Stat::unknown_function_ids), 1u);
+}
+
+// Crafted input: one call of the largest function id on each of 64 threads, 2 KB of events. Tables
+// dense by function id made that 4 GB a thread; now it costs what its events do.
+TEST(AnalyzerTest, TheLargestFunctionIdCostsWhatItsEventsCost) {
+  const int64_t before = shapetrace::testing::peakRssMib();
+  Analyzer analyzer(AnalysisSettings{}, 1);
+  analyzer.consume(moduleTable(7));
+  for (uint32_t thread = 1; thread <= 64; ++thread)
+    analyzer.consume(batchItem(7, thread, 0, eventsOf({call(kMaxFunctionId - 1, {call(1)})})));
+  const Analysis analysis = analyzer.snapshot();
+  EXPECT_EQ(analysis.calls, 128u);
+  EXPECT_EQ(analysis.threads.size(), 64u);
+  EXPECT_EQ(analysis.diagnostics.count(Stat::function_ids_out_of_range), 0u);
+  EXPECT_LT(shapetrace::testing::peakRssMib() - before, 200);
+}
+
+// The thread's end says how many batches it sent: those after the last one received are lost (a
+// missing segment, a cut recording), and no later batch would show it.
+TEST(AnalyzerTest, ALostTailIsCountedFromTheThreadsEnd) {
+  Analyzer analyzer(AnalysisSettings{}, 1);
+  for (uint64_t sequence : {0u, 1u, 3u})
+    analyzer.consume(batchItem(7, 1, sequence, eventsOf({call(1)})));
+  analyzer.consume(wire::StreamItem{7, wire::ThreadEnd{1, 99, 8, 0, 6}});
+  analyzer.consume(batchItem(7, 2, 0, eventsOf({call(1)})));
+  analyzer.consume(wire::StreamItem{7, wire::ThreadEnd{2, 99, 2, 0, 1}});
+  const Analysis analysis = analyzer.snapshot();
+  ASSERT_EQ(analysis.threads.size(), 2u);
+  EXPECT_EQ(analysis.threads[0].diagnostics.count(Stat::batch_sequence_gaps), 1u);
+  EXPECT_EQ(analysis.threads[0].diagnostics.count(Stat::batches_lost_at_end), 2u);
+  EXPECT_EQ(analysis.threads[1].diagnostics.count(Stat::batches_lost_at_end), 0u);
+  EXPECT_EQ(statSeverity(Stat::batches_lost_at_end), Severity::kDataLoss);
+  EXPECT_EQ(inputLossLine(analysis),
+            "LOSS: the input is not what was recorded: 2 event batches lost at threads' ends, 1 "
+            "event batches missing before others; threads 1 (see diagnostics)");
+}
+
+// A duplicated frame or segment repeats batches: each is read once, and the copy is counted.
+TEST(AnalyzerTest, ARepeatedBatchIsReadOnceAndCounted) {
+  Analyzer analyzer(AnalysisSettings{}, 1);
+  for (uint64_t sequence : {0u, 1u, 2u, 1u, 0u, 2u, 3u})
+    analyzer.consume(batchItem(7, 1, sequence, eventsOf({call(1, {call(2)})})));
+  const Analysis analysis = analyzer.snapshot();
+  EXPECT_EQ(analysis.calls, 8u);
+  EXPECT_EQ(analysis.events, 16u);
+  EXPECT_EQ(analysis.diagnostics.count(Stat::duplicate_batches), 3u);
+  EXPECT_EQ(analysis.diagnostics.count(Stat::batch_sequence_regressions), 0u);
+  EXPECT_EQ(statSeverity(Stat::duplicate_batches), Severity::kDataLoss);
+}
+
+// A batch that comes late (after a later one: counted missing then) is not a repeat.
+TEST(AnalyzerTest, ALateBatchIsARegressionNotARepeat) {
+  Analyzer analyzer(AnalysisSettings{}, 1);
+  for (uint64_t sequence : {0u, 2u, 1u, 1u})
+    analyzer.consume(batchItem(7, 1, sequence, eventsOf({call(1)})));
+  const Analysis analysis = analyzer.snapshot();
+  EXPECT_EQ(analysis.calls, 3u);
+  EXPECT_EQ(analysis.diagnostics.count(Stat::batch_sequence_gaps), 1u);
+  EXPECT_EQ(analysis.diagnostics.count(Stat::batch_sequence_regressions), 1u);
+  EXPECT_EQ(analysis.diagnostics.count(Stat::duplicate_batches), 1u);
 }
 
 TEST(AnalyzerTest, GapItemsReachTheirThread) {
@@ -255,7 +317,7 @@ TEST(AnalyzerTest, ResultsMergeTheSameWithoutTheirAnalyzers) {
     if (const auto* batch = std::get_if<wire::EventBatch>(&item.body))
       analyzers[ThreadKey{item.process, batch->thread}].onBatch(batch->sequence, batch->events);
     if (const auto* gap = std::get_if<wire::Gap>(&item.body))
-      analyzers[ThreadKey{item.process, gap->thread}].onGapMarker(gap->dropped);
+      analyzers[ThreadKey{item.process, gap->thread}].onGapMarker(gap->dropped, gap->after_sequence);
     if (const auto* table = std::get_if<wire::ModuleTable>(&item.body))
       for (const auto& f : table->functions)
         functions[{item.process, f.id}] = f;

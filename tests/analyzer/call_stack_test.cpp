@@ -268,7 +268,8 @@ void expectSameCalls(const std::vector<Step>& steps, uint32_t max_depth = kDefau
   }
   EXPECT_EQ(result.events, generic.events());
   for (Stat stat : {Stat::gap_markers, Stat::events_dropped, Stat::batch_sequence_gaps,
-                    Stat::batch_sequence_regressions, Stat::frames_discarded_at_gap,
+                    Stat::batch_sequence_regressions, Stat::duplicate_batches,
+                    Stat::frames_discarded_at_gap,
                     Stat::exits_after_gap, Stat::unmatched_exits, Stat::frames_closed_by_outer_exit,
                     Stat::unwind_exits, Stat::abandoned_exits, Stat::timestamp_regressions,
                     Stat::function_ids_out_of_range,

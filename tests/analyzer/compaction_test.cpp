@@ -95,5 +95,21 @@ TEST(IntervalCompactionTest, CoarsensAndGrowsInFront) {
   EXPECT_GE(c.startNs() + c.count() * c.widthNs(), 1010u);
 }
 
+// A crafted input: a sequence 2^60 ns before the first. The intervals in front are worked out
+// at once, not made one by one (2^60 of them before).
+TEST(IntervalCompactionTest, ASequenceFarEarlierCostsNoMoreIntervals) {
+  IntervalCompaction c(4);
+  c.enter(7, uint64_t{1} << 60);
+  c.exit(7, (uint64_t{1} << 60) + 8);
+  c.reset((uint64_t{1} << 60) + 8);
+  c.enter(8, 0);
+  c.exit(8, 4);
+  EXPECT_EQ(c.startNs(), 0u);
+  EXPECT_EQ(c.widthNs(), uint64_t{1} << 59);
+  ASSERT_EQ(c.count(), 3u);
+  EXPECT_EQ(c.interval(0).at(8).inclusive_ns, 4u);
+  EXPECT_EQ(c.interval(2).at(7).inclusive_ns, 8u);
+}
+
 } // namespace
 } // namespace shapetrace::analyzer::summaries

@@ -154,7 +154,9 @@ TEST(ThreadAnalyzerTest, MissingBatchIsAGap) {
   EXPECT_EQ(a.diagnostics().count(Stat::batch_sequence_gaps), 1u);
   EXPECT_EQ(a.diagnostics().count(Stat::frames_discarded_at_gap), 2u);
   EXPECT_EQ(a.diagnostics().count(Stat::exits_after_gap), 1u);
-  a.onBatch(2, {});
+  a.onBatch(2, {}); // the same batch again: read once
+  EXPECT_EQ(a.diagnostics().count(Stat::duplicate_batches), 1u);
+  a.onBatch(1, {}); // the missing one, late
   EXPECT_EQ(a.diagnostics().count(Stat::batch_sequence_regressions), 1u);
 }
 
@@ -309,12 +311,12 @@ TEST(ThreadAnalyzerTest, LeafCallsGiveTheSameResultsWithOrWithoutTheirExitAlongs
   }
   const auto functions = whole.functionStates(), others = one_by_one.functionStates();
   ASSERT_EQ(functions.size(), others.size());
-  for (size_t f = 0; f < functions.size(); ++f) {
-    EXPECT_EQ(functions[f].calls, others[f].calls);
-    EXPECT_EQ(functions[f].outliers, others[f].outliers);
-    EXPECT_EQ(functions[f].stats.moments.m2(), others[f].stats.moments.m2());
+  for (const auto& [f, state] : functions) {
+    EXPECT_EQ(state.calls, others.at(f).calls);
+    EXPECT_EQ(state.outliers, others.at(f).outliers);
+    EXPECT_EQ(state.stats.moments.m2(), others.at(f).stats.moments.m2());
   }
-  EXPECT_EQ(functions[4].calls, 400u);
+  EXPECT_EQ(functions.at(4).calls, 400u);
   const auto outliers = whole.outliers();
   ASSERT_EQ(outliers.size(), one_by_one.outliers().size());
   ASSERT_FALSE(outliers.empty());

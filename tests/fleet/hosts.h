@@ -70,4 +70,15 @@ inline std::vector<wire::StreamItem> hostItems(unsigned host, unsigned processes
   return items;
 }
 
+// The forged summary's items: `threads` threads of one process, each with one call of the largest
+// function id the analyzer takes (2^24-1), which dense tables made 4 GB a thread (docs/security.md).
+inline std::vector<wire::StreamItem> largestFunctionIdItems(unsigned threads = 8) {
+  std::vector<wire::StreamItem> items;
+  constexpr uint32_t kLargest = (uint32_t{1} << 24) - 1;
+  for (uint32_t thread = 1; thread <= threads; ++thread)
+    items.push_back(analyzer::testing::batchItem(
+        0x66, thread, 0, analyzer::testing::eventsOf({call(kLargest, {call(1)})})));
+  return items;
+}
+
 } // namespace shapetrace::fleet::testing

@@ -4,6 +4,7 @@
 #include "fleet/merge.h"
 #include "fleet/summary.h"
 #include "hosts.h"
+#include "support/memory.h"
 #include "model_json.h"
 #include "schema/summary.capnp.h"
 #include "wire/format_error.h"
@@ -122,6 +123,21 @@ TEST(FleetMerge, BytesThatAreNotASummaryAreRefusedWithAFormatError) {
     } catch (const wire::FormatError&) {
     }
   }
+}
+
+// The forged summary of the attack in docs/security.md: 8 threads naming function 2^24-1. It took
+// 4 GB and ended the fleet view with bad_alloc; now it costs what its bytes do.
+TEST(FleetMerge, ASummaryNamingTheLargestFunctionIdCostsWhatItsBytesDo) {
+  const int64_t before = shapetrace::testing::peakRssMib();
+  const wire::Bytes forged = hostSummary(9, 1, testing::largestFunctionIdItems(8));
+  EXPECT_LT(forged.size(), 1024u);
+  FleetModel fleet;
+  ASSERT_EQ(fleet.offer(decodeSummary(forged)), FleetModel::Offer::kAccepted);
+  ASSERT_EQ(fleet.offer(decodeSummary(hostSummary(0, 1, testing::hostItems(0)))),
+            FleetModel::Offer::kAccepted);
+  const analyzer::Analysis merged = fleet.merge(AnalysisSettings{});
+  EXPECT_EQ(merged.threads.size(), 8u + 4u);
+  EXPECT_LT(shapetrace::testing::peakRssMib() - before, 200);
 }
 
 TEST(FleetMerge, ASummaryOfAnotherVersionIsRefused) {

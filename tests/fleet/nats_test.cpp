@@ -132,6 +132,26 @@ TEST_F(FleetNats, AResentSummaryIsADuplicateAndAForeignMessageIsSkipped) {
   EXPECT_NE(shapetrace::testing::slurp(dir / "stderr").find("not a summary"), std::string::npos);
 }
 
+// The forged summary of docs/security.md (8 threads naming function 2^24-1) took 4 GB and ended
+// the view with bad_alloc, and every restart again, JetStream keeping it. Now it costs what its
+// bytes do: the view survives it, twice, and merges the good summary published after it.
+TEST_F(FleetNats, TheForgedSummaryStopsNothingAndTheNextGoodOneIsMerged) {
+  publishHost("forger", testing::largestFunctionIdItems(8));
+  const auto items = testing::hostItems(0);
+  publishHost("host-0", items);
+  for (int run = 0; run < 2; ++run) {
+    const json model = runFleet("view");
+    const json& fleet = model["fleet"];
+    ASSERT_EQ(fleet["hosts"].size(), 2u) << run;
+    EXPECT_EQ(fleet["hosts"][0]["host"], "forger");
+    EXPECT_EQ(fleet["hosts"][0]["threads"].size(), 8u);
+    EXPECT_EQ(fleet["hosts"][1]["host"], "host-0");
+    EXPECT_EQ(fleet["hosts"][1]["threads"].size(), 4u);
+    EXPECT_EQ(fleet["malformed"], 0);
+    EXPECT_EQ(model["summary"]["threads"], 12);
+  }
+}
+
 TEST_F(FleetNats, ARestartedFleetViewResumesAndCountsNothingTwice) {
   std::vector<std::vector<wire::StreamItem>> hosts;
   for (unsigned host = 0; host < 3; ++host)

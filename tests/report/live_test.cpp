@@ -408,15 +408,14 @@ int connectTo(int port) {
   return sock;
 }
 
-// GET /api/snapshot with this Host header (none when empty), on a connection of its own; the
-// whole answer.
-std::string request(int port, const std::string& host) {
+// GET /api/snapshot with these header lines (each ending in CRLF), on a connection of its own;
+// the whole answer.
+std::string requestWithHeaders(int port, const std::string& headers) {
   const int sock = connectTo(port);
   if (sock < 0)
     return "no connection";
-  const std::string text = "GET /api/snapshot HTTP/1.1\r\n" +
-                           (host.empty() ? "" : "Host: " + host + "\r\n") +
-                           "Connection: close\r\n\r\n";
+  const std::string text =
+      "GET /api/snapshot HTTP/1.1\r\n" + headers + "Connection: close\r\n\r\n";
   ::send(sock, text.data(), text.size(), MSG_NOSIGNAL);
   std::string answer;
   char buffer[4096];
@@ -427,6 +426,11 @@ std::string request(int port, const std::string& host) {
   return answer;
 }
 
+// The same with this Host header (none when empty).
+std::string request(int port, const std::string& host) {
+  return requestWithHeaders(port, host.empty() ? "" : "Host: " + host + "\r\n");
+}
+
 TEST_F(LiveTest, AnswersOnlyRequestsForItsOwnNames) {
   const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(freePort());
   Child live({SHAPETRACE_BINARY, "live", "--connect", endpoint, "--http", "127.0.0.1:0"},
@@ -435,16 +439,25 @@ TEST_F(LiveTest, AnswersOnlyRequestsForItsOwnNames) {
   ASSERT_GT(port, 0) << slurp(dir / "live.err");
   const std::string p = ":" + std::to_string(port);
   for (const std::string& host : {"127.0.0.1" + p, "localhost" + p, "LOCALHOST" + p, "[::1]" + p,
-                                  std::string("localhost")})
+                                  std::string("localhost"), "127.1.2.3" + p,
+                                  "[::ffff:127.0.0.1]" + p})
     EXPECT_THAT(request(port, host), ::testing::StartsWith("HTTP/1.1 200")) << host;
-  // A DNS-rebinding page sends its own name; a wrong port is not this server either.
+  // A DNS-rebinding page sends its own name, or any address its name resolves to; a wrong port is
+  // not this server either.
   for (const std::string& host : {"attacker.example" + p, std::string("attacker.example"),
                                   std::string("localhost:1"), "localhost.attacker.example" + p,
-                                  std::string("")}) {
+                                  std::string(""), "1.2.3.4" + p, std::string("1.2.3.4"),
+                                  "[::ffff:1.2.3.4]" + p, "[2001:db8::1]" + p}) {
     const std::string answer = request(port, host);
     EXPECT_THAT(answer, ::testing::StartsWith("HTTP/1.1 421")) << host;
     EXPECT_EQ(answer.find("live_state"), std::string::npos) << host;
   }
+  // Two Host headers: refused whichever comes first.
+  for (const std::string& headers : {"Host: localhost" + p + "\r\nHost: attacker.example\r\n",
+                                     "Host: attacker.example\r\nHost: localhost" + p + "\r\n",
+                                     "Host: localhost" + p + "\r\nHost: localhost" + p + "\r\n"})
+    EXPECT_THAT(requestWithHeaders(port, headers), ::testing::StartsWith("HTTP/1.1 421"))
+        << headers;
 }
 
 TEST_F(LiveTest, ClientsTricklingAHeaderDoNotKeepItFromAnsweringAndTimeOut) {

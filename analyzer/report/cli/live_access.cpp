@@ -22,11 +22,17 @@ std::string withoutBrackets(const std::string& host) {
              : host;
 }
 
-bool isIpLiteral(const std::string& host) {
-  unsigned char address[16];
-  const std::string bare = withoutBrackets(host);
-  return inet_pton(AF_INET, bare.c_str(), address) == 1 ||
-         (host.front() == '[' && inet_pton(AF_INET6, bare.c_str(), address) == 1);
+// A loopback address written as a Host header writes it: 127.0.0.0/8, [::1], or an IPv4-mapped
+// loopback address ([::ffff:127.0.0.1]).
+bool isLoopbackLiteral(const std::string& host) {
+  unsigned char v4[4], v6[16];
+  if (inet_pton(AF_INET, host.c_str(), v4) == 1) return v4[0] == 127;
+  if (host.front() != '[' || inet_pton(AF_INET6, withoutBrackets(host).c_str(), v6) != 1)
+    return false;
+  static const unsigned char kLoopback[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  static const unsigned char kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  return std::memcmp(v6, kLoopback, 16) == 0 ||
+         (std::memcmp(v6, kMapped, 12) == 0 && v6[12] == 127);
 }
 
 // Compares without stopping at the first difference, so that the time taken says nothing of how
@@ -107,7 +113,9 @@ bool hostAllowed(const std::string& header, const std::string& bound_host, int p
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (name.empty())
     return false;
-  if (name == "localhost" || isIpLiteral(name) || name == bound_host ||
+  // Another address would let a page of any site whose name resolves to it read ours (DNS
+  // rebinding): only loopback, and the names it was told to serve on.
+  if (name == "localhost" || isLoopbackLiteral(name) || name == bound_host ||
       "[" + bound_host + "]" == name)
     return true;
   char machine[256] = {};

@@ -20,8 +20,9 @@ namespace shapetrace::analyzer::report {
 std::pair<std::string, int> parseHostPort(const std::string& text);
 bool isWildcard(const std::string& host); // 0.0.0.0, ::, empty: every address
 bool isLoopback(const std::string& host);
-// Whether a request's Host header names this server (bound to `bound_host`:`port`): localhost, an
-// IP literal (which cannot be rebound), the bound name, or this machine's name.
+// Whether a request's Host header names this server (bound to `bound_host`:`port`): localhost, a
+// loopback address, the bound name or address (--http HOST), or this machine's name. Any other
+// name or address is refused, IP literals included: a rebound name can point at any of them.
 bool hostAllowed(const std::string& header, const std::string& bound_host, int port);
 
 class AccessToken {

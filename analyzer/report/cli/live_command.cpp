@@ -181,6 +181,7 @@ void printSummary(const LiveSnapshot& s, const std::string& endpoint, const std:
                 a.clustering.clusters.size(), a.outliers.size(),
                 static_cast<unsigned long long>(s.run.droppedEvents()));
   out += line;
+  if (const std::string loss = inputLossLine(a); !loss.empty()) out += loss + "\n\n";
   out += clusterTables(a, 12, 5);
   if (!tty) out += "\n";
   std::fwrite(out.data(), 1, out.size(), stdout);

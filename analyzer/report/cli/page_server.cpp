@@ -160,7 +160,9 @@ PageServer::PageServer(const PageServerOptions& options) : options_(options) {
   server_->set_pre_routing_handler([bound_host = host, bound, token = token_.get(),
                                     name = options.command](const httplib::Request& req,
                                                             httplib::Response& res) {
-    if (!hostAllowed(req.get_header_value("Host"), bound_host, bound)) {
+    // One Host header: with two, which one decides depends on who reads the request.
+    if (req.get_header_value_count("Host") != 1 ||
+        !hostAllowed(req.get_header_value("Host"), bound_host, bound)) {
       res.status = 421; // Misdirected Request
       res.set_content("this server answers to localhost and its addresses only\n", "text/plain");
       return httplib::Server::HandlerResponse::Handled;

@@ -35,6 +35,7 @@ struct ReportArgs {
   }
   std::string dir;
   std::string output = "report.html";
+  bool readable = false; // --readable: output files 0644, not 0600
   std::string baseline; // a recording or an analysis JSON to compare with
   AnalysisFlags analysis;
   DetailLimits limits;
@@ -93,7 +94,7 @@ int runReport(const ReportArgs& args) {
     }
   }
   const std::string page = renderPage(data);
-  cli::writeFileAtomically(args.output, page);
+  cli::writeFileAtomically(args.output, page, args.readable);
 
   // A process that never said how it ended lost what it had not sent: never a plain 0.
   const uint64_t without_end = run.processesWithoutEnd();
@@ -135,6 +136,7 @@ cli::Runner setupReport(CLI::App& command) {
   auto options = std::make_shared<ReportArgs>();
   command.add_option("dir", options->dir, "Recording directory (from `shapetrace record`)")
       ->required();
+  command.add_flag("--readable", options->readable, cli::kReadableHelp);
   command.add_option("-o,--output", options->output, "The HTML file to write")
       ->capture_default_str();
   command.add_option("--baseline", options->baseline,

@@ -1,0 +1,56 @@
+// Writes the crafted recordings of docs/security.md ("Hostile input costs what it says"), whose
+// cost a reader must keep to what their bytes say, for measuring peak memory with /usr/bin/time -v:
+//
+//   crafted_recording function-id THREADS DIR   (THREADS threads, each one call of function
+//                                                2^24-1 under a call of function 1)
+//   crafted_recording module-id PROCESSES DIR   (PROCESSES processes whose module table names
+//                                                `serve` with id 0xFFFFFFF0, each with one thread
+//                                                calling function 1)
+//
+// then, for example, `shapetrace analyze DIR` or `shapetrace explain DIR --function serve --input
+// size`. Not a test: it makes no assertion.
+#include "recording/recording.h"
+#include "wire/codec.h"
+#include "wire/items.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace shapetrace;
+
+namespace {
+
+std::vector<Event> callOf(uint32_t outer, uint32_t inner) {
+  return {Event{1000, outer, EventKind::Enter}, Event{1010, inner, EventKind::Enter},
+          Event{1020, inner, EventKind::Exit}, Event{1030, outer, EventKind::Exit}};
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4 || (std::strcmp(argv[1], "function-id") != 0 &&
+                    std::strcmp(argv[1], "module-id") != 0)) {
+    std::fprintf(stderr, "usage: crafted_recording function-id|module-id COUNT DIR\n");
+    return 2;
+  }
+  const bool function_id = std::strcmp(argv[1], "function-id") == 0;
+  const auto count = static_cast<uint32_t>(std::strtoul(argv[2], nullptr, 10));
+  recording::RecordingWriter writer(argv[3]);
+  auto append = [&](const wire::StreamItem& item) { writer.append(wire::encodeItem(item)); };
+  for (uint32_t i = 1; i <= count; ++i) {
+    const uint64_t process = function_id ? 1 : i;
+    const uint32_t thread = function_id ? i : 1;
+    if (function_id && i == 1)
+      append({process, wire::ModuleTable{"m", 0, {{1, "_Z4mainv", "main()", "", 0}}}});
+    if (!function_id)
+      append({process, wire::ModuleTable{"m", 0,
+                                         {{1, "_Z4mainv", "main()", "", 0},
+                                          {0xFFFFFFF0u, "_Z5servev", "serve()", "", 0}}}});
+    const auto events = function_id ? callOf(1, (uint32_t{1} << 24) - 1) : callOf(1, 1);
+    append({process, wire::EventBatch{thread, 0, events, {}, {}}});
+  }
+  return writer.close() ? 0 : 1;
+}
