@@ -17,8 +17,9 @@ What the README leaves to the reader is filled in here, always the same way:
 - `rec` is made by the block's own `record` command; `base.rec`, the baseline of `diff` and
   `report --baseline`, is recorded beforehand from the same service whose puts never wait for a
   flush (`--max-unflushed-mib 0`, as scripts/demo's baseline).
-- `--base-window ..60s --new-window 60s..` become `..100ms` and `100ms..`: the recording lasts well
-  under a minute.
+- `--base-window ..60s --new-window 60s..` split `rec` in two halves of its time span (read from
+  `shapetrace info rec --json`): the recording lasts well under a minute, and how long depends on
+  the machine.
 - `scripts/demo` runs with the build directory under test, for 1 second, without its baseline run,
   writing under the block's directory (`--build-dir B --seconds 1 --no-baseline --out DIR/demo`).
 - `app` (the project `cmake -S app` configures) and the sources of `make` and of the `clang++-19
@@ -87,12 +88,21 @@ def free_port():
         return s.getsockname()[1]
 
 
+# Half of the time `rec` spans (its first event to its last, from `info --json`), in microseconds:
+# how long the recording lasts depends on the machine, so the window is worked out from it.
+HALF_OF_REC = (
+    "build/bin/shapetrace info rec --json | python3 -c \"import json, sys; "
+    "t = [x for p in json.load(sys.stdin)['processes'] for x in p['threads']]; "
+    "print('%dus' % ((max(x['last_ns'] for x in t) - min(x['first_ns'] for x in t)) // 2000))\"")
+
+
 def substitute(command, env):
     """The command with the README's placeholders filled in (see the module's text)."""
     replacements = [
         ("./app --its --arguments", "$KVSTORE " + KVSTORE_ARGS),
         ("./service", "$KVSTORE " + KVSTORE_ARGS),
-        ("--base-window ..60s --new-window 60s..", "--base-window ..100ms --new-window 100ms.."),
+        ("--base-window ..60s --new-window 60s..",
+         "--base-window ..$(%s) --new-window $(%s).." % (HALF_OF_REC, HALF_OF_REC)),
         ("clang++-19 -fpass-plugin=build/lib/ShapeTracePass.so ... ",
          "clang++-19 -fpass-plugin=build/lib/ShapeTracePass.so -o app-by-hand hello.cpp "),
         ("/tmp/st/", "$PWD/st/"),
