@@ -37,6 +37,9 @@ namespace {
 // collector again after none was found (or one refused or went away).
 constexpr int kReplyTimeoutMs = 1000;
 constexpr uint64_t kLookAgainMs = 100;
+// How often a live channel's control socket is looked at for a hang-up (the heartbeat, read on
+// every send, tells within channel::kConsumerSilentMs anyway).
+constexpr uint64_t kSocketLookNs = 1'000'000;
 
 uint64_t nowMs() { return channel::monotonicNs() / 1000000; }
 
@@ -191,9 +194,15 @@ private:
     return same;
   }
 
+  // The heartbeat on every call (a load); the socket (two system calls) at most every
+  // kSocketLookNs, not for each message of a cycle.
   bool collectorAlive() const {
-    if (!writer_->consumerAlive(channel::monotonicNs()))
+    const uint64_t now = channel::monotonicNs();
+    if (!writer_->consumerAlive(now))
       return false;
+    if (now < socket_looked_ns_ + kSocketLookNs)
+      return true;
+    socket_looked_ns_ = now;
     std::lock_guard lock(socket_mutex_);
     if (socket_fd_ < 0)
       return true; // the heartbeat alone tells
@@ -323,6 +332,7 @@ private:
   // The control socket, which a program thread may drop (fd_guard).
   mutable std::mutex socket_mutex_;
   mutable int socket_fd_ = -1;
+  mutable uint64_t socket_looked_ns_ = 0;
   ino_t socket_inode_ = 0;
   dev_t socket_device_ = 0;
 };
