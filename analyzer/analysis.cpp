@@ -139,6 +139,7 @@ IdMaps mergeThread(Analysis& analysis, const ThreadInput& input, FunctionIndex& 
   analysis.diagnostics.merge(thread.diagnostics);
   analysis.events += thread.events;
   analysis.calls += thread.calls;
+  analysis.outliers_found += thread.outliers_found;
 
   for (const auto& [id, state] : thread.functions) {
     if (state.calls == 0) continue;

@@ -115,7 +115,8 @@ struct Analysis {
   std::vector<uint64_t> cluster_calls;
   std::vector<std::vector<ClusterId>> ribbons; // over all clusters
   std::vector<ThreadSummary> threads;
-  std::vector<Outlier> outliers;
+  std::vector<Outlier> outliers; // the most extreme kept (settings.thread.max_outliers)
+  uint64_t outliers_found = 0;   // every call judged an outlier, kept or not
   Diagnostics diagnostics; // sum over threads, plus analysis-level counts
   unsigned timeline_shift = 0; // common bin width: 2^shift ns
   uint64_t events = 0;

@@ -93,4 +93,18 @@ std::string shortFunctionName(std::string_view full) {
   return out;
 }
 
+std::string fitColumn(std::string text, size_t width) {
+  if (text.size() <= width) return text;
+  text.resize(width - 3);
+  return text + "...";
+}
+
+const std::string& ShortNames::of(std::string_view full) {
+  if (const auto it = by_full_.find(full); it != by_full_.end()) return it->second;
+  std::string name = shortFunctionName(full);
+  const size_t seen = taken_[name]++;
+  if (seen > 0) name += " #" + std::to_string(seen + 1);
+  return by_full_.emplace(std::string(full), std::move(name)).first->second;
+}
+
 } // namespace shapetrace::analyzer

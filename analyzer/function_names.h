@@ -2,6 +2,7 @@
 // whole in the models (JSON, the page's data); only what is printed for a person is shortened.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -28,5 +29,22 @@ std::string withoutParameters(std::string_view name);
 std::string shortFunctionName(std::string_view name);
 
 inline constexpr size_t kShortTemplateArguments = 16;
+
+// `text` in at most `width` (>= 4) characters for a column of a text table: cut, with "..." saying
+// so, when longer (never cut silently).
+std::string fitColumn(std::string text, size_t width);
+
+// Short names that stay unique within one output: two different functions whose short names
+// collide (two lambdas' "std::thread::_State_impl<...>::_M_run", overloads) are told apart by
+// " #2", " #3"..., numbered in the order the output first names them; the same full name always
+// gets the same short one.
+class ShortNames {
+public:
+  const std::string& of(std::string_view full);
+
+private:
+  std::map<std::string, std::string, std::less<>> by_full_;
+  std::map<std::string, size_t, std::less<>> taken_; // short name -> full names given it so far
+};
 
 } // namespace shapetrace::analyzer

@@ -88,7 +88,9 @@ Json summaryJson(const Analysis& analysis) {
               {"shapes", analysis.shapes.size() - 1},
               {"dag_nodes", analysis.dag.size() - 1},
               {"clusters", analysis.clustering.clusters.size()},
-              {"ribbons", analysis.ribbons.size()}};
+              {"ribbons", analysis.ribbons.size()},
+              {"outliers_found", analysis.outliers_found},
+              {"outliers_kept", analysis.outliers.size()}};
 }
 
 Json diagnosticsListJson(const Diagnostics& counts) {

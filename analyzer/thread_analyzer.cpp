@@ -456,6 +456,7 @@ void ThreadAnalyzer::reportOutlier(const Moments& by_function, const Moments& by
   outlier.shape_mean = by_shape.mean();
   outlier.shape_sd = by_shape.stddev();
   outlier.shape_count = by_shape.count();
+  ++result_.outliers_found;
   if (function_outlier) {
     ++functions_[function].outliers;
     outlier.score = (x - outlier.function_mean) / outlier.function_sd;

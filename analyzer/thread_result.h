@@ -96,6 +96,7 @@ struct ThreadResult {
   uint64_t events = 0;
   uint64_t calls = 0; // finished
   size_t open_calls = 0;
+  uint64_t outliers_found = 0; // calls judged outliers (of their function or shape); `outliers` keeps the most extreme
 };
 
 } // namespace shapetrace::analyzer

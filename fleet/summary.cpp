@@ -76,6 +76,7 @@ void writeThread(s::Thread::Builder out, const analyzer::ThreadInput& input) {
   out.setEvents(result.events);
   out.setCalls(result.calls);
   out.setOpenCalls(result.open_calls);
+  out.setOutliersFound(result.outliers_found);
   const auto& timeline = result.timeline;
   out.setTimelineShift(static_cast<uint8_t>(timeline.shift()));
   out.setTimelineMaxBins(timeline.maxBins());
@@ -194,6 +195,7 @@ HostThread readThread(s::Thread::Reader in) {
   result.events = in.getEvents();
   result.calls = in.getCalls();
   result.open_calls = in.getOpenCalls();
+  result.outliers_found = in.getOutliersFound();
   if (in.getTimelineShift() >= 64)
     bad("timeline shift " + std::to_string(in.getTimelineShift()));
 

@@ -83,7 +83,9 @@ void printSummary(const Analysis& a, FILE* out) {
                  static_cast<unsigned long long>(a.diagnostics.count(stat)),
                  std::string(severityName(statSeverity(stat))).c_str());
   }
-  if (!a.outliers.empty()) std::fprintf(out, "\nmost extreme outliers:\n");
+  if (!a.outliers.empty())
+    std::fprintf(out, "\nmost extreme outliers (%llu found, %zu kept):\n",
+                 static_cast<unsigned long long>(a.outliers_found), a.outliers.size());
   for (size_t i = 0; i < a.outliers.size() && i < 10; ++i) {
     const Outlier& o = a.outliers[i];
     std::fprintf(out, "  %s  thread %s at %llu ns: %llu ns (function mean %.0f sd %.0f; shape "

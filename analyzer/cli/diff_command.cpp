@@ -8,6 +8,7 @@
 #include "cli/command.h"
 #include "cli/write_file.h"
 #include "diff/run_diff.h"
+#include "function_names.h"
 #include "input.h"
 #include "model_json.h"
 
@@ -40,10 +41,11 @@ void printDiff(const RunDiff& d) {
     std::printf("  - %s\n", text.c_str());
   std::printf("\n%-14s %-40s %10s %10s %10s %10s %12s\n", "shape change", "function", "calls",
               "(base)", "mean", "(base)", "time/s");
+  ShortNames names;
   for (size_t i = 0; i < d.shapes.size() && i < 20; ++i) {
     const ShapeChange& c = d.shapes[i];
-    std::printf("%-14s %-40.40s %10llu %10llu %10s %10s %12s\n", changeKindName(c.kind),
-                c.function.c_str(), static_cast<unsigned long long>(c.new_calls),
+    std::printf("%-14s %-40s %10llu %10llu %10s %10s %12s\n", changeKindName(c.kind),
+                fitColumn(names.of(c.function), 40).c_str(), static_cast<unsigned long long>(c.new_calls),
                 static_cast<unsigned long long>(c.base_calls), describeNs(c.now.mean_ns).c_str(),
                 describeNs(c.base.mean_ns).c_str(), describeNs(c.impact_ns_per_s).c_str());
   }

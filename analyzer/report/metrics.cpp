@@ -2,6 +2,7 @@
 #include "report/metrics.h"
 
 #include "cli/prometheus_text.h"
+#include "function_names.h"
 #include "scope.h"
 
 #include <algorithm>
@@ -93,15 +94,25 @@ void inputFamilies(PrometheusText& out, const Analysis& a, const RunInfo& run,
   out.sample("", {}, static_cast<double>(a.shapes.size() - 1));
   out.family("shapetrace_clusters", "gauge", "Clusters of shapes");
   out.sample("", {}, static_cast<double>(a.clustering.clusters.size()));
-  uint64_t outliers = 0;
-  for (const FunctionSummary& f : a.functions) outliers += f.outliers;
   out.family("shapetrace_outliers_total", "counter",
-             "Calls slower than their function's mean + sigma standard deviations (per minute: "
-             "rate(shapetrace_outliers_total[1m]) * 60)");
-  out.sample("", {}, static_cast<double>(outliers));
+             "Calls judged outliers: slower than their function's or their shape's mean + sigma "
+             "standard deviations (per minute: rate(shapetrace_outliers_total[1m]) * 60)");
+  out.sample("", {}, static_cast<double>(a.outliers_found));
+}
+
+// The `function` label: the short name (function_names.h), the same in every scrape. Collisions
+// are numbered in the order of the full names, not of the time spent, which changes.
+ShortNames labelNames(const Analysis& a) {
+  std::vector<std::string_view> full;
+  for (const FunctionSummary& f : a.functions) full.push_back(f.name);
+  std::sort(full.begin(), full.end());
+  ShortNames names;
+  for (std::string_view name : full) names.of(name);
+  return names;
 }
 
 void functionFamilies(PrometheusText& out, const Analysis& a, size_t top) {
+  ShortNames names = labelNames(a);
   std::vector<uint32_t> order(a.functions.size());
   std::iota(order.begin(), order.end(), 0u);
   std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
@@ -112,15 +123,15 @@ void functionFamilies(PrometheusText& out, const Analysis& a, size_t top) {
   out.family("shapetrace_function_calls_total", "counter",
              "Calls of the functions with the most time (the live command's --metrics-top)");
   for (uint32_t f : order)
-    out.sample("", {{"function", a.functions[f].name}}, static_cast<double>(a.functions[f].calls));
+    out.sample("", {{"function", names.of(a.functions[f].name)}}, static_cast<double>(a.functions[f].calls));
   out.family("shapetrace_function_outliers_total", "counter", "Outlier calls of those functions");
   for (uint32_t f : order)
-    out.sample("", {{"function", a.functions[f].name}},
+    out.sample("", {{"function", names.of(a.functions[f].name)}},
                static_cast<double>(a.functions[f].outliers));
   out.family("shapetrace_function_duration_seconds", "histogram",
              "Durations of those functions' measured calls (buckets within 3% of their bounds)");
   for (uint32_t f : order)
-    durationHistogram(out, {{"function", a.functions[f].name}}, a.functions[f].stats);
+    durationHistogram(out, {{"function", names.of(a.functions[f].name)}}, a.functions[f].stats);
 }
 
 void clusterFamilies(PrometheusText& out, const Analysis& a, const MetricsSettings& settings) {
@@ -129,9 +140,10 @@ void clusterFamilies(PrometheusText& out, const Analysis& a, const MetricsSettin
     if (named(a.functions[a.clustering.clusters[c].function], settings.cluster_functions))
       chosen.push_back(c);
   const std::vector<uint64_t> keys = shapeKeys(a);
+  ShortNames names = labelNames(a);
   auto labels = [&](ClusterId c) {
     const Cluster& cluster = a.clustering.clusters[c];
-    return PrometheusLabels{{"function", a.functions[cluster.function].name},
+    return PrometheusLabels{{"function", names.of(a.functions[cluster.function].name)},
                             {"cluster", hex(keys[cluster.shapes.front()])}};
   };
   out.family("shapetrace_cluster_info", "gauge",

@@ -1,6 +1,7 @@
 #include "report/terminal_summary.h"
 
 #include "function_names.h"
+#include "scope.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -31,6 +32,7 @@ std::string progressLine(const LiveProgress& p, uint64_t dropped_by_runtime) {
 std::string clusterTables(const Analysis& a, size_t clusters, size_t outliers,
                           const SummaryHosts& hosts) {
   std::string out;
+  ShortNames names;
   char line[512];
   std::vector<ClusterId> order(a.clustering.clusters.size());
   std::iota(order.begin(), order.end(), ClusterId{0});
@@ -46,8 +48,8 @@ std::string clusterTables(const Analysis& a, size_t clusters, size_t outliers,
   for (size_t i = 0; i < order.size() && i < clusters; ++i) {
     const Cluster& c = a.clustering.clusters[order[i]];
     const DurationStats& st = a.cluster_stats[order[i]];
-    const std::string name =
-        "#" + std::to_string(order[i]) + " " + shortFunctionName(a.functions[c.function].name);
+    const std::string name = fitColumn(
+        "#" + std::to_string(order[i]) + " " + names.of(a.functions[c.function].name), 44);
     std::snprintf(line, sizeof line, "%-44.44s %6zu %10llu %10s %10s %10s", name.c_str(),
                   c.shapes.size(), static_cast<unsigned long long>(st.moments.count()),
                   durationText(st.moments.mean()).c_str(),
@@ -60,8 +62,9 @@ std::string clusterTables(const Analysis& a, size_t clusters, size_t outliers,
   if (!a.outliers.empty() && outliers > 0) out += "\nmost extreme outliers\n";
   for (size_t i = 0; i < a.outliers.size() && i < outliers; ++i) {
     const Outlier& o = a.outliers[i];
-    std::snprintf(line, sizeof line, "  %-40.40s thread %-6u %10s  (mean %s, %.1f sd)",
-                  shortFunctionName(a.functions[o.function].name).c_str(), o.thread,
+    std::snprintf(line, sizeof line, "  %-40s %-20s %10s  (mean %s, %.1f sd)",
+                  fitColumn(names.of(a.functions[o.function].name), 40).c_str(),
+                  fitColumn("thread " + threadLabel(a, {o.process, o.thread}), 20).c_str(),
                   durationText(static_cast<double>(o.duration_ns)).c_str(),
                   durationText(o.function_mean).c_str(), o.score);
     out += line;

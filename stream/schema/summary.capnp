@@ -131,4 +131,5 @@ struct Thread {
   timelineMaxBins @12 :UInt32;
   timelineStarted @13 :Bool;
   timelineFirstBin @14 :UInt64;
+  outliersFound @15 :UInt64;       # every call judged an outlier; `outliers` keeps the most extreme
 }

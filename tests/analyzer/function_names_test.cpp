@@ -44,5 +44,27 @@ TEST(FunctionNames, EmptyAndDegenerateNames) {
   EXPECT_EQ(shortFunctionName("operator"), "operator");
 }
 
+// Two lambdas run by std::thread share a short name; each keeps one of its own in an output, and
+// the same full name always gets the same one.
+TEST(FunctionNames, ShortNamesStayUniqueWithinAnOutput) {
+  ShortNames names;
+  const std::string run_a =
+      "std::thread::_State_impl<std::thread::_Invoker<std::tuple<kv::runService()::$_0>>>::_M_run()";
+  const std::string run_b =
+      "std::thread::_State_impl<std::thread::_Invoker<std::tuple<kv::runService()::$_1>>>::_M_run()";
+  EXPECT_EQ(names.of(run_a), "std::thread::_State_impl<...>::_M_run");
+  EXPECT_EQ(names.of(run_b), "std::thread::_State_impl<...>::_M_run #2");
+  EXPECT_EQ(names.of(run_a), "std::thread::_State_impl<...>::_M_run");
+  EXPECT_EQ(names.of("kv::Store::get(unsigned long)"), "kv::Store::get");
+  EXPECT_EQ(names.of("kv::Store::get(unsigned long) const"), "kv::Store::get #2");
+  EXPECT_EQ(names.of(run_b), "std::thread::_State_impl<...>::_M_run #2");
+}
+
+TEST(FunctionNames, ColumnsCutSayTheyWereCut) {
+  EXPECT_EQ(fitColumn("kv::Store::get", 20), "kv::Store::get");
+  EXPECT_EQ(fitColumn("kv::RequestHandler::handlePut", 20), "kv::RequestHandle...");
+  EXPECT_EQ(fitColumn("kv::RequestHandler::handlePut", 20).size(), 20u);
+}
+
 } // namespace
 } // namespace shapetrace::analyzer

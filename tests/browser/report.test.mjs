@@ -67,7 +67,12 @@ test('the header summarises the run and every thread has its ribbons drawn', { t
   assert.equal(await chip('threads'), String(data.model.summary.threads));
   assert.equal(await chip('clusters'), String(data.model.summary.clusters));
   assert.equal(await chip('shapes'), String(data.model.summary.shapes));
-  assert.equal(await chip('outliers'), String(data.model.outliers.length));
+  // Every call judged an outlier, and in the title how many of them are kept with their details.
+  assert.ok(data.model.summary.outliers_found >= data.model.outliers.length);
+  assert.equal(data.model.summary.outliers_kept, data.model.outliers.length);
+  assert.equal(await chip('outliers'), data.model.summary.outliers_found.toLocaleString('en-US'));
+  assert.match(await page.locator('[data-summary="outliers"]').getAttribute('title'),
+    new RegExp(`the ${data.model.outliers.length.toLocaleString('en-US')} most extreme are kept`));
   assert.equal(await chip('dropped'), String(data.run.dropped_events));
   assert.ok(data.run.dropped_events > 0);
 
@@ -108,6 +113,17 @@ test('hovering a ribbon shows the cluster\'s shapes as trees with its statistics
   for (const label of ['CALLS', 'MEAN', 'SD', 'P50', 'P99', 'MAX DISTANCE'])
     assert.ok(text.toUpperCase().includes(label), `panel shows ${label}`);
   assert.ok(text.includes(cluster.stats.count.toLocaleString('en-US')), 'panel shows the call count');
+  // Each shape card says what its calls took: a mean, a single call's time, or that they were not
+  // measured (closed by an outer exit); never "mean 0 ns" for what was not measured.
+  const metas = await panel.locator('.shape-card .meta').allInnerTexts();
+  cluster.shapes.slice(0, 8).forEach((id, i) => {
+    const shape = data.model.shapes.find((s) => s.id === id);
+    const expected = !shape.stats.count ? 'not measured' : shape.stats.count === 1 ? 'took ' : 'mean ';
+    assert.ok(metas[i].includes(expected), `${metas[i]} (shape ${id}: ${shape.stats.count} measured)`);
+  });
+  assert.deepEqual(await page.evaluate(() => [ST.fmt.meanOf({ count: 0, mean_ns: 0 }),
+    ST.fmt.meanOf({ count: 1, mean_ns: 1500 }), ST.fmt.meanOf({ count: 4, mean_ns: 2e6 })]),
+  ['not measured', 'took 1.50 µs', 'mean 2.00 ms']);
   assert.equal(await panel.locator('svg.shape-tree').count(), Math.min(8, cluster.shapes.length));
   const drawn = await panel.locator('svg.shape-tree g.node').evaluateAll(
     (nodes) => [...new Set(nodes.map((n) => n.dataset.function))].sort());

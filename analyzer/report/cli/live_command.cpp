@@ -174,10 +174,12 @@ void printSummary(const LiveSnapshot& s, const std::string& endpoint, const std:
   const Analysis& a = *s.analysis;
   out += progressLine(s.progress, s.run.droppedEvents()) + "\n";
   std::snprintf(line, sizeof line,
-                "%zu threads  %llu events  %llu calls  %zu shapes  %zu clusters  %zu outliers\n\n",
+                "%zu threads  %llu events  %llu calls  %zu shapes  %zu clusters  %llu outliers "
+                "(%zu most extreme kept)\n\n",
                 a.threads.size(), static_cast<unsigned long long>(a.events),
                 static_cast<unsigned long long>(a.calls), a.shapes.size() - 1,
-                a.clustering.clusters.size(), a.outliers.size());
+                a.clustering.clusters.size(), static_cast<unsigned long long>(a.outliers_found),
+                a.outliers.size());
   out += line;
   if (const std::string loss = inputLossLine(a); !loss.empty()) out += loss + "\n\n";
   out += clusterTables(a, 12, 5);

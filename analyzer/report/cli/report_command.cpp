@@ -102,11 +102,12 @@ int runReport(const ReportArgs& args) {
       without_end ? " + an unknown number (" + std::to_string(without_end) +
                         " process(es) ended without a process end)"
                   : "";
-  std::printf("%s: %zu threads, %llu events, %zu shapes, %zu clusters, %zu outliers, %llu dropped "
-              "events%s\n",
+  std::printf("%s: %zu threads, %llu events, %zu shapes, %zu clusters, %llu outliers (%zu most "
+              "extreme kept), %llu dropped events%s\n",
               args.output.c_str(), analysis.threads.size(),
               static_cast<unsigned long long>(analysis.events), analysis.shapes.size() - 1,
-              analysis.clustering.clusters.size(), analysis.outliers.size(),
+              analysis.clustering.clusters.size(),
+              static_cast<unsigned long long>(analysis.outliers_found), analysis.outliers.size(),
               static_cast<unsigned long long>(run.droppedEvents()), unknown.c_str());
   if (data.contains("baseline"))
     std::printf("compared with %s: %zu explanations, %zu shape changes%s\n",

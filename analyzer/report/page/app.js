@@ -62,7 +62,8 @@ ST.App = class {
       chip(f.count(s.threads), 'threads') + chip(f.count(s.events, true), 'events') +
       chip(f.count(s.calls, true), 'calls') + chip(f.ns(m.t1 - m.t0), 'span') +
       chip(f.count(s.shapes), 'shapes') + chip(f.count(s.clusters), 'clusters') +
-      chip(f.count(m.outliers.length), 'outliers', m.outliers.length > 0) +
+      chip(f.count(s.outliers_found ?? m.outliers.length), 'outliers', m.outliers.length > 0,
+        `${f.count(s.outliers_found ?? m.outliers.length)} calls judged outliers; the ${f.count(m.outliers.length)} most extreme are kept with their details`) +
       chip(f.count(dropped) + (unknown ? ' + ?' : ''), 'dropped', dropped > 0 || unknown);
     this.renderNotice();
     this.renderLegend();

@@ -54,6 +54,12 @@ ST.fmt = {
     const decimals = Math.max(0, Math.min(9, Math.ceil(-Math.log10(step / unit) - 1e-9)));
     return `${(t / unit).toFixed(decimals)} ${name}`;
   },
+  // A mean as a person reads it: none for calls never measured (each closed by an outer exit),
+  // "took X" for a single call, "mean X" otherwise; never "mean 0 ns" for what was not measured.
+  meanOf(stats) {
+    if (!stats || !stats.count) return 'not measured';
+    return stats.count === 1 ? `took ${ST.fmt.ns(stats.mean_ns)}` : `mean ${ST.fmt.ns(stats.mean_ns)}`;
+  },
   sig(v) {
     const a = Math.abs(v);
     return a >= 100 ? v.toFixed(0) : a >= 10 ? v.toFixed(1) : v.toFixed(2);

@@ -86,7 +86,7 @@ ST.ClusterPanel = class {
     const shapes = c.shapes.slice(0, 8).map((id) => {
       const shape = this.model.shapes.get(id);
       return `<div class="shape-card"><div class="meta">shape #${id} · depth ${shape.depth} · ` +
-        `${f.count(shape.calls)} calls · mean ${f.ns(shape.stats.mean_ns)}` +
+        `${f.count(shape.calls)} call${shape.calls === 1 ? '' : 's'} · ${f.meanOf(shape.stats)}` +
         `${shape.outliers ? ` · <b style="color:var(--outlier)">${shape.outliers} outliers</b>` : ''}` +
         `${this.model.data.flame_scopes?.shapes?.some((e) => e.shape === id) ? ` <button type="button" class="shape-flame" data-shape="${id}">flame graph</button>` : ''}</div>` +
         `${ST.shapes.svg(this.model, id)}</div>`;
@@ -98,8 +98,8 @@ ST.ClusterPanel = class {
       `<div class="cluster-sub">cluster #${clusterId} · ${c.shapes.length} shape${c.shapes.length === 1 ? '' : 's'} · depth ${c.depth}` +
       `${c.trivial ? ' · leaf' : ''}</div>` +
       `<div class="stats">` +
-      stat('calls', f.count(s.count)) + stat('total', f.ns(c.totalNs)) + stat('mean', f.ns(s.mean_ns)) +
-      stat('sd', f.ns(s.sd_ns)) + stat('p50', f.ns(s.p50_ns)) + stat('p99', f.ns(s.p99_ns)) +
+      stat('calls', f.count(s.count)) + stat('total', f.ns(c.totalNs)) + stat('mean', s.count ? f.ns(s.mean_ns) : '–') +
+      stat('sd', s.count > 1 ? f.ns(s.sd_ns) : '–') + stat('p50', f.ns(s.p50_ns)) + stat('p99', f.ns(s.p99_ns)) +
       stat('min', f.ns(s.min_ns)) + stat('max', f.ns(s.max_ns)) + stat('outliers', f.count(c.outliers), c.outliers > 0) +
       stat('max distance', c.max_distance.toFixed(2)) +
       stat('instances', this.model.clusterInstances(clusterId).length) +
