@@ -34,7 +34,7 @@
 namespace shapetrace::channel {
 
 inline constexpr uint64_t kMagic = 0x31484353'54535453; // "STSTSCH1" little-endian
-inline constexpr uint32_t kVersion = 1;
+inline constexpr uint32_t kVersion = 2;
 inline constexpr size_t kHeaderBytes = 4096;
 // The ring's size: at least kMinDataBytes, at most kMaxDataBytes, a power of two.
 inline constexpr uint64_t kMinDataBytes = uint64_t{64} << 10;
@@ -70,12 +70,15 @@ struct RecordHeader {
 inline constexpr uint32_t kMoreFragments = 1;
 inline constexpr uint32_t kWrapPadding = 2;
 
-// The control socket's two messages. The hello travels with the memfd (SCM_RIGHTS).
+// The control socket's two messages. The hello travels with the channel's memfd and, when
+// `rings_bytes` is not 0, the memfd of the process's rings (channel/rings.h), in that order
+// (SCM_RIGHTS).
 struct Hello {
   uint64_t magic = kMagic;
   uint32_t version = kVersion;
   uint32_t pid = 0;
   uint64_t data_bytes = 0;
+  uint64_t rings_bytes = 0;
 };
 struct Reply {
   uint64_t magic = kMagic;
