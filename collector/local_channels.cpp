@@ -105,7 +105,8 @@ public:
     const uint64_t count = remains.events.size() / channel::kRingEventBytes;
     if (count == 0 && !(remains.drain_flags & channel::kThreadStartSent))
       return; // a ring given to a thread that recorded nothing
-    std::vector<Event> slots(rt::ringCapacityFor(count * sizeof(Event)));
+    // Zeroed: a marker the process left at the end reads the slot after it.
+    std::vector<Event> slots(rt::ringCapacityFor(count * sizeof(Event)), Event{0, 0, EventKind::Enter});
     rt::RingMemory memory;
     memory.slots = slots.data();
     memory.capacity = slots.size();
