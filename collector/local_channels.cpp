@@ -34,6 +34,9 @@ constexpr size_t kMaxPartialBytes = size_t{256} << 20;
 // The batches made from a dead process's rings hold at most this many events (the runtime's
 // default SHAPETRACE_BATCH).
 constexpr uint32_t kFinishBatchEvents = 4096;
+// What the collector finishes of one dead process's rings at most, in events (a hostile process
+// could claim full rings of pages it never wrote): 16 full rings of the default size.
+constexpr uint64_t kMaxFinishEvents = uint64_t{1} << 24;
 
 // A process as /proc/PID/stat shows it: gone (no entry), a zombie with its wait status, or alive
 // since `start_ticks` (field 22, which tells a reused pid from the process we knew).
@@ -341,6 +344,8 @@ size_t LocalChannels::read(Channel& c, const OnMessage& on_message, size_t max_m
       },
       max_messages, std::min(wire::kMaxMessageBytes, budget), error);
   partial_bytes_ = others_partial + (c.reader ? c.reader->partialBytes() : 0);
+  if (read > 0 && c.reader)
+    c.reader->wakeProducer(); // its drain may sleep for room
   if (status == channel::Reader::Status::Broken) {
     std::fprintf(stderr, "shapetrace collect: closing the channel of process %u: %s\n", c.pid,
                  error.c_str());
@@ -388,17 +393,19 @@ void LocalChannels::finishRings(Channel& c, const OnMessage& on_message) {
   RingFinisher finisher(arena, c.pid, on_message);
   rt::ThreadDrain drain(finisher, kFinishBatchEvents);
   uint64_t rings = 0;
-  const uint64_t broken = c.rings->forEachRing([&](const channel::RingRemains& remains) {
-    finisher.finish(remains, drain);
-    ++rings;
-  });
+  const uint64_t broken = c.rings->forEachRing(
+      [&](const channel::RingRemains& remains) {
+        finisher.finish(remains, drain);
+        ++rings;
+      },
+      kMaxFinishEvents);
   counters_.rings_finished += rings;
   counters_.rings_broken += broken;
   if (broken)
     std::fprintf(stderr,
                  "shapetrace collect: process %u: %llu ring(s) left unfinished: their indices say "
-                 "they hold more than they can\n",
-                 c.pid, (unsigned long long)broken);
+                 "they hold more than they can, or more than %llu events in all\n",
+                 c.pid, (unsigned long long)broken, (unsigned long long)kMaxFinishEvents);
 }
 
 // A process that has a new channel (its image after exec, or its runtime after we looked gone

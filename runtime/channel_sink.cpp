@@ -144,6 +144,14 @@ public:
     return text;
   }
 
+  // Asleep on the channel's read index, which the collector wakes as it takes records.
+  void waitForRoom(long timeout_ns) override {
+    if (writer_)
+      writer_->waitForRoom(timeout_ns);
+    else
+      Sink::waitForRoom(timeout_ns);
+  }
+
   bool watchesPeer() const override { return true; }
 
   Peer awaitPeer(unsigned wait_ms) override {

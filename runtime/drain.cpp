@@ -1,6 +1,7 @@
 // The drain thread (see drain.h).
 #include "drain.h"
 
+#include "channel/futex.h"
 #include "fd_guard.h"
 #include "ring_arena.h"
 #include "shapetrace/abi.h"
@@ -25,6 +26,9 @@ constexpr uint64_t kLongestCalibrationNs = 1000000000; // 1 s
 // While detached the drain thread looks for news of a collector (the monitor's, or its socket
 // file) this often, waiting on its semaphore in between, which a stop, exec or flush request posts.
 constexpr unsigned kDetachedWaitMs = 10;
+// The longest the drain sleeps for the collector to take something while producers wait (a wake
+// that never comes, from a collector that died, costs this much).
+constexpr long kRoomWaitNs = 1'000'000;
 
 int64_t monotonicNow() { return int64_t(monotonicNs()); }
 
@@ -80,10 +84,16 @@ void Drain::run() {
     }
     const bool detached = waitingForPeer();
     if (!detached) {
-      // A producer blocked on a full ring (SHAPETRACE_BLOCKING) makes the drain run back to back.
+      // A producer blocked on a full ring (SHAPETRACE_BLOCKING) makes the drain run back to back;
+      // when the collector had no room, the drain sleeps until the collector takes something
+      // (it wakes us), bounded by kRoomWaitNs.
       const bool hurry = g_hot.waiting_producers.load(std::memory_order_relaxed) > 0;
-      sleepFor(hurry ? std::chrono::microseconds(20) : interval);
+      if (hurry && send_refused_)
+        sink_->waitForRoom(kRoomWaitNs);
+      else
+        sleepFor(hurry ? std::chrono::microseconds(20) : interval);
     }
+    send_refused_ = false;
     uint64_t target;
     {
       std::lock_guard lock(mutex_);
@@ -150,7 +160,8 @@ void Drain::detach() {
   detached_ns_ = nowNs();
   attached_.store(false, std::memory_order_release);
   // Nobody to wait for: a thread in lossless mode whose ring is full drops and counts instead.
-  g_hot.blocking_wait.store(false, std::memory_order_relaxed);
+  g_hot.blocking_wait.store(false, std::memory_order_seq_cst);
+  wakeWaitingProducers();
   if (flags().verbose)
     std::fprintf(stderr, "shapetrace: no collector connected, recording paused\n");
 }
@@ -235,8 +246,10 @@ void Drain::calibrateIfDue() {
 }
 
 bool Drain::send(std::span<const std::byte> message) {
-  if (!sink_->send(message))
+  if (!sink_->send(message)) {
+    send_refused_ = true;
     return false;
+  }
   ever_sent_ = true;
   last_success_ = Clock::now();
   return true;
@@ -267,12 +280,20 @@ bool Drain::cycle() {
   // never while no collector is there (a socket nobody listens on).
   if (g_hot.blocking) {
     const auto stalled = Clock::now() - last_success_;
-    g_hot.blocking_wait.store(
-        (complete || stalled < std::chrono::milliseconds(flags().exit_timeout_ms)) &&
-            sink_->mayAccept(),
-        std::memory_order_relaxed);
+    const bool wait = (complete || stalled < std::chrono::milliseconds(flags().exit_timeout_ms)) &&
+                      sink_->mayAccept();
+    g_hot.blocking_wait.store(wait, std::memory_order_seq_cst);
+    if (!wait)
+      wakeWaitingProducers(); // they drop and count from now on
   }
   return complete;
+}
+
+void Drain::wakeWaitingProducers() {
+  if (g_hot.waiting_producers.load(std::memory_order_seq_cst) == 0)
+    return;
+  for (ThreadState* state = runtime_.registry.head(); state; state = state->next)
+    channel::wakeWaiters(state->ring.control().tail);
 }
 
 bool Drain::sendEverything() {
@@ -303,7 +324,16 @@ bool Drain::sendEverything() {
     for (ThreadState* state = runtime_.registry.head(); state;) {
       ThreadState* next = state->next;
       const bool finished = state->finished.load(std::memory_order_acquire);
+      const uint64_t released = state->ring.released();
       const bool empty = threads_.drain(*state);
+      // A producer asleep on a full ring (SHAPETRACE_BLOCKING) is woken as its slots come free.
+      // The fence orders the tail's store before the look at the waiters (the producer counts
+      // itself before it looks at the tail), so that one of the two always sees the other.
+      if (state->ring.released() != released) {
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        if (g_hot.waiting_producers.load(std::memory_order_relaxed) > 0)
+          channel::wakeWaiters(state->ring.control().tail);
+      }
       if (!empty)
         complete = false;
       if (finished && empty && threads_.endThread(*state)) {

@@ -103,6 +103,8 @@ private:
   void calibrateIfDue();
   bool sendItem(wire::ItemBody body);
   bool sendControlQueue();
+  // Wakes the threads asleep on a full ring (blocking mode), to look again.
+  void wakeWaitingProducers();
   // Tells the rings' arena the process's key and clock (for a collector finishing the rings).
   void publishToRings();
 
@@ -124,6 +126,7 @@ private:
   ThreadDrain threads_; // every ring's events, through send()
   Clock::time_point last_success_ = Clock::now();
   bool ever_sent_ = false;
+  bool send_refused_ = false; // the sink had no room in this cycle
   uint64_t cpu_ns_ = 0; // the drain thread's CPU time, known once it has stopped
   std::atomic<bool> attached_{true};
   uint64_t detached_ns_ = 0; // when the last detach happened (CLOCK_MONOTONIC)

@@ -55,6 +55,9 @@ struct Header {
   // Written by the producer: bytes written so far (release), and whether it will write more.
   alignas(64) std::atomic<uint64_t> head;
   std::atomic<uint32_t> producer_state;
+  // Set while the producer sleeps on `tail` (a futex, channel/futex.h) for room: the consumer
+  // then wakes it after taking records.
+  std::atomic<uint32_t> producer_waiting;
   // Written by the consumer: bytes consumed so far (release), its heartbeat and state.
   alignas(64) std::atomic<uint64_t> tail;
   std::atomic<uint64_t> heartbeat_ns;
@@ -113,6 +116,9 @@ public:
   bool consumerAlive(uint64_t now_ns) const;
   void markClosed();
   void markExecuting(bool executing);
+  // Sleeps until the consumer takes something (it wakes us) or `timeout_ns` passed. For a
+  // producer whose last write found no room.
+  void waitForRoom(long timeout_ns);
 
 private:
   // Room for a record of `payload` bytes, writing a wrap padding first if it needs one.
@@ -140,6 +146,8 @@ public:
   Status read(OnMessage&& on_message, OnOversized&& on_oversized, size_t max_messages,
               size_t max_message_bytes, std::string& error);
   void beat(uint64_t now_ns);
+  // Wakes the producer if it sleeps for room and records were taken since it began to.
+  void wakeProducer();
   void markLeft();
   bool producerClosed() const;
   bool producerExecuting() const;

@@ -94,7 +94,8 @@ ArenaState RingsReader::state() const {
   return arena;
 }
 
-uint64_t RingsReader::forEachRing(const std::function<void(RingRemains&)>& on_ring) const {
+uint64_t RingsReader::forEachRing(const std::function<void(RingRemains&)>& on_ring,
+                                  uint64_t max_events) const {
   auto* header = static_cast<RingsHeader*>(base_);
   uint64_t broken = 0;
   for (uint32_t slot = 0; slot < slot_count_; ++slot) {
@@ -107,10 +108,12 @@ uint64_t RingsReader::forEachRing(const std::function<void(RingRemains&)>& on_ri
       continue;
     const uint64_t head = control->head.load(std::memory_order_acquire);
     const uint64_t tail = control->tail.load(std::memory_order_acquire);
-    if (head - tail > ring_events_) { // more than it holds, or a tail past the head
+    // More than it holds, a tail past the head, or more than the caller takes.
+    if (head - tail > ring_events_ || head - tail > max_events) {
       ++broken;
       continue;
     }
+    max_events -= head - tail;
     ring.slot = slot;
     ring.tid = control->tid.load(std::memory_order_relaxed);
     std::memcpy(ring.name, control->name, sizeof ring.name - 1);

@@ -39,10 +39,9 @@ inline constexpr size_t kRingEventBytes = 16;
 // rings of their own memory, which a SIGKILL loses); each at most kMaxRingEvents events.
 inline constexpr uint32_t kMaxRingSlots = 128;
 inline constexpr uint64_t kMinRingEvents = 16;
-inline constexpr uint64_t kMaxRingEvents = uint64_t{1} << 26; // 1 GiB of events
-// The most a collector maps of one process's rings (address space, not memory: only the pages a
-// process wrote exist).
-inline constexpr uint64_t kMaxRingsBytes = uint64_t{16} << 30;
+// 64 MiB of events (SHAPETRACE_RING is 16 MiB by default): a dead process's ring is copied out
+// whole, so this bounds what finishing one costs the collector (a larger ring is not shared).
+inline constexpr uint64_t kMaxRingEvents = uint64_t{1} << 22;
 
 // A slot's state in RingsHeader::slot_state.
 enum SlotState : uint32_t { kSlotFree = 0, kSlotUsed = 1 };
@@ -98,9 +97,12 @@ static_assert(sizeof(RingControl) <= kRingControlBytes);
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
 
 // The arena's size for `slot_count` slots of `ring_events` events.
-inline uint64_t ringsBytes(uint32_t slot_count, uint64_t ring_events) {
+constexpr uint64_t ringsBytes(uint32_t slot_count, uint64_t ring_events) {
   return kRingsHeaderBytes + uint64_t(slot_count) * (kRingControlBytes + ring_events * kRingEventBytes);
 }
+// The most a collector maps of one process's rings (address space, not memory: only the pages a
+// process wrote exist).
+inline constexpr uint64_t kMaxRingsBytes = ringsBytes(kMaxRingSlots, kMaxRingEvents);
 
 // --- the process's side -----------------------------------------------------------------------
 // A new arena: a memfd of ringsBytes() sealed against resizing, mapped shared, its header
@@ -154,9 +156,11 @@ public:
 
   ArenaState state() const;
   // Calls on_ring for each used ring whose ThreadEnd was not sent, with what it holds (one ring's
-  // copy at a time). Returns how many rings were left out because their indices said they held
-  // more than they can.
-  uint64_t forEachRing(const std::function<void(RingRemains&)>& on_ring) const;
+  // copy at a time), as long as the events copied stay within `max_events` in all. Returns how
+  // many rings were left out: their indices said they held more than they can, or they would
+  // have gone past `max_events`.
+  uint64_t forEachRing(const std::function<void(RingRemains&)>& on_ring,
+                       uint64_t max_events) const;
 
 private:
   RingsReader(void* base, uint32_t slot_count, uint64_t ring_events)

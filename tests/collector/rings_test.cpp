@@ -104,13 +104,17 @@ TEST(Rings, EveryRingIsReadWithinItsSlotAndLyingIndicesAreCounted) {
   ASSERT_TRUE(reader) << error;
   std::vector<channel::RingRemains> rings;
   const uint64_t broken =
-      reader->forEachRing([&](channel::RingRemains& ring) { rings.push_back(ring); });
+      reader->forEachRing([&](channel::RingRemains& ring) { rings.push_back(ring); }, 100);
   EXPECT_EQ(broken, 2u);
   ASSERT_EQ(rings.size(), 1u);
   EXPECT_EQ(rings[0].slot, 0u);
   EXPECT_EQ(rings[0].tid, 77u);
   EXPECT_EQ(std::string(rings[0].name), "a name too long"); // 15 bytes and the NUL we add
   EXPECT_EQ(eventsOf(rings[0]), wrapped);
+  // Past the caller's bound, a ring is left out too.
+  rings.clear();
+  EXPECT_EQ(reader->forEachRing([&](channel::RingRemains& ring) { rings.push_back(ring); }, 3), 3u);
+  EXPECT_TRUE(rings.empty());
 }
 
 // A process hands its channel and rings over and dies without a word: what its rings held after
