@@ -633,6 +633,8 @@ bool Collector::finish() {
   // Whatever already arrived is still handled; senders that are gone cannot send more.
   while (poll(std::chrono::milliseconds(0)) > 0) {
   }
+  if (local_)
+    final_channel_counters_ = local_->counters(); // for the summary after the finish
   local_.reset(); // the processes still connected stop waiting for us, and the sockets go
   if (publisher_)
     publisher_->end();
@@ -652,8 +654,7 @@ CollectorStats Collector::stats() const {
   s.refused_processes = refused_processes_;
   s.refused_clients = refused_clients_;
   s.foreign_messages = foreign_messages_;
-  if (local_)
-    s.channels = local_->counters();
+  s.channels = local_ ? local_->counters() : final_channel_counters_;
   s.forwarded = forwarded_;
   s.forward_dropped = forward_dropped_;
   s.published = publisher_ ? publisher_->published() : 0;

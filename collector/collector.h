@@ -221,6 +221,7 @@ private:
   zmq::socket_t pull_;
   bool pull_bound_ = false;
   std::optional<LocalChannels> local_;
+  LocalChannelCounters final_channel_counters_; // local_'s, once finish() closed it
   std::optional<zmq::socket_t> forward_;
   std::optional<zmq::socket_t> zap_; // the CURVE handshakes' ZAP handler (RFC 27)
   std::set<std::string> allowed_clients_;

@@ -1,6 +1,8 @@
 #include "local_channels.h"
 
 #include "channel/control.h"
+#include "channel/rings.h"
+#include "thread_drain.h"
 #include "wire/codec.h"
 
 #include <algorithm>
@@ -29,6 +31,12 @@ constexpr uint64_t kLivenessIntervalNs = 100'000'000;
 // would take more is skipped as oversized (a process cannot make the collector hold 64 MiB times
 // the process limit).
 constexpr size_t kMaxPartialBytes = size_t{256} << 20;
+// The batches made from a dead process's rings hold at most this many events (the runtime's
+// default SHAPETRACE_BATCH).
+constexpr uint32_t kFinishBatchEvents = 4096;
+// What the collector finishes of one dead process's rings at most, in events (a hostile process
+// could claim full rings of pages it never wrote): 16 full rings of the default size.
+constexpr uint64_t kMaxFinishEvents = uint64_t{1} << 24;
 
 // A process as /proc/PID/stat shows it: gone (no entry), a zombie with its wait status, or alive
 // since `start_ticks` (field 22, which tells a reused pid from the process we knew).
@@ -76,6 +84,60 @@ bool hungUp(const pollfd& socket) {
   return got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
+// The rings of a process that died without closing its channel, finished as its drain thread would
+// have: the drain's own per-thread code (rt::ThreadDrain) over a copy of what each ring held, its
+// items handed on like the channel's messages (so validated and recorded the same way).
+class RingFinisher final : public rt::DrainOutput {
+public:
+  RingFinisher(const channel::ArenaState& arena, uint32_t pid,
+               const LocalChannels::OnMessage& on_message)
+      : arena_(arena), pid_(pid), on_message_(on_message) {}
+
+  bool send(std::span<const std::byte> message) override {
+    on_message_(message, false, pid_);
+    return true;
+  }
+  uint64_t processKey() const override { return arena_.process_key; }
+  uint64_t toNs(uint64_t ticks) const override { return arena_.toNs(ticks); }
+  // Annotation keys and thread names were interned in the process's own memory, gone with it.
+  std::string lookup(uint32_t) override { return {}; }
+  uint64_t nowNs() const override { return channel::monotonicNs(); }
+
+  // One ring: its events into a ring of our own memory, then drained and ended.
+  void finish(const channel::RingRemains& remains, rt::ThreadDrain& drain) {
+    const uint64_t count = remains.events.size() / channel::kRingEventBytes;
+    if (count == 0 && !(remains.drain_flags & channel::kThreadStartSent))
+      return; // a ring given to a thread that recorded nothing
+    // Zeroed: a marker the process left at the end reads the slot after it.
+    std::vector<Event> slots(rt::ringCapacityFor(count * sizeof(Event)), Event{0, 0, EventKind::Enter});
+    rt::RingMemory memory;
+    memory.slots = slots.data();
+    memory.capacity = slots.size();
+    auto state = std::make_unique<rt::ThreadState>(memory);
+    for (uint64_t i = 0; i < count; ++i) {
+      Event event;
+      std::memcpy(&event, remains.events.data() + i * channel::kRingEventBytes, sizeof event);
+      state->ring.tryPush(event);
+    }
+    state->tid = remains.tid;
+    std::memcpy(state->name, remains.name, sizeof state->name);
+    state->start_ticks = remains.start_ticks;
+    rt::DrainCursor& cursor = state->drain;
+    cursor.start_sent = remains.drain_flags & channel::kThreadStartSent;
+    cursor.next_sequence = remains.next_sequence;
+    cursor.events_sent = remains.events_sent;
+    cursor.drops_reported = remains.drops_reported;
+    cursor.unreported_drops = remains.unreported_drops;
+    drain.drain(*state);
+    drain.endThread(*state);
+  }
+
+private:
+  const channel::ArenaState& arena_;
+  uint32_t pid_;
+  const LocalChannels::OnMessage& on_message_;
+};
+
 } // namespace
 
 struct LocalChannels::Channel {
@@ -86,6 +148,10 @@ struct LocalChannels::Channel {
   void* mapping = nullptr;
   size_t bytes = 0;
   std::optional<channel::Reader> reader;
+  // The process's rings, when it handed them over (finished if it dies without warning).
+  void* rings_mapping = nullptr;
+  size_t rings_bytes = 0;
+  std::optional<channel::RingsReader> rings;
   bool hung_up = false;
   uint64_t look_again_ns = 0;
 
@@ -94,6 +160,8 @@ struct LocalChannels::Channel {
       reader->markLeft();
     if (mapping)
       ::munmap(mapping, bytes);
+    if (rings_mapping)
+      ::munmap(rings_mapping, rings_bytes);
     if (fd >= 0)
       ::close(fd);
   }
@@ -156,15 +224,56 @@ size_t LocalChannels::mapped() const {
                               [](const std::unique_ptr<Channel>& c) { return c->reader; }));
 }
 
-bool LocalChannels::take(Channel& c, int memfd, std::string& error) {
+namespace {
+
+// The size of a memfd sealed against shrinking (so that reading a mapping of it can never fault);
+// nothing with `error` when it is not one.
+std::optional<size_t> sealedSize(int memfd, const char* what, std::string& error) {
   struct stat info {};
   const int seals = ::fcntl(memfd, F_GET_SEALS);
   if (::fstat(memfd, &info) != 0 || !S_ISREG(info.st_mode) || seals < 0 ||
       !(seals & F_SEAL_SHRINK)) {
-    error = "its channel memory is not a memfd sealed against shrinking";
-    return false;
+    error = std::string(what) + " is not a memfd sealed against shrinking";
+    return std::nullopt;
   }
-  const size_t bytes = size_t(info.st_size);
+  return size_t(info.st_size);
+}
+
+} // namespace
+
+// The rings are not needed to read the channel: rings that do not check out are named and left,
+// and the process is recorded as before (what its rings hold at a crash is lost).
+void LocalChannels::takeRings(Channel& c, int rings_fd) {
+  std::string error;
+  const std::optional<size_t> bytes = sealedSize(rings_fd, "its rings' memory", error);
+  void* mapping = MAP_FAILED;
+  if (bytes && *bytes >= channel::kRingsHeaderBytes && *bytes <= channel::kMaxRingsBytes) {
+    mapping = ::mmap(nullptr, *bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
+                     rings_fd, 0);
+    if (mapping == MAP_FAILED)
+      error = std::string("cannot map its rings: ") + std::strerror(errno);
+  } else if (bytes) {
+    error = "its rings' memory has " + std::to_string(*bytes) + " bytes";
+  }
+  if (mapping != MAP_FAILED) {
+    c.rings = channel::RingsReader::open(mapping, *bytes, error);
+    if (c.rings) {
+      c.rings_mapping = mapping;
+      c.rings_bytes = *bytes;
+      return;
+    }
+    ::munmap(mapping, *bytes);
+  }
+  ++counters_.rings_refused;
+  std::fprintf(stderr, "shapetrace collect: process %u: %s; a crash of it loses its last events\n",
+               c.pid, error.c_str());
+}
+
+bool LocalChannels::take(Channel& c, int memfd, std::string& error) {
+  const std::optional<size_t> sealed = sealedSize(memfd, "its channel memory", error);
+  if (!sealed)
+    return false;
+  const size_t bytes = *sealed;
   if (bytes < channel::kHeaderBytes || bytes > channel::kHeaderBytes + channel::kMaxDataBytes) {
     error = "its channel memory has " + std::to_string(bytes) + " bytes";
     return false;
@@ -188,9 +297,9 @@ bool LocalChannels::take(Channel& c, int memfd, std::string& error) {
 
 void LocalChannels::greet(Channel& c) {
   channel::Hello hello;
-  int memfd = -1;
+  int memfd = -1, rings_fd = -1;
   std::string error;
-  const channel::HelloResult result = channel::receiveHello(c.fd, hello, memfd, error);
+  const channel::HelloResult result = channel::receiveHello(c.fd, hello, memfd, rings_fd, error);
   if (result == channel::HelloResult::NotYet) {
     if (channel::monotonicNs() - c.connected_ns <= kHelloTimeoutNs)
       return;
@@ -202,6 +311,8 @@ void LocalChannels::greet(Channel& c) {
     error = "too many processes connected";
   else if (received && take(c, memfd, error))
     reply.accepted = 1;
+  if (reply.accepted && rings_fd >= 0)
+    takeRings(c, rings_fd);
   if (reply.accepted) {
     ++counters_.accepted;
   } else {
@@ -210,8 +321,9 @@ void LocalChannels::greet(Channel& c) {
     std::fprintf(stderr, "shapetrace collect: refused process %u: %s\n", c.pid, error.c_str());
     c.hung_up = true; // closed below: no reader, nothing to read
   }
-  if (memfd >= 0)
-    ::close(memfd); // mapped (or refused): the descriptor is not needed
+  for (const int fd : {memfd, rings_fd})
+    if (fd >= 0)
+      ::close(fd); // mapped (or refused): the descriptor is not needed
   channel::sendReply(c.fd, reply);
 }
 
@@ -232,6 +344,8 @@ size_t LocalChannels::read(Channel& c, const OnMessage& on_message, size_t max_m
       },
       max_messages, std::min(wire::kMaxMessageBytes, budget), error);
   partial_bytes_ = others_partial + (c.reader ? c.reader->partialBytes() : 0);
+  if (read > 0 && c.reader)
+    c.reader->wakeProducer(); // its drain may sleep for room
   if (status == channel::Reader::Status::Broken) {
     std::fprintf(stderr, "shapetrace collect: closing the channel of process %u: %s\n", c.pid,
                  error.c_str());
@@ -242,7 +356,8 @@ size_t LocalChannels::read(Channel& c, const OnMessage& on_message, size_t max_m
   return read;
 }
 
-bool LocalChannels::finished(Channel& c, const OnVanished& on_vanished) {
+bool LocalChannels::finished(Channel& c, const OnMessage& on_message,
+                             const OnVanished& on_vanished) {
   if (!c.reader)
     return c.hung_up; // refused, broken, or no hello in time
   if (!c.reader->empty())
@@ -261,10 +376,36 @@ bool LocalChannels::finished(Channel& c, const OnVanished& on_vanished) {
   if (process.exists && !process.zombie && process.start_ticks == c.start_ticks)
     return false; // alive: the program closed the socket under its runtime; read on
   ++counters_.vanished;
+  finishRings(c, on_message);
   on_vanished(c.pid, process.exists && process.zombie && process.start_ticks == c.start_ticks
                          ? std::optional<int>(process.wait_status)
                          : std::nullopt);
   return true;
+}
+
+// What the dead process's threads recorded after its drain's last cycle: each ring's events from
+// where the stream stopped, and each thread's end. After everything the channel held (read before
+// this), so in the order the process would have sent it.
+void LocalChannels::finishRings(Channel& c, const OnMessage& on_message) {
+  if (!c.rings)
+    return;
+  const channel::ArenaState arena = c.rings->state();
+  RingFinisher finisher(arena, c.pid, on_message);
+  rt::ThreadDrain drain(finisher, kFinishBatchEvents);
+  uint64_t rings = 0;
+  const uint64_t broken = c.rings->forEachRing(
+      [&](const channel::RingRemains& remains) {
+        finisher.finish(remains, drain);
+        ++rings;
+      },
+      kMaxFinishEvents);
+  counters_.rings_finished += rings;
+  counters_.rings_broken += broken;
+  if (broken)
+    std::fprintf(stderr,
+                 "shapetrace collect: process %u: %llu ring(s) left unfinished: their indices say "
+                 "they hold more than they can, or more than %llu events in all\n",
+                 c.pid, (unsigned long long)broken, (unsigned long long)kMaxFinishEvents);
 }
 
 // A process that has a new channel (its image after exec, or its runtime after we looked gone
@@ -317,7 +458,7 @@ size_t LocalChannels::service(const OnMessage& on_message, const OnVanished& on_
     }
   }
   std::erase_if(channels_, [&](const std::unique_ptr<Channel>& c) {
-    return finished(*c, on_vanished);
+    return finished(*c, on_message, on_vanished);
   });
   return handled;
 }

@@ -4,7 +4,9 @@
 //
 // A process ends its channel by closing it (its runtime's last act), by exec (told in the header,
 // then the socket hangs up), or by dying: the socket hangs up while nothing said so. In every case
-// everything the process wrote before is read first. A hang-up while the process lives (the program
+// everything the process wrote before is read first. A process that died also has what its
+// threads' rings (channel/rings.h) still held finished here, by the drain's own code, so that the
+// recording holds every event to its last one. A hang-up while the process lives (the program
 // closed the socket under its runtime) changes nothing: the channel is read on until the process
 // is gone. A process that dies unannounced is reported to the caller with its wait status when
 // the kernel still has it (a zombie's, /proc/PID/stat), so that `collect` records how it ended
@@ -32,6 +34,9 @@ struct LocalChannelCounters {
   uint64_t refused = 0;       // connections refused (another user, a limit, a bad hello)
   uint64_t broken = 0;        // channels closed because their process broke the ring's rules
   uint64_t vanished = 0;      // processes that died without closing their channel
+  uint64_t rings_finished = 0; // rings of such processes finished by the collector
+  uint64_t rings_broken = 0;   // rings left unfinished: their indices broke the rules
+  uint64_t rings_refused = 0;  // processes whose rings could not be taken (their channel was)
 };
 
 class LocalChannels {
@@ -68,8 +73,11 @@ private:
   void greet(Channel& channel);
   bool take(Channel& channel, int memfd, std::string& error);
   size_t read(Channel& channel, const OnMessage& on_message, size_t max_messages);
-  // Whether the channel is done with (and how its process ended, for on_vanished).
-  bool finished(Channel& channel, const OnVanished& on_vanished);
+  // Whether the channel is done with (and how its process ended, for on_vanished); a process that
+  // died without warning has its rings finished first.
+  bool finished(Channel& channel, const OnMessage& on_message, const OnVanished& on_vanished);
+  void finishRings(Channel& channel, const OnMessage& on_message);
+  void takeRings(Channel& channel, int rings_fd);
   void closeOlderOf(uint32_t pid, const Channel& newest, const OnMessage& on_message);
 
   std::vector<std::string> paths_;

@@ -14,6 +14,7 @@
 
 #include "channel/control.h"
 #include "fd_guard.h"
+#include "ring_arena.h"
 #include "wire/codec.h"
 
 #include <algorithm>
@@ -24,7 +25,6 @@
 #include <mutex>
 #include <optional>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,15 +46,6 @@ uint64_t nowMs() { return channel::monotonicNs() / 1000000; }
 void pauseMs(unsigned ms) {
   const timespec pause{time_t(ms / 1000), long(ms % 1000) * 1000000};
   nanosleep(&pause, nullptr);
-}
-
-// Where the runtime's own descriptors go: above the range programs use and close (half the soft
-// RLIMIT_NOFILE, at most 512), so that "close everything from 3 up to N" rarely meets them.
-int lowestRuntimeFd() {
-  rlimit limit{};
-  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
-    return 512;
-  return int(std::min<rlim_t>(limit.rlim_cur / 2, 512));
 }
 
 class ChannelSink;
@@ -153,6 +144,14 @@ public:
     return text;
   }
 
+  // Asleep on the channel's read index, which the collector wakes as it takes records.
+  void waitForRoom(long timeout_ns) override {
+    if (writer_)
+      writer_->waitForRoom(timeout_ns);
+    else
+      Sink::waitForRoom(timeout_ns);
+  }
+
   bool watchesPeer() const override { return true; }
 
   Peer awaitPeer(unsigned wait_ms) override {
@@ -174,6 +173,7 @@ private:
   static void dropActive() {
     if (ChannelSink* sink = g_active.load())
       sink->dropSocket();
+    ringArena().dropDescriptor();
   }
 
   // The program is about to close or replace the control socket: let it go (the channel stays).
@@ -286,10 +286,17 @@ private:
     return true;
   }
 
-  // Makes a channel and hands it to the collector over `fd`.
+  // Makes a channel and hands it to the collector over `fd`, with the rings (ring_arena.h) when
+  // this process has them.
   bool handOver(int fd, std::string& error) {
     channel::Memory memory;
-    if (!channel::createAndHandOver(fd, data_bytes_, kReplyTimeoutMs, memory, error))
+    size_t rings_bytes = 0;
+    const int rings_fd = ringArena().duplicateDescriptor(rings_bytes);
+    const bool handed = channel::createAndHandOver(fd, data_bytes_, rings_fd, rings_bytes,
+                                                   kReplyTimeoutMs, memory, error);
+    if (rings_fd >= 0)
+      ::close(rings_fd);
+    if (!handed)
       return false;
     const int saved_errno = errno;
     struct stat info {};

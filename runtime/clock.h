@@ -11,6 +11,8 @@
 // its slope so that the residual offset against CLOCK_MONOTONIC decays over the next segment.
 #pragma once
 
+#include "channel/rings.h"
+
 #include "wire/items.h"
 
 #include <cstdint>
@@ -75,17 +77,14 @@ public:
       index = (index + kHistory - 1) % kHistory;
     const Segment& segment = segments_[index];
     // Fixed point, not double: the double version's conversions back to an integer were about a
-    // quarter of the drain's samples (perf; docs/BENCHMARKS.md). One 64x64->128 multiply.
-    const __int128 delta = int64_t(ticks - segment.ref_ticks);
-    const __int128 ns = __int128(segment.ref_ns) + ((delta * segment.ns_per_tick_q32) >> 32);
-    return ns <= 0 ? 0 : uint64_t(ns);
+    // quarter of the drain's samples (perf; docs/BENCHMARKS.md).
+    return channel::segmentToNs(ticks, segment.ref_ticks, segment.ref_ns, segment.ns_per_tick_q32);
   }
 
   double ticksPerNs() const { return measured_ticks_per_ns_; }
   // The current segment in wire form (ns = refNs + (ticks - refTicks) / ticksPerNs).
   wire::ClockCalibration describe(wire::ClockSource source) const;
 
-private:
   struct Segment {
     Segment() = default;
     Segment(uint64_t ticks, uint64_t ns, double ns_per_tick_)
@@ -96,6 +95,10 @@ private:
     double ns_per_tick = 1.0;
     int64_t ns_per_tick_q32 = int64_t(1) << 32; // ns_per_tick with 32 fractional bits
   };
+  // The newest segment (what a collector finishing the rings converts with, channel/rings.h).
+  const Segment& latest() const { return segments_[latest_]; }
+
+private:
   ClockPair start_;
   Segment segments_[kHistory];
   size_t latest_ = 0;

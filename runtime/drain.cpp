@@ -1,7 +1,9 @@
 // The drain thread (see drain.h).
 #include "drain.h"
 
+#include "channel/futex.h"
 #include "fd_guard.h"
+#include "ring_arena.h"
 #include "shapetrace/abi.h"
 #include "wire/codec.h"
 
@@ -24,36 +26,9 @@ constexpr uint64_t kLongestCalibrationNs = 1000000000; // 1 s
 // While detached the drain thread looks for news of a collector (the monitor's, or its socket
 // file) this often, waiting on its semaphore in between, which a stop, exec or flush request posts.
 constexpr unsigned kDetachedWaitMs = 10;
-
-bool isEvent(const Event& event) { return uint32_t(event.kind) < kEventKindCount; }
-// An id no module table names: its module was not registered (an ABI version this runtime does
-// not know), so nothing could resolve it. Never sent.
-bool isUnnamed(const Event& event) { return event.function_id >= SHAPETRACE_UNREGISTERED_BASE; }
-
-// The first look at an event slot (DrainCursor::applied_up_to): keeps the ids of the open recorded
-// calls (open_frames) and, in a process that went on after a failed exec, turns the exits of calls
-// entered before into kSkippedExitMarker.
-void firstSight(DrainCursor& cursor, Event& slot, uint64_t index) {
-  if (index < cursor.applied_up_to)
-    return;
-  cursor.applied_up_to = index + 1;
-  const bool enter = slot.kind == EventKind::Enter;
-  if (cursor.tracking) {
-    // An exit of a call entered before tracking began finds nothing to pop.
-    if (enter)
-      cursor.open_frames.push_back(slot.function_id);
-    else if (!cursor.open_frames.empty())
-      cursor.open_frames.pop_back();
-  }
-  if (cursor.continuing) {
-    if (enter)
-      ++cursor.continued_depth;
-    else if (cursor.continued_depth > 0)
-      --cursor.continued_depth;
-    else
-      slot.kind = EventKind(kSkippedExitMarker);
-  }
-}
+// The longest the drain sleeps for the collector to take something while producers wait (a wake
+// that never comes, from a collector that died, costs this much).
+constexpr long kRoomWaitNs = 1'000'000;
 
 int64_t monotonicNow() { return int64_t(monotonicNs()); }
 
@@ -67,8 +42,7 @@ void pause(long ns) {
 Drain::Drain(Runtime& runtime, std::unique_ptr<Sink> sink, Calibration calibration,
              wire::ProcessStart process_start)
     : runtime_(runtime), sink_(std::move(sink)), calibration_(calibration),
-      process_start_(std::move(process_start)) {
-  batch_.start(flags().batch_events);
+      process_start_(std::move(process_start)), threads_(*this, uint32_t(flags().batch_events)) {
   next_calibration_ns_ = process_start_.start_ns + kFirstCalibrationNs;
   calibration_step_ns_ = kFirstCalibrationNs;
   sem_init(&wake_, 0, 0);
@@ -110,10 +84,16 @@ void Drain::run() {
     }
     const bool detached = waitingForPeer();
     if (!detached) {
-      // A producer blocked on a full ring (SHAPETRACE_BLOCKING) makes the drain run back to back.
+      // A producer blocked on a full ring (SHAPETRACE_BLOCKING) makes the drain run back to back;
+      // when the collector had no room, the drain sleeps until the collector takes something
+      // (it wakes us), bounded by kRoomWaitNs.
       const bool hurry = g_hot.waiting_producers.load(std::memory_order_relaxed) > 0;
-      sleepFor(hurry ? std::chrono::microseconds(20) : interval);
+      if (hurry && send_refused_)
+        sink_->waitForRoom(kRoomWaitNs);
+      else
+        sleepFor(hurry ? std::chrono::microseconds(20) : interval);
     }
+    send_refused_ = false;
     uint64_t target;
     {
       std::lock_guard lock(mutex_);
@@ -180,7 +160,8 @@ void Drain::detach() {
   detached_ns_ = nowNs();
   attached_.store(false, std::memory_order_release);
   // Nobody to wait for: a thread in lossless mode whose ring is full drops and counts instead.
-  g_hot.blocking_wait.store(false, std::memory_order_relaxed);
+  g_hot.blocking_wait.store(false, std::memory_order_seq_cst);
+  wakeWaitingProducers();
   if (flags().verbose)
     std::fprintf(stderr, "shapetrace: no collector connected, recording paused\n");
 }
@@ -234,8 +215,7 @@ void Drain::continueAfterFailedExec() {
   process_start_.previous_image = previous;
   process_start_.start_ns = nowNs();
   process_start_sent_ = false;
-  events_sent_ = 0;
-  drops_reported_ = 0;
+  threads_.resetTotals();
   {
     std::lock_guard lock(runtime_.modules_mutex);
     runtime_.control_queue.clear();
@@ -262,15 +242,25 @@ void Drain::calibrateIfDue() {
   calibration_step_ns_ = std::min(calibration_step_ns_ * 2, kLongestCalibrationNs);
   calibration_.update(readClockPair(runtime_.tick_source), calibration_step_ns_);
   next_calibration_ns_ = now + calibration_step_ns_;
+  publishToRings();
 }
 
-bool Drain::sendItem(wire::ItemBody body) {
-  const wire::Bytes message = wire::encodeItem({runtime_.process_key, std::move(body)});
-  if (!sink_->send(message))
+bool Drain::send(std::span<const std::byte> message) {
+  if (!sink_->send(message)) {
+    send_refused_ = true;
     return false;
+  }
   ever_sent_ = true;
   last_success_ = Clock::now();
   return true;
+}
+
+bool Drain::sendItem(wire::ItemBody body) { return threads_.sendItem(std::move(body)); }
+
+void Drain::publishToRings() {
+  ringArena().publishProcessKey(runtime_.process_key.load());
+  const Calibration::Segment& segment = calibration_.latest();
+  ringArena().publishClock(segment.ref_ticks, segment.ref_ns, segment.ns_per_tick_q32);
 }
 
 bool Drain::sendControlQueue() {
@@ -290,12 +280,20 @@ bool Drain::cycle() {
   // never while no collector is there (a socket nobody listens on).
   if (g_hot.blocking) {
     const auto stalled = Clock::now() - last_success_;
-    g_hot.blocking_wait.store(
-        (complete || stalled < std::chrono::milliseconds(flags().exit_timeout_ms)) &&
-            sink_->mayAccept(),
-        std::memory_order_relaxed);
+    const bool wait = (complete || stalled < std::chrono::milliseconds(flags().exit_timeout_ms)) &&
+                      sink_->mayAccept();
+    g_hot.blocking_wait.store(wait, std::memory_order_seq_cst);
+    if (!wait)
+      wakeWaitingProducers(); // they drop and count from now on
   }
   return complete;
+}
+
+void Drain::wakeWaitingProducers() {
+  if (g_hot.waiting_producers.load(std::memory_order_seq_cst) == 0)
+    return;
+  for (ThreadState* state = runtime_.registry.head(); state; state = state->next)
+    channel::wakeWaiters(state->ring.control().tail);
 }
 
 bool Drain::sendEverything() {
@@ -317,6 +315,7 @@ bool Drain::sendEverything() {
     if (!sendItem(process_start_))
       return false;
     process_start_sent_ = true;
+    publishToRings();
   }
   calibrateIfDue();
   bool complete = sendControlQueue();
@@ -325,10 +324,19 @@ bool Drain::sendEverything() {
     for (ThreadState* state = runtime_.registry.head(); state;) {
       ThreadState* next = state->next;
       const bool finished = state->finished.load(std::memory_order_acquire);
-      const bool empty = drainThread(*state);
+      const uint64_t released = state->ring.released();
+      const bool empty = threads_.drain(*state);
+      // A producer asleep on a full ring (SHAPETRACE_BLOCKING) is woken as its slots come free.
+      // The fence orders the tail's store before the look at the waiters (the producer counts
+      // itself before it looks at the tail), so that one of the two always sees the other.
+      if (state->ring.released() != released) {
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        if (g_hot.waiting_producers.load(std::memory_order_relaxed) > 0)
+          channel::wakeWaiters(state->ring.control().tail);
+      }
       if (!empty)
         complete = false;
-      if (finished && empty && endThread(*state)) {
+      if (finished && empty && threads_.endThread(*state)) {
         runtime_.registry.unlink(state, previous);
         destroyThreadState(state);
       } else {
@@ -338,268 +346,6 @@ bool Drain::sendEverything() {
     }
   }
   return complete;
-}
-
-bool Drain::discardBatch() {
-  batch_.clear();
-  batch_annotations_.clear();
-  batch_waits_.clear();
-  return false;
-}
-
-bool Drain::sendBatch(ThreadState& state, uint64_t up_to) {
-  DrainCursor& cursor = state.drain;
-  if (batch_.count() != 0) {
-    const wire::Bytes message = wire::encodeEventBatch(
-        runtime_.process_key, state.tid, cursor.next_sequence, batch_,
-        {batch_annotations_, batch_waits_});
-    if (!sink_->send(message)) {
-      cursor.abandoned_in_batch = 0;
-      return false;
-    }
-    ever_sent_ = true;
-    last_success_ = Clock::now();
-    ++cursor.next_sequence;
-    cursor.events_sent += batch_.count();
-    events_sent_ += batch_.count();
-    batch_.clear();
-  } else {
-    // Marks with no event around them (the thread annotated and made no call since): annotations
-    // go as items of their own; a wait always follows the event it delayed, so it has a batch.
-    for (const wire::Annotation& annotation : batch_annotations_)
-      if (!sendItem(annotation))
-        return false;
-  }
-  batch_annotations_.clear();
-  batch_waits_.clear();
-  // Every slot before up_to is in a sent batch, or a marker that made nothing else to send.
-  cursor.abandoned_sent += cursor.abandoned_in_batch;
-  cursor.abandoned_in_batch = 0;
-  if (cursor.abandon_index != DrainCursor::kNoIndex && up_to > cursor.abandon_index) {
-    cursor.abandon_index = DrainCursor::kNoIndex;
-    cursor.abandoned.clear();
-    cursor.abandoned_sent = 0;
-  }
-  state.ring.release(up_to);
-  return true;
-}
-
-bool Drain::sendPendingGap(ThreadState& state, uint64_t from_ns, uint64_t to_ns) {
-  DrainCursor& cursor = state.drain;
-  if (cursor.unreported_drops == 0)
-    return true;
-  wire::Gap gap{state.tid, cursor.unreported_drops,
-                cursor.next_sequence ? cursor.next_sequence - 1 : wire::kNoSequence, from_ns,
-                to_ns};
-  if (!sendItem(gap))
-    return false;
-  cursor.drops_reported += cursor.unreported_drops;
-  drops_reported_ += cursor.unreported_drops;
-  cursor.unreported_drops = 0;
-  return true;
-}
-
-bool Drain::drainThread(ThreadState& state) {
-  DrainCursor& cursor = state.drain;
-  if (!cursor.start_sent) {
-    if (!sendItem(wire::ThreadStart{state.tid, calibration_.toNs(state.start_ticks), state.name}))
-      return false;
-    cursor.start_sent = true;
-  }
-  // Hooks from signal handlers that interrupted this thread's hooks: counted, placed here.
-  cursor.unreported_drops += state.nested_drops.exchange(0, std::memory_order_relaxed);
-  if (cursor.unreported_drops) {
-    const uint64_t now = nowNs();
-    if (!sendPendingGap(state, now, now))
-      return false;
-  }
-  EventRing& ring = state.ring;
-  const uint64_t head = ring.readable();
-  batch_.clear();
-  cursor.abandoned_in_batch = 0;
-  uint64_t index = ring.released();
-  while (index < head) {
-    if (!cursor.stretch_starts.empty() && cursor.stretch_starts.front().index <= index)
-      [[unlikely]] {
-      // Recording starts again here (Drain::attach): a Gap of 0 events tells consumers.
-      const DrainCursor::StretchStart start = cursor.stretch_starts.front();
-      if (!sendBatch(state, index) ||
-          !sendItem(wire::Gap{state.tid, 0,
-                              cursor.next_sequence ? cursor.next_sequence - 1 : wire::kNoSequence,
-                              start.detached_ns, start.attached_ns}))
-        return discardBatch();
-      cursor.stretch_starts.erase(cursor.stretch_starts.begin());
-      if (cursor.stretch_starts.empty())
-        std::vector<DrainCursor::StretchStart>().swap(cursor.stretch_starts); // its memory too
-      continue;
-    }
-    Event& slot = ring.slot(index);
-    if ((cursor.tracking || cursor.continuing) && isEvent(slot)) [[unlikely]]
-      firstSight(cursor, slot, index);
-    if (isEvent(slot)) {
-      if (isUnnamed(slot)) [[unlikely]] {
-        index = dropUnnamedEvents(state, index, head);
-        if (index == DrainCursor::kNoIndex)
-          return discardBatch();
-        continue;
-      }
-      batch_.append(calibration_.toNs(slot.timestamp), slot.function_id, slot.kind);
-      ++index;
-      if (batch_.full() && !sendBatch(state, index))
-        return discardBatch();
-      continue;
-    }
-    // Markers that only change what the drain knows, or become events of the batch.
-    if (uint32_t(slot.kind) == kSkippedExitMarker) {
-      ++index;
-      continue;
-    }
-    if (uint32_t(slot.kind) == kTrackFramesMarker) {
-      if (index >= cursor.applied_up_to) {
-        cursor.tracking = true;
-        cursor.open_frames.clear();
-        cursor.applied_up_to = index + 1;
-      }
-      ++index;
-      continue;
-    }
-    if (uint32_t(slot.kind) == kAbandonMarker) {
-      if (!expandAbandonMarker(state, index))
-        return discardBatch();
-      ++index;
-      continue;
-    }
-    if (uint32_t(slot.kind) == kAnnotationMarker || uint32_t(slot.kind) == kTracerWaitMarker) {
-      addMark(state, slot, ring.at(index + 1));
-      index += 2;
-      if (marksFull() && !sendBatch(state, index))
-        return discardBatch();
-      continue;
-    }
-    // Markers that become items of their own, between two batches.
-    if (!sendBatch(state, index))
-      return discardBatch();
-    const uint64_t at_ns = calibration_.toNs(slot.timestamp);
-    bool sent = true;
-    switch (uint32_t(slot.kind)) {
-    case kLostMarker: {
-      // Recording resumed with the event after the marker (published together with it).
-      const uint64_t resumed = index + 1 < head ? calibration_.toNs(ring.at(index + 1).timestamp)
-                                                : nowNs();
-      cursor.unreported_drops += slot.function_id;
-      sent = sendPendingGap(state, at_ns, resumed);
-      if (!sent) {
-        cursor.unreported_drops -= slot.function_id; // retried with the marker next cycle
-      } else if (cursor.tracking && index >= cursor.applied_up_to) {
-        // The dropped events may have opened or closed calls: what was kept is not the truth.
-        cursor.open_frames.clear();
-        cursor.applied_up_to = index + 1;
-      }
-      break;
-    }
-    case kThreadNameMarker:
-      sent = sendItem(wire::ThreadName{state.tid, at_ns, runtime_.strings.lookup(slot.function_id)});
-      break;
-    default: // not written by this runtime; skip rather than stall the ring forever
-      break;
-    }
-    if (!sent)
-      return false;
-    ++index;
-    ring.release(index);
-  }
-  if (!sendBatch(state, index))
-    return discardBatch();
-  return ring.released() == ring.readable();
-}
-
-void Drain::addMark(const ThreadState& state, const Event& marker, const Event& payload) {
-  const uint64_t at_ns = calibration_.toNs(marker.timestamp);
-  const auto before_event = uint32_t(batch_.count());
-  if (uint32_t(marker.kind) == kAnnotationMarker) {
-    batch_annotations_.push_back({state.tid, at_ns, runtime_.strings.lookup(marker.function_id),
-                                  int64_t(payload.timestamp), before_event});
-  } else {
-    const uint64_t end_ns = calibration_.toNs(marker.timestamp + payload.timestamp);
-    batch_waits_.push_back({before_event, at_ns, end_ns - at_ns});
-  }
-}
-
-uint64_t Drain::dropUnnamedEvents(ThreadState& state, uint64_t index, uint64_t head) {
-  DrainCursor& cursor = state.drain;
-  if (!sendBatch(state, index))
-    return DrainCursor::kNoIndex;
-  uint64_t end = index;
-  while (end < head && isEvent(state.ring.at(end)) && isUnnamed(state.ring.at(end))) {
-    if (cursor.tracking || cursor.continuing)
-      firstSight(cursor, state.ring.slot(end), end);
-    ++end;
-  }
-  cursor.unreported_drops += end - index;
-  if (!sendPendingGap(state, calibration_.toNs(state.ring.at(index).timestamp),
-                      calibration_.toNs(state.ring.at(end - 1).timestamp))) {
-    cursor.unreported_drops -= end - index;
-    return DrainCursor::kNoIndex;
-  }
-  state.ring.release(end);
-  return end;
-}
-
-bool Drain::expandAbandonMarker(ThreadState& state, uint64_t index) {
-  DrainCursor& cursor = state.drain;
-  if (cursor.abandon_index != index) {
-    // Another marker's exits may still wait in this batch: they leave first, so that only one
-    // marker is ever being expanded.
-    if (cursor.abandon_index != DrainCursor::kNoIndex && !sendBatch(state, index))
-      return false;
-    cursor.abandon_index = index;
-    cursor.abandoned.clear();
-    cursor.abandoned_sent = 0;
-    cursor.abandoned_in_batch = 0;
-    if (cursor.tracking && index >= cursor.applied_up_to) {
-      cursor.applied_up_to = index + 1;
-      // Frames entered before tracking began (or before a gap) are not known: their exits are
-      // not sent (a gap already ended them for every consumer, or none of them exists). Nor are
-      // those of frames entered before the process's current key (continuing).
-      for (uint32_t n = state.ring.at(index).function_id; n > 0 && !cursor.open_frames.empty();
-           --n) {
-        const uint32_t id = cursor.open_frames.back();
-        cursor.open_frames.pop_back();
-        if (cursor.continuing) {
-          if (cursor.continued_depth == 0)
-            continue; // the previous key's frame
-          --cursor.continued_depth;
-        }
-        if (id >= SHAPETRACE_UNREGISTERED_BASE)
-          ++cursor.unreported_drops; // unnamed, as its enter was: the next Gap counts it
-        else
-          cursor.abandoned.push_back(id);
-      }
-    }
-  }
-  const uint64_t at_ns = calibration_.toNs(state.ring.at(index).timestamp);
-  while (cursor.abandoned_sent + cursor.abandoned_in_batch < cursor.abandoned.size()) {
-    const uint32_t id = cursor.abandoned[cursor.abandoned_sent + cursor.abandoned_in_batch];
-    ++cursor.abandoned_in_batch;
-    batch_.append(at_ns, id, EventKind::AbandonedExit);
-    // The marker stays in the ring until the batch with its last exit has left.
-    if (batch_.full() && !sendBatch(state, index))
-      return false;
-  }
-  return true;
-}
-
-bool Drain::endThread(ThreadState& state) {
-  DrainCursor& cursor = state.drain;
-  if (!cursor.start_sent)
-    return false;
-  const uint64_t now = nowNs();
-  // Drops the thread never got to announce with a marker (its ring stayed full until it exited).
-  cursor.unreported_drops += state.ring.pending_drops.exchange(0, std::memory_order_relaxed);
-  if (!sendPendingGap(state, calibration_.toNs(state.ring.first_drop_ticks.load()), now))
-    return false;
-  return sendItem(wire::ThreadEnd{state.tid, now, cursor.events_sent, cursor.drops_reported,
-                                  cursor.next_sequence});
 }
 
 bool Drain::flush(uint32_t timeout_ms) {
@@ -682,7 +428,7 @@ void Drain::finishImage(const EndInfo& end) {
     if (!exec) // a stretch start no event followed: nothing to mark (states live in mmap'd memory)
       std::vector<DrainCursor::StretchStart>().swap(state->drain.stretch_starts);
     const bool empty = state->ring.readable() == state->ring.released();
-    if (empty && (exec || endThread(*state)))
+    if (empty && (exec || threads_.endThread(*state)))
       continue;
     unsent += state->ring.readable() - state->ring.released();
     unsent += state->ring.pending_drops.load(std::memory_order_relaxed);
@@ -690,8 +436,12 @@ void Drain::finishImage(const EndInfo& end) {
     unsent += state->drain.unreported_drops;
   }
   unsent += g_hot.late_events.load(std::memory_order_relaxed);
-  const wire::ProcessEnd process_end{now,           events_sent_, drops_reported_ + unsent,
-                                     end.exit_status, end.reason, end.exec_path};
+  const wire::ProcessEnd process_end{now,
+                                     threads_.eventsSent(),
+                                     threads_.dropsReported() + unsent,
+                                     end.exit_status,
+                                     end.reason,
+                                     end.exec_path};
   bool sent = false;
   while (process_start_sent_ && !(sent = sendItem(process_end)) && may_wait &&
          Clock::now() < end.deadline)
@@ -706,7 +456,8 @@ void Drain::finishImage(const EndInfo& end) {
     sink_->close(linger);
   if (flags().verbose)
     std::fprintf(stderr, "shapetrace: %llu events sent, %llu lost, to %s%s%s\n",
-                 (unsigned long long)events_sent_, (unsigned long long)(drops_reported_ + unsent),
+                 (unsigned long long)threads_.eventsSent(),
+                 (unsigned long long)(threads_.dropsReported() + unsent),
                  sink_->describe().c_str(), exec ? " before exec of " : "",
                  exec ? end.exec_path.c_str() : "");
 }

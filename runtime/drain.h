@@ -13,6 +13,7 @@
 #include "flags.h"
 #include "runtime.h"
 #include "sink.h"
+#include "thread_drain.h"
 #include "wire/codec.h"
 
 #include <atomic>
@@ -26,7 +27,7 @@
 
 namespace shapetrace::rt {
 
-class Drain {
+class Drain final : private DrainOutput {
 public:
   Drain(Runtime& runtime, std::unique_ptr<Sink> sink, Calibration calibration,
         wire::ProcessStart process_start);
@@ -102,26 +103,17 @@ private:
   void calibrateIfDue();
   bool sendItem(wire::ItemBody body);
   bool sendControlQueue();
-  // Drains one thread's ring; true when the ring is empty afterwards.
-  bool drainThread(ThreadState& state);
-  bool sendBatch(ThreadState& state, uint64_t up_to);
-  // A batch holds at most as many marks as events (a thread that only annotates still sends
-  // messages of bounded size).
-  bool marksFull() const {
-    return batch_annotations_.size() + batch_waits_.size() >= flags().batch_events;
-  }
-  // An annotation or tracer wait (the marker and the slot after it) placed at the batch's end.
-  void addMark(const ThreadState& state, const Event& marker, const Event& payload);
-  // Forgets the batch being made (a send failed: its slots stay in the ring for the next cycle).
-  bool discardBatch();
-  bool sendPendingGap(ThreadState& state, uint64_t from_ns, uint64_t to_ns);
-  // A run of events with ids no module named (>= SHAPETRACE_UNREGISTERED_BASE) from `index`: not
-  // sent, counted as dropped in a Gap. Returns the index after the run, or kNoIndex on failure.
-  uint64_t dropUnnamedEvents(ThreadState& state, uint64_t index, uint64_t head);
-  // Appends the abandoned exits of the kAbandonMarker at `index`; false when a send failed.
-  bool expandAbandonMarker(ThreadState& state, uint64_t index);
-  bool endThread(ThreadState& state);
-  uint64_t nowNs() const { return monotonicNs(); }
+  // Wakes the threads asleep on a full ring (blocking mode), to look again.
+  void wakeWaitingProducers();
+  // Tells the rings' arena the process's key and clock (for a collector finishing the rings).
+  void publishToRings();
+
+  // DrainOutput: the sink, with the process's key, calibration and strings.
+  bool send(std::span<const std::byte> message) override;
+  uint64_t processKey() const override { return runtime_.process_key.load(); }
+  uint64_t toNs(uint64_t ticks) const override { return calibration_.toNs(ticks); }
+  std::string lookup(uint32_t id) override { return runtime_.strings.lookup(id); }
+  uint64_t nowNs() const override { return monotonicNs(); }
 
   Runtime& runtime_;
   std::unique_ptr<Sink> sink_;
@@ -131,14 +123,10 @@ private:
   bool calibrated_ = false;
   uint64_t next_calibration_ns_ = 0;
   uint64_t calibration_step_ns_ = 0;
-  wire::EventEncoder batch_; // the batch being made, encoded event by event
-  // The batch's annotations and tracer waits, placed among its events.
-  std::vector<wire::Annotation> batch_annotations_;
-  std::vector<wire::TracerWait> batch_waits_;
-  uint64_t events_sent_ = 0;
-  uint64_t drops_reported_ = 0;
+  ThreadDrain threads_; // every ring's events, through send()
   Clock::time_point last_success_ = Clock::now();
   bool ever_sent_ = false;
+  bool send_refused_ = false; // the sink had no room in this cycle
   uint64_t cpu_ns_ = 0; // the drain thread's CPU time, known once it has stopped
   std::atomic<bool> attached_{true};
   uint64_t detached_ns_ = 0; // when the last detach happened (CLOCK_MONOTONIC)

@@ -24,6 +24,7 @@
 #include "fd_guard.h"
 #include "interpose.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdarg>
@@ -31,6 +32,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -167,6 +169,13 @@ template <class Create> int created(Create create) {
 void setDropTransport(DropTransportFn drop) { g_drop.store(drop); }
 
 void markRuntimeDescriptor(int fd) { mark(fd); }
+
+int lowestRuntimeFd() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+    return 512;
+  return int(std::min<rlim_t>(limit.rlim_cur / 2, 512));
+}
 
 void forgetRuntimeDescriptors() {
   const unsigned end = g_marked_end.load();

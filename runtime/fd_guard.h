@@ -51,6 +51,10 @@ bool isRuntimeThread();
 // the runtime's.
 void markRuntimeDescriptor(int fd);
 
+// Where the runtime's own descriptors go: above the range programs use and close (half the soft
+// RLIMIT_NOFILE, at most 512), so that "close everything from 3 up to N" rarely meets them.
+int lowestRuntimeFd();
+
 // Fork child: the parent's descriptors are inherited but are no longer the runtime's here.
 void forgetRuntimeDescriptors();
 // The transport's threads have ended (its context was terminated): their ids may be reused by

@@ -10,6 +10,7 @@
 // a stack of runs (ThreadLocal): entering while recording extends or opens a recorded run; entering
 // while off inside tracked calls extends or opens a skipped run; entering while off with nothing
 // open is not tracked at all (its exit finds no open call and is skipped, as its enter was).
+#include "channel/futex.h"
 #include "runtime.h"
 #include "shapetrace/abi.h"
 
@@ -40,18 +41,23 @@ namespace {
 }
 
 // Waits for ring space in blocking mode, while the drain can still make room. True when space
-// for `needed` slots appeared.
+// for `needed` slots appeared. Asleep on the ring's tail (a futex), which the drain wakes as it
+// releases slots (Drain::wakeWaitingProducers), or when it stops waits (no collector alive, or
+// none progressing within SHAPETRACE_EXIT_TIMEOUT_MS); each sleep is bounded by kWaitSliceNs
+// anyway, so a wake that never comes costs that much, never a hang.
 bool waitForSpace(ThreadState& state, uint64_t needed) {
+  constexpr long kWaitSliceNs = 10'000'000;
   const int saved_errno = errno;
   bool ok = false;
-  g_hot.waiting_producers.fetch_add(1, std::memory_order_relaxed);
-  while (g_hot.blocking_wait.load(std::memory_order_relaxed)) {
+  g_hot.waiting_producers.fetch_add(1, std::memory_order_seq_cst);
+  const std::atomic<uint64_t>& tail = state.ring.control().tail;
+  while (g_hot.blocking_wait.load(std::memory_order_seq_cst)) {
+    const uint64_t seen = tail.load(std::memory_order_acquire);
     if (state.ring.freeSlots() >= needed) {
       ok = true;
       break;
     }
-    const timespec pause{0, 20000};
-    nanosleep(&pause, nullptr);
+    channel::waitWhileAt(tail, seen, kWaitSliceNs);
   }
   g_hot.waiting_producers.fetch_sub(1, std::memory_order_relaxed);
   errno = saved_errno;

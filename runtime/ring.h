@@ -12,6 +12,7 @@
 // release only from the one consumer thread. Construction and destruction while neither runs.
 #pragma once
 
+#include "channel/rings.h"
 #include "wire/event.h"
 
 #include <atomic>
@@ -23,7 +24,11 @@ namespace shapetrace::rt {
 class EventRing {
 public:
   // `slots` must hold `capacity` events, capacity a power of two >= 2. The ring does not own them.
-  EventRing(Event* slots, uint64_t capacity) : slots_(slots), mask_(capacity - 1) {}
+  // Its indices are in `control` (a slot of the arena shared with the collector, see
+  // channel/rings.h), or in the ring itself when none is given.
+  EventRing(channel::RingControl* control, Event* slots, uint64_t capacity)
+      : control_(control ? control : &own_control_), slots_(slots), mask_(capacity - 1) {}
+  EventRing(Event* slots, uint64_t capacity) : EventRing(nullptr, slots, capacity) {}
   EventRing(const EventRing&) = delete;
   EventRing& operator=(const EventRing&) = delete;
 
@@ -37,7 +42,7 @@ public:
       return false;
     slots_[head & mask_] = event;
     head_local_ = head + 1;
-    head_.store(head + 1, std::memory_order_release);
+    control_->head.store(head + 1, std::memory_order_release);
     return true;
   }
 
@@ -50,13 +55,13 @@ public:
     slots_[head & mask_] = first;
     slots_[(head + 1) & mask_] = second;
     head_local_ = head + 2;
-    head_.store(head + 2, std::memory_order_release);
+    control_->head.store(head + 2, std::memory_order_release);
     return true;
   }
 
   // Free slots as the producer can prove them now (reads the consumer's index).
   uint64_t freeSlots() {
-    cached_tail_ = tail_.load(std::memory_order_acquire);
+    cached_tail_ = control_->tail.load(std::memory_order_acquire);
     return capacity() - (head_local_ - cached_tail_);
   }
 
@@ -64,30 +69,33 @@ public:
   // (in a forked child, where the consumer thread no longer exists).
   void resetUnsynchronized() {
     head_local_ = cached_tail_ = 0;
-    head_.store(0, std::memory_order_relaxed);
-    tail_.store(0, std::memory_order_relaxed);
+    control_->head.store(0, std::memory_order_relaxed);
+    control_->tail.store(0, std::memory_order_relaxed);
   }
 
   // --- consumer side ------------------------------------------------------------------------
   // The index one past the last event published so far, and the first one not yet released:
   // events [released(), readable()) may be read with at().
-  uint64_t readable() const { return head_.load(std::memory_order_acquire); }
-  uint64_t released() const { return tail_.load(std::memory_order_relaxed); }
+  uint64_t readable() const { return control_->head.load(std::memory_order_acquire); }
+  uint64_t released() const { return control_->tail.load(std::memory_order_relaxed); }
   const Event& at(uint64_t index) const { return slots_[index & mask_]; }
   // The consumer may rewrite a slot it has not released (the producer writes only free slots).
   Event& slot(uint64_t index) { return slots_[index & mask_]; }
   // Gives slots up to `index` (exclusive) back to the producer.
-  void release(uint64_t index) { tail_.store(index, std::memory_order_release); }
+  void release(uint64_t index) { control_->tail.store(index, std::memory_order_release); }
+  // Where the indices live (what the drain tells the collector about the ring goes there too).
+  channel::RingControl& control() { return *control_; }
 
 private:
   bool refreshFree(uint64_t needed) {
-    cached_tail_ = tail_.load(std::memory_order_acquire);
+    cached_tail_ = control_->tail.load(std::memory_order_acquire);
     return capacity() - (head_local_ - cached_tail_) >= needed;
   }
 
   // Read by both sides and written by neither after construction: a line of its own, so that the
   // consumer reading it per event never pulls the producer's line (written on every push) across
   // cores. Sharing it cost the drain about a third of its time (measured with perf; BENCHMARKS.md).
+  channel::RingControl* const control_;
   Event* const slots_;
   const uint64_t mask_;
 
@@ -102,10 +110,10 @@ private:
   // The producer's private indices, on the producer's line.
   uint64_t head_local_ = 0;
   uint64_t cached_tail_ = 0;
-  // Written by the producer, read by the consumer.
-  alignas(64) std::atomic<uint64_t> head_{0};
-  // Written by the consumer, read by the producer only when the ring looks full.
-  alignas(64) std::atomic<uint64_t> tail_{0};
+  // The indices when no shared control page was given: head written by the producer, read by
+  // the consumer; tail written by the consumer, read by the producer only when the ring looks
+  // full (each on a line of its own).
+  channel::RingControl own_control_{};
 };
 
 } // namespace shapetrace::rt

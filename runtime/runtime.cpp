@@ -4,6 +4,7 @@
 
 #include "drain.h"
 #include "fd_guard.h"
+#include "ring_arena.h"
 #include "flags.h"
 #include "shapetrace/abi.h"
 #include "shapetrace/shapetrace.h"
@@ -288,6 +289,14 @@ std::unique_ptr<Sink> makeSink() {
   return sink;
 }
 
+// The rings shared with the collector (ring_arena.h), when the stream goes to one and anything
+// may be recorded: at start and in a forked child, before any thread takes a ring.
+void makeRings() {
+  Runtime& rt = runtime();
+  if (flags().output.empty() && (flags().enabled || rt.on_demand.load()))
+    ringArena().create(ringCapacityFor(rt.ring_bytes), rt.process_key.load());
+}
+
 // Creates the drain for this process (at start and in a forked child). False: tracing stays off.
 bool startDrain() {
   Runtime& rt = runtime();
@@ -350,16 +359,10 @@ void onForkChild() {
     return;
   ThreadLocal& local = t_local;
   ThreadState* mine = local.state;
+  // The parent's rings are not ours to write or free: its arena goes first (unmapped here, its
+  // pages untouched), then the states of its other threads.
+  ringArena().abandonAfterFork();
   rt.registry.resetToOnly(mine);
-  if (mine) {
-    mine->ring.resetUnsynchronized();
-    mine->ring.pending_drops.store(0);
-    mine->nested_drops.store(0);
-    mine->drain = DrainCursor{};
-    mine->frames_tracked = false;
-    mine->tid = uint32_t(gettid());
-    mine->start_ticks = readTicks();
-  }
   // Calls open in the parent are not this process's: their exits are not recorded here.
   local.resetCalls();
   forgetJumpPointsAfterFork();
@@ -374,6 +377,25 @@ void onForkChild() {
   rt.parent_process_key = rt.process_key.load();
   rt.previous_image = 0;
   rt.process_key = randomKey();
+  // The child's own rings; the forking thread's ring moves there, empty.
+  makeRings();
+  if (mine && !giveOwnRingAfterFork(mine)) {
+    // No memory for a ring: the thread records nothing more here.
+    pthread_setspecific(g_thread_key, nullptr);
+    rt.registry.resetToOnly(nullptr);
+    local.state = nullptr;
+    local.exited = true;
+    mine = nullptr;
+  }
+  if (mine) {
+    mine->ring.pending_drops.store(0);
+    mine->nested_drops.store(0);
+    mine->drain = DrainCursor{};
+    mine->frames_tracked = false;
+    mine->tid = uint32_t(gettid());
+    mine->start_ticks = readTicks();
+    mine->describeRing();
+  }
   rt.control_queue.clear();
   for (const wire::ModuleTable& module : rt.modules)
     rt.control_queue.push_back({0, module});
@@ -382,7 +404,12 @@ void onForkChild() {
   if ((recordingEnabled() || rt.on_demand.load()) && !startDrain()) {
     setRecordingEnabled(false);
     rt.phase.store(Phase::ShutDown);
+    return;
   }
+  // The child's start leaves at once, as a new thread's first event makes it (attachThread): a
+  // child killed a moment later is in the stream, and its rings with it.
+  if (Drain* drain = g_drain.load(); drain && mine)
+    drain->wake();
 }
 
 // SHAPETRACE_EXEC_FROM, set by the image that exec'd this one (execLinkEntry): this image continues
@@ -435,6 +462,7 @@ void startOnce() {
   g_pid.store(getpid());
   pthread_key_create(&g_thread_key, onThreadExit);
   pthread_atfork(lockAllForFork, unlockAllAfterFork, onForkChild);
+  makeRings();
   // Recording off at start: no drain, no transport, no thread until shapetrace_set_enabled(1).
   // On demand, the drain starts (recording or not) to watch for a collector.
   rt.phase.store(Phase::Running, std::memory_order_release);
@@ -479,6 +507,7 @@ ThreadState* attachThread(ThreadLocal& local) {
   state->tid = uint32_t(gettid());
   state->start_ticks = readTicks();
   prctl(PR_GET_NAME, state->name);
+  state->describeRing();
   pthread_setspecific(g_thread_key, state);
   local.state = state;
   rt.registry.push(state);

@@ -10,6 +10,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <time.h>
 
 namespace shapetrace::rt {
 
@@ -28,6 +29,12 @@ public:
   // to be replaced); the sink stays usable (it reconnects at once) in case exec fails.
   virtual void release(unsigned linger_ms) = 0;
   virtual std::string describe() const = 0;
+  // After send() found no room: waits until the destination took something, at most
+  // `timeout_ns`. Drain thread.
+  virtual void waitForRoom(long timeout_ns) {
+    const timespec pause{0, timeout_ns};
+    nanosleep(&pause, nullptr);
+  }
 
   // Whether a collector is connected (attach on demand, see docs/runtime.md "Attach on demand").
   // Only the channel sink watches its peer; a recording is always there.

@@ -1,6 +1,7 @@
 // Creation, destruction and registry of per-thread states (see thread_state.h).
 #include "thread_state.h"
 
+#include <cstring>
 #include <new>
 #include <sys/mman.h>
 
@@ -8,32 +9,47 @@ namespace shapetrace::rt {
 
 constinit thread_local ThreadLocal t_local __attribute__((tls_model("initial-exec"))) = {};
 
-uint64_t ringCapacityFor(uint64_t ring_bytes) {
-  uint64_t capacity = 16;
-  while (capacity * sizeof(Event) < ring_bytes)
-    capacity <<= 1;
-  return capacity;
-}
-
 ThreadState* createThreadState(uint64_t ring_bytes) {
-  const uint64_t capacity = ringCapacityFor(ring_bytes);
-  // The state sits in front of its ring in one mapping; the ring starts on its own page.
-  const size_t header = (sizeof(ThreadState) + 4095) & ~size_t{4095};
-  const size_t bytes = header + capacity * sizeof(Event);
+  RingMemory ring;
+  if (!ringArena().allocate(ringCapacityFor(ring_bytes), ring))
+    return nullptr;
+  const size_t bytes = (sizeof(ThreadState) + 4095) & ~size_t{4095};
   void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (memory == MAP_FAILED)
+  if (memory == MAP_FAILED) {
+    ringArena().release(ring);
     return nullptr;
-  auto* slots = reinterpret_cast<Event*>(static_cast<char*>(memory) + header);
-  auto* state = new (memory) ThreadState(slots, capacity);
+  }
+  auto* state = new (memory) ThreadState(ring);
   state->mapping_bytes = bytes;
   return state;
 }
 
 void destroyThreadState(ThreadState* state) {
   const size_t bytes = state->mapping_bytes;
+  const RingMemory ring = state->ring_memory;
   state->~ThreadState();
+  ringArena().release(ring);
   munmap(state, bytes);
+}
+
+void ThreadState::describeRing() {
+  channel::RingControl& control = ring.control();
+  control.tid.store(tid, std::memory_order_relaxed);
+  std::memcpy(control.name, name, sizeof control.name);
+  control.start_ticks.store(start_ticks, std::memory_order_release);
+}
+
+bool giveOwnRingAfterFork(ThreadState* state) {
+  RingMemory memory = state->ring_memory;
+  if (memory.slot >= 0 && !ringArena().allocate(memory.capacity, memory)) {
+    state->ring_memory = RingMemory{}; // the parent's: nothing of it is ours to free
+    return false;
+  }
+  state->ring.~EventRing();
+  new (&state->ring) EventRing(memory.control, memory.slots, memory.capacity);
+  state->ring_memory = memory;
+  return true;
 }
 
 void Registry::push(ThreadState* state) {

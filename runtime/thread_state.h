@@ -8,6 +8,7 @@
 #pragma once
 
 #include "ring.h"
+#include "ring_arena.h"
 
 #include <atomic>
 #include <cstdint>
@@ -104,10 +105,15 @@ struct ThreadState {
   uint64_t start_ticks = 0;
   char name[16] = {};
   size_t mapping_bytes = 0;
+  RingMemory ring_memory; // where the ring's events and indices are (ring_arena.h)
   ThreadState* next = nullptr; // registry link, see Registry
   DrainCursor drain;
 
-  ThreadState(Event* slots, uint64_t capacity) : ring(slots, capacity) {}
+  explicit ThreadState(const RingMemory& memory)
+      : ring(memory.control, memory.slots, memory.capacity), ring_memory(memory) {}
+
+  // Tells the collector whose ring it is (tid, name, start_ticks), for a crash's finish.
+  void describeRing();
 };
 
 // The thread-local block of the hot path, in one initial-exec TLS slot.
@@ -135,10 +141,20 @@ struct ThreadLocal {
 extern constinit thread_local ThreadLocal t_local __attribute__((tls_model("initial-exec")));
 
 // Ring capacity in events for a requested size in bytes: next power of two, at least 16.
-uint64_t ringCapacityFor(uint64_t ring_bytes);
-// Maps a new state and ring; nullptr when memory is exhausted. Async-signal-safe.
+inline uint64_t ringCapacityFor(uint64_t ring_bytes) {
+  uint64_t capacity = 16;
+  while (capacity * sizeof(Event) < ring_bytes)
+    capacity <<= 1;
+  return capacity;
+}
+// Maps a new state and takes a ring for it (ring_arena.h); nullptr when memory is exhausted.
+// Async-signal-safe.
 ThreadState* createThreadState(uint64_t ring_bytes);
 void destroyThreadState(ThreadState* state);
+// Fork child, after the parent's arena was abandoned: the forking thread's state gets a ring of
+// the child's own, empty (a ring of its own memory is kept and emptied). False when memory is
+// exhausted (the state is then unusable).
+bool giveOwnRingAfterFork(ThreadState* state);
 
 // The list of live states. Producers only ever push at the head (lock-free); only the drain
 // thread walks the list and unlinks from it, so a node's `next` is written by one thread only.

@@ -51,6 +51,15 @@ void printCollectorSummary(std::FILE* out, const collector::CollectorStats& stat
     std::fprintf(out, "shapetrace: local processes: %llu refused, %llu channel(s) closed for "
                       "breaking the ring's rules\n",
                  (unsigned long long)channels.refused, (unsigned long long)channels.broken);
+  if (channels.rings_finished > 0)
+    std::fprintf(out, "shapetrace: local processes: %llu ring(s) of processes that died without "
+                      "warning finished by the collector\n",
+                 (unsigned long long)channels.rings_finished);
+  if (channels.rings_broken + channels.rings_refused > 0)
+    std::fprintf(out, "shapetrace: local processes: %llu ring(s) left unfinished (lying indices or "
+                      "past the bound), %llu process(es) whose rings could not be taken\n",
+                 (unsigned long long)channels.rings_broken,
+                 (unsigned long long)channels.rings_refused);
   if (stats.refused_clients > 0)
     std::fprintf(out, "shapetrace: %llu connection(s) refused: CURVE client key not in "
                       "--curve-clients\n",

@@ -1,5 +1,7 @@
 #include "channel/channel.h"
 
+#include "channel/futex.h"
+
 #include <cstring>
 #include <time.h>
 
@@ -102,6 +104,14 @@ void Writer::markClosed() {
   header_->producer_state.store(kProducerClosed, std::memory_order_release);
 }
 
+void Writer::waitForRoom(long timeout_ns) {
+  header_->producer_waiting.store(1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // A take between the failed write and the flag changed the tail already: no sleep then.
+  waitWhileAt(header_->tail, header_->tail.load(std::memory_order_acquire), timeout_ns);
+  header_->producer_waiting.store(0, std::memory_order_relaxed);
+}
+
 void Writer::markExecuting(bool executing) {
   header_->producer_state.store(executing ? kProducerExecuting : kProducerWriting,
                                 std::memory_order_release);
@@ -195,8 +205,17 @@ void Reader::beat(uint64_t now_ns) {
   header_->consumer_state.store(kConsumerAttached, std::memory_order_release);
 }
 
+void Reader::wakeProducer() {
+  // Read with the fence's order against the tail's stores: a producer that set the flag and then
+  // saw the old tail is asleep on it and woken here.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (header_->producer_waiting.load(std::memory_order_relaxed) != 0)
+    wakeWaiters(header_->tail);
+}
+
 void Reader::markLeft() {
   header_->consumer_state.store(kConsumerLeft, std::memory_order_release);
+  wakeWaiters(header_->tail); // a producer asleep for room sees we left
 }
 
 bool Reader::producerClosed() const {

@@ -34,7 +34,7 @@
 namespace shapetrace::channel {
 
 inline constexpr uint64_t kMagic = 0x31484353'54535453; // "STSTSCH1" little-endian
-inline constexpr uint32_t kVersion = 1;
+inline constexpr uint32_t kVersion = 2;
 inline constexpr size_t kHeaderBytes = 4096;
 // The ring's size: at least kMinDataBytes, at most kMaxDataBytes, a power of two.
 inline constexpr uint64_t kMinDataBytes = uint64_t{64} << 10;
@@ -55,6 +55,9 @@ struct Header {
   // Written by the producer: bytes written so far (release), and whether it will write more.
   alignas(64) std::atomic<uint64_t> head;
   std::atomic<uint32_t> producer_state;
+  // Set while the producer sleeps on `tail` (a futex, channel/futex.h) for room: the consumer
+  // then wakes it after taking records.
+  std::atomic<uint32_t> producer_waiting;
   // Written by the consumer: bytes consumed so far (release), its heartbeat and state.
   alignas(64) std::atomic<uint64_t> tail;
   std::atomic<uint64_t> heartbeat_ns;
@@ -70,12 +73,15 @@ struct RecordHeader {
 inline constexpr uint32_t kMoreFragments = 1;
 inline constexpr uint32_t kWrapPadding = 2;
 
-// The control socket's two messages. The hello travels with the memfd (SCM_RIGHTS).
+// The control socket's two messages. The hello travels with the channel's memfd and, when
+// `rings_bytes` is not 0, the memfd of the process's rings (channel/rings.h), in that order
+// (SCM_RIGHTS).
 struct Hello {
   uint64_t magic = kMagic;
   uint32_t version = kVersion;
   uint32_t pid = 0;
   uint64_t data_bytes = 0;
+  uint64_t rings_bytes = 0;
 };
 struct Reply {
   uint64_t magic = kMagic;
@@ -110,6 +116,9 @@ public:
   bool consumerAlive(uint64_t now_ns) const;
   void markClosed();
   void markExecuting(bool executing);
+  // Sleeps until the consumer takes something (it wakes us) or `timeout_ns` passed. For a
+  // producer whose last write found no room.
+  void waitForRoom(long timeout_ns);
 
 private:
   // Room for a record of `payload` bytes, writing a wrap padding first if it needs one.
@@ -137,6 +146,8 @@ public:
   Status read(OnMessage&& on_message, OnOversized&& on_oversized, size_t max_messages,
               size_t max_message_bytes, std::string& error);
   void beat(uint64_t now_ns);
+  // Wakes the producer if it sleeps for room and records were taken since it began to.
+  void wakeProducer();
   void markLeft();
   bool producerClosed() const;
   bool producerExecuting() const;

@@ -89,21 +89,26 @@ ConnectResult connectControl(const std::string& path, int lowest_fd, int& fd,
   return ConnectResult::Connected;
 }
 
-bool sendHello(int fd, const Hello& hello, int memfd, std::string& error) {
+bool sendHello(int fd, const Hello& hello, int memfd, int rings_fd, std::string& error) {
   SavedErrno saved;
   iovec data{const_cast<Hello*>(&hello), sizeof hello};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  int fds[2];
+  size_t count = 0;
+  for (const int attached : {memfd, rings_fd})
+    if (attached >= 0)
+      fds[count++] = attached;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
   msghdr message{};
   message.msg_iov = &data;
   message.msg_iovlen = 1;
-  if (memfd >= 0) {
+  if (count > 0) {
     message.msg_control = control;
-    message.msg_controllen = sizeof control;
+    message.msg_controllen = CMSG_SPACE(count * sizeof(int));
     cmsghdr* rights = CMSG_FIRSTHDR(&message);
     rights->cmsg_level = SOL_SOCKET;
     rights->cmsg_type = SCM_RIGHTS;
-    rights->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(rights), &memfd, sizeof memfd);
+    rights->cmsg_len = CMSG_LEN(count * sizeof(int));
+    std::memcpy(CMSG_DATA(rights), fds, count * sizeof(int));
   }
   if (::sendmsg(fd, &message, MSG_NOSIGNAL) != ssize_t(sizeof hello)) {
     error = std::string("cannot send the channel to the collector: ") + std::strerror(errno);
@@ -134,8 +139,8 @@ bool receiveReply(int fd, Reply& reply, int timeout_ms, std::string& error) {
 
 } // namespace
 
-bool createAndHandOver(int fd, uint64_t data_bytes, int timeout_ms, Memory& memory,
-                       std::string& error) {
+bool createAndHandOver(int fd, uint64_t data_bytes, int rings_fd, uint64_t rings_bytes,
+                       int timeout_ms, Memory& memory, std::string& error) {
   SavedErrno saved;
   const size_t bytes = kHeaderBytes + data_bytes;
   const int memfd = ::memfd_create("shapetrace-channel", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -152,7 +157,9 @@ bool createAndHandOver(int fd, uint64_t data_bytes, int timeout_ms, Memory& memo
     Hello hello;
     hello.pid = uint32_t(::getpid());
     hello.data_bytes = data_bytes;
-    ok = sendHello(fd, hello, memfd, error) && receiveReply(fd, reply, timeout_ms, error);
+    hello.rings_bytes = rings_fd >= 0 ? rings_bytes : 0;
+    ok = sendHello(fd, hello, memfd, rings_fd, error) &&
+         receiveReply(fd, reply, timeout_ms, error);
   }
   if (ok && !reply.accepted) {
     error = std::string("the collector refused this process: ") + reply.reason;
@@ -213,8 +220,9 @@ int acceptControl(int listen_fd, uint32_t& uid, uint32_t& pid) {
   return fd;
 }
 
-HelloResult receiveHello(int fd, Hello& hello, int& memfd, std::string& error) {
+HelloResult receiveHello(int fd, Hello& hello, int& memfd, int& rings_fd, std::string& error) {
   memfd = -1;
+  rings_fd = -1;
   iovec data{&hello, sizeof hello};
   // Room for a few descriptors, so that extra ones arrive and are closed rather than leak.
   alignas(cmsghdr) char control[CMSG_SPACE(4 * sizeof(int))] = {};
@@ -235,6 +243,8 @@ HelloResult receiveHello(int fd, Hello& hello, int& memfd, std::string& error) {
       std::memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof received);
       if (memfd < 0)
         memfd = received;
+      else if (rings_fd < 0)
+        rings_fd = received;
       else
         ::close(received);
     }
@@ -243,10 +253,16 @@ HelloResult receiveHello(int fd, Hello& hello, int& memfd, std::string& error) {
   if (!whole || hello.magic != kMagic || memfd < 0) {
     error = got == 0 ? "hung up before its hello"
                      : "sent no valid hello with channel memory";
-    if (memfd >= 0)
-      ::close(memfd);
-    memfd = -1;
+    for (int* received : {&memfd, &rings_fd}) {
+      if (*received >= 0)
+        ::close(*received);
+      *received = -1;
+    }
     return HelloResult::Broken;
+  }
+  if (hello.rings_bytes == 0 && rings_fd >= 0) { // not announced: not taken
+    ::close(rings_fd);
+    rings_fd = -1;
   }
   return HelloResult::Received;
 }

@@ -22,8 +22,9 @@ enum class ConnectResult { Connected, NoCollector, Failed };
 // on (a collector killed with -9 leaves its socket file). The descriptor is moved to
 // `lowest_fd` or above when it can be (out of the range programs usually use and close).
 ConnectResult connectControl(const std::string& path, int lowest_fd, int& fd, std::string& error);
-// Sends a Hello with `memfd` attached (none when negative); false with `error` on failure.
-bool sendHello(int fd, const Hello& hello, int memfd, std::string& error);
+// Sends a Hello with `memfd` attached (none when negative) and `rings_fd` after it (none when
+// negative); false with `error` on failure.
+bool sendHello(int fd, const Hello& hello, int memfd, int rings_fd, std::string& error);
 // A new channel's memory: kHeaderBytes + data_bytes of a memfd sealed against resizing (so that
 // the collector's reads of it can never fault), mapped shared, its header initialised.
 struct Memory {
@@ -31,11 +32,11 @@ struct Memory {
   size_t bytes = 0;
 };
 // Makes the memory and hands it to the collector over the connected control socket `fd`: sends
-// the Hello with the memfd, waits up to `timeout_ms` for the Reply, and closes the memfd (the
-// mapping keeps the memory). False with `error` (nothing left mapped) when any step failed or the
-// collector refused.
-bool createAndHandOver(int fd, uint64_t data_bytes, int timeout_ms, Memory& memory,
-                       std::string& error);
+// the Hello with the memfd (and the rings' memfd `rings_fd` of `rings_bytes`, when not negative),
+// waits up to `timeout_ms` for the Reply, and closes the memfd (the mapping keeps the memory).
+// False with `error` (nothing left mapped) when any step failed or the collector refused.
+bool createAndHandOver(int fd, uint64_t data_bytes, int rings_fd, uint64_t rings_bytes,
+                       int timeout_ms, Memory& memory, std::string& error);
 
 // --- the collector's side ---------------------------------------------------------------------
 // Binds and listens at `path` (non-blocking). A socket file nobody listens on is replaced; one a
@@ -45,9 +46,10 @@ int listenControl(const std::string& path);
 // peer's credentials as the kernel gives them (SO_PEERCRED).
 int acceptControl(int listen_fd, uint32_t& uid, uint32_t& pid);
 enum class HelloResult { Received, NotYet, Broken };
-// Reads the Hello and its descriptor (extra descriptors are closed). Broken: the peer hung up or
-// sent something else (`error` says what).
-HelloResult receiveHello(int fd, Hello& hello, int& memfd, std::string& error);
+// Reads the Hello and its descriptors: the channel's memfd and, when the Hello announces rings,
+// the rings' memfd (-1 otherwise; extra descriptors are closed). Broken: the peer hung up or sent
+// something else (`error` says what).
+HelloResult receiveHello(int fd, Hello& hello, int& memfd, int& rings_fd, std::string& error);
 void sendReply(int fd, const Reply& reply);
 // Whether the peer hung up (poll reports POLLHUP or POLLERR, or a read finds the end).
 bool peerHungUp(int fd);

@@ -14,6 +14,9 @@ core, which says more about the machine than about the tracer.
                    (SHAPETRACE_OUTPUT, drained by the runtime while it runs)
   shapetrace lossless  the same binary with SHAPETRACE_BLOCKING=1 (a full ring waits, drops nothing)
   shapetrace off   the same binary with SHAPETRACE_ENABLED=0
+  shapetrace collector  the same binary recorded by a `shapetrace collect` of its own (its rings
+                   in memory shared with the collector, docs/runtime.md; lossless), so that what
+                   shared rings cost the hot path shows next to the private ones of SHAPETRACE_OUTPUT
   xray-fdr         -fxray-instrument -fxray-instruction-threshold=1, FDR mode started in a constructor
   uftrace          uftrace record of a -pg build
   lttng-ust        -finstrument-functions + LD_PRELOAD=liblttng-ust-cyg-profile-fast.so in a session
@@ -144,6 +147,28 @@ class ShapetraceLosslessBaseline(ShapetraceBaseline):
         shutil.copy(os.path.join(self.work, "shapetrace_(baseline)"), self.binary)
 
 
+class ShapetraceCollector(Shapetrace):
+    name = "shapetrace collector"
+
+    def run_once(self, workload, scratch):
+        output = os.path.join(scratch, "recording")
+        endpoint = "ipc://" + os.path.join(scratch, "c.sock")
+        collect = subprocess.Popen([os.path.join(self.build, "bin", "shapetrace"), "collect",
+                                    "--listen", endpoint, "-o", output],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        collect.stderr.readline()  # listening
+        try:
+            env = {"SHAPETRACE_ENDPOINT": endpoint, "SHAPETRACE_ENABLED": "1",
+                   "SHAPETRACE_BLOCKING": "1"}
+            calls, ns = parse_workload(run([self.binary, *workload], env=env).stdout)
+        finally:
+            collect.send_signal(2)
+            collect.communicate()
+        totals = run([os.path.join(self.build, "tests", "bench", "recording_totals"), output]).stdout
+        match = re.search(r"recorded=(\d+) lost=(\d+)", totals)
+        return calls, ns, int(match.group(1)), int(match.group(2))
+
+
 class ShapetraceOff(Shapetrace):
     name = "shapetrace off"
     env = {"SHAPETRACE_ENABLED": "0"}
@@ -241,8 +266,8 @@ def workload_functions(workload):
     return {"fib"} if workload[0] == "fib" else {"a", "b", "c", "d"}
 
 
-VARIANTS = [Uninstrumented, EmptyHooks, Shapetrace, ShapetraceLossless, ShapetraceOff, XrayFdr,
-            Uftrace, LttngUst]
+VARIANTS = [Uninstrumented, EmptyHooks, Shapetrace, ShapetraceLossless, ShapetraceCollector,
+            ShapetraceOff, XrayFdr, Uftrace, LttngUst]
 
 
 def main():

@@ -119,6 +119,7 @@ struct RecordedProcess {
   bool forked = false;
   uint32_t pid = 0;
   uint64_t events = 0;
+  uint64_t thread_end_events = 0; // what its threads' ends say they sent
   std::optional<wire::ProcessEnd> end;
   std::optional<wire::ExitStatus> reaped;
 };
@@ -133,6 +134,8 @@ std::map<uint64_t, RecordedProcess> recordedProcesses(const std::string& dir) {
       p.pid = start->pid;
     } else if (auto* batch = std::get_if<wire::EventBatch>(&item->body)) {
       p.events += batch->events.size();
+    } else if (auto* thread_end = std::get_if<wire::ThreadEnd>(&item->body)) {
+      p.thread_end_events += thread_end->events_recorded;
     } else if (auto* end = std::get_if<wire::ProcessEnd>(&item->body)) {
       p.end = *end;
     } else if (auto* status = std::get_if<wire::ExitStatus>(&item->body)) {
@@ -143,11 +146,13 @@ std::map<uint64_t, RecordedProcess> recordedProcesses(const std::string& dir) {
   return processes;
 }
 
-// 200 fork children of a traced program die inside a call: abort(), SIGSEGV, or SIGKILL while
-// they idle (traced_program crash-children). Each one is in the recording with every call it
-// made (10 calls: 40 events, and the enter of the call it died in) and how it died, whether
-// `record` runs it (and reaps it) or a `collect` of its own does (not its parent: it reads the
-// status the kernel keeps until the parent reaps).
+// 200 fork children of a traced program die inside a call: abort(), SIGSEGV, or SIGKILL right
+// after their last call (traced_program crash-children). Each one is in the recording with every
+// call it made (10 calls: 40 events, and the enter of the call it died in) and how it died,
+// whether `record` runs it (and reaps it) or a `collect` of its own does (not its parent: it
+// reads the status the kernel keeps until the parent reaps). The killed ones' drains wake once a
+// second: the calls after their flush are still in their rings when they die, and only the
+// collector finishing the rings can record them.
 void expectCrashedChildren(const std::string& dir) {
   const auto processes = recordedProcesses(dir);
   std::map<int, int> deaths; // by signal
@@ -157,6 +162,7 @@ void expectCrashedChildren(const std::string& dir) {
       continue;
     ++children;
     EXPECT_EQ(p.events, 41u) << "pid " << p.pid;
+    EXPECT_EQ(p.thread_end_events, 41u) << "pid " << p.pid; // its thread ended, with all of them
     int signal = 0;
     if (p.end && p.end->reason == wire::EndReason::Signal)
       signal = p.end->exit_status;
@@ -171,7 +177,8 @@ void expectCrashedChildren(const std::string& dir) {
 TEST(EndToEnd, CrashingChildrenUnderRecordAreEachRecordedWithTheirSignal) {
   TempDir tmp;
   auto [code, output] = run({SHAPETRACE_BIN, "record", "-o", tmp.sub("rec"), "--", TRACED_PROGRAM,
-                             "crash-children", "200", "10"});
+                             "crash-children", "200", "10"},
+                            {{"SHAPETRACE_DRAIN_INTERVAL_US", "1000000"}});
   ASSERT_EQ(code, 3) << output;
   EXPECT_NE(output.find("abort 67 segv 67 kill 66"), std::string::npos) << output;
   expectCrashedChildren(tmp.sub("rec"));
@@ -183,7 +190,9 @@ TEST(EndToEnd, CrashingChildrenUnderASeparateCollectorAreEachRecordedWithTheirSi
   testing::Child collect({SHAPETRACE_BIN, "collect", "--listen", endpoint, "-o", tmp.sub("rec")});
   ASSERT_TRUE(collect.readLine().has_value()); // listening
   auto [code, output] = run({TRACED_PROGRAM, "crash-children", "200", "10"},
-                            {{"SHAPETRACE_ENDPOINT", endpoint}, {"SHAPETRACE_ENABLED", "1"}});
+                            {{"SHAPETRACE_ENDPOINT", endpoint},
+                             {"SHAPETRACE_ENABLED", "1"},
+                             {"SHAPETRACE_DRAIN_INTERVAL_US", "1000000"}});
   ASSERT_EQ(code, 3) << output;
   std::this_thread::sleep_for(std::chrono::milliseconds(500)); // the last channels are read
   collect.signal(SIGINT);

@@ -177,7 +177,7 @@ TEST(LocalChannels, ChannelMemoryThatCouldFaultOrLiesIsRefused) {
     channel::Hello h;
     h.pid = uint32_t(getpid());
     h.data_bytes = channel::kMinDataBytes;
-    EXPECT_TRUE(channel::sendHello(fd, h, memfd, error)) << error;
+    EXPECT_TRUE(channel::sendHello(fd, h, memfd, -1, error)) << error;
     serve(channels, received);
     channel::Reply reply;
     EXPECT_EQ(recv(fd, &reply, sizeof reply, 0), ssize_t(sizeof reply));
@@ -224,7 +224,7 @@ TEST(LocalChannels, PastItsLimitAProcessIsRefusedWithTheReason) {
     }
   });
   channel::Memory memory;
-  EXPECT_FALSE(channel::createAndHandOver(fd, channel::kMinDataBytes, 5000, memory, error));
+  EXPECT_FALSE(channel::createAndHandOver(fd, channel::kMinDataBytes, -1, 0, 5000, memory, error));
   collector.join();
   close(fd);
   EXPECT_EQ(error, "the collector refused this process: too many processes connected");

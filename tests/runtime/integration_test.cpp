@@ -236,7 +236,8 @@ TEST(RuntimeIntegration, AStaleSocketMakesNoLosslessProgramWait) {
 // Children that crash: each is in the stream with every call it made, to the last one (it dies
 // inside work). abort() and SIGSEGV end the image first (the runtime's stand-in at the default
 // action: a process end with the signal); a child killed with SIGKILL sends no end, and the
-// collector's side finds it gone and reads how it died.
+// collector's side finds it gone, finishes its rings (the second half of its calls, which a drain
+// waking once a second has not sent) and reads how it died.
 TEST(RuntimeIntegration, CrashingChildrenAreRecordedToTheirLastCall) {
   constexpr long kChildren = 30, kCalls = 100;
   Capture capture;
@@ -249,7 +250,8 @@ TEST(RuntimeIntegration, CrashingChildrenAreRecordedToTheirLastCall) {
   const ProgramRun run = runProgram(
       TRACED_PROGRAM, {"crash-children", std::to_string(kChildren), std::to_string(kCalls)},
       envFor(capture, {{"TSAN_OPTIONS", sanitizerOptions("TSAN_OPTIONS")},
-                       {"ASAN_OPTIONS", sanitizerOptions("ASAN_OPTIONS")}}));
+                       {"ASAN_OPTIONS", sanitizerOptions("ASAN_OPTIONS")},
+                       {"SHAPETRACE_DRAIN_INTERVAL_US", "1000000"}}));
   EXPECT_EQ(run.exit_code, 3);
   EXPECT_EQ(run.out, "abort 10 segv 10 kill 10\ndone crash-children 30 100\n");
   // The parent's end and the 20 children that ended by abort or SIGSEGV.
@@ -275,6 +277,11 @@ TEST(RuntimeIntegration, CrashingChildrenAreRecordedToTheirLastCall) {
     if (!end) {
       ++ends[0];
       EXPECT_THAT(capture.vanished(), ::testing::Contains(start->pid));
+      // Its thread ended too, by the collector's finish, with the counts of all it recorded.
+      const auto* thread_end = std::get_if<wire::ThreadEnd>(&child.back().body);
+      ASSERT_NE(thread_end, nullptr) << "pid " << start->pid;
+      EXPECT_EQ(thread_end->events_recorded, expected.size());
+      EXPECT_EQ(thread_end->events_dropped, 0u);
       continue;
     }
     EXPECT_EQ(end->reason, wire::EndReason::Signal);

@@ -26,7 +26,8 @@
 //   traced_program exec-missing-serve FILE  a failed exec first, then serve FILE
 //   traced_program crash-children C N  C fork children, each N calls, then enters work and dies
 //                                     there: abort() (child 0, 3, 6...), raise(SIGSEGV) (1, 4,
-//                                     ...), or SIGKILL from the parent while it idles (2, 5, ...);
+//                                     ...), or SIGKILL from the parent right after its last call
+//                                     (2, 5, ...; it flushed after its first N/2 calls);
 //                                     the parent reaps them 500 ms after the last one died and
 //                                     prints how many died by each signal
 // Prints "done <args>" and exits with status 3 (so tests can see the exit code unchanged), unless
@@ -123,9 +124,17 @@ __attribute__((noinline)) void jumpFromDepth(long depth) {
   leave(kLeaf); // never reached
 }
 
-// A child that makes `n` calls and dies inside work() as crash-children says.
+// A child that makes `n` calls and dies inside work() as crash-children says. The child that is
+// killed has sent its first half (shapetrace_flush) and not the second: under a long
+// SHAPETRACE_DRAIN_INTERVAL_US that half is still in its ring when SIGKILL comes, and only the
+// collector finishing the ring can record it.
 [[noreturn]] void crashingChild(long index, long n, int ready) {
-  calls(n);
+  const bool killed = index % 3 == 2;
+  calls(killed ? n / 2 : n);
+  if (killed) {
+    shapetrace_flush(10000);
+    calls(n - n / 2);
+  }
   enter(kWork);
   switch (index % 3) {
   case 0:
@@ -134,8 +143,6 @@ __attribute__((noinline)) void jumpFromDepth(long depth) {
     raise(SIGSEGV);
     break;
   default: {
-    const timespec idle{0, 50000000}; // the drain has sent everything by now
-    nanosleep(&idle, nullptr);
     const char byte = 1;
     if (write(ready, &byte, 1) != 1)
       _exit(1);

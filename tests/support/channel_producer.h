@@ -23,7 +23,7 @@ public:
     std::string error;
     if (channel::connectControl(channel::controlPath(endpoint), 0, fd_, error) !=
             channel::ConnectResult::Connected ||
-        !channel::createAndHandOver(fd_, data_bytes, 5000, memory_, error))
+        !channel::createAndHandOver(fd_, data_bytes, -1, 0, 5000, memory_, error))
       throw std::runtime_error("cannot open a channel to " + endpoint + ": " + error);
     writer_.emplace(memory_.base);
   }
