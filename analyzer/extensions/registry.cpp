@@ -1,4 +1,5 @@
-// The built-in extensions, listed once, and the --extensions selection.
+// The built-in extensions, listed once, and the --extensions selection (declared in extension.h;
+// this file is the registry library, above every extension it lists).
 #include "extension.h"
 
 #include "extensions/callers.h"
