@@ -221,7 +221,7 @@ std::string curveServerKey() {
 } // namespace
 
 LiveInput::LiveInput(const std::string& endpoint)
-    : subscriber_(context_, endpoint, curveServerKey()) {}
+    : receiver_(context_, endpoint, curveServerKey()) {}
 
 uint64_t LiveInput::feedRecorded(Analyzer& analyzer, uint64_t from, uint64_t to) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
@@ -261,8 +261,7 @@ uint64_t LiveInput::feedRecorded(Analyzer& analyzer, uint64_t from, uint64_t to)
         }
         if (!in_carry && position - 1 >= to) break;
         try {
-          analyzer.consume(wire::decodeItem(frame->message));
-          ++items_;
+          recorded_events_ += consume(analyzer, wire::decodeItem(frame->message));
         } catch (const wire::FormatError&) {
           ++undecodable_;
           analyzer.count(Stat::undecodable_messages);
@@ -295,7 +294,7 @@ uint64_t LiveInput::resumeFrom(const std::string& dir, Analyzer& analyzer) {
 
 bool LiveInput::feed(Analyzer& analyzer, std::chrono::milliseconds timeout,
                      recording::RecordingWriter* record) {
-  auto received = subscriber_.receive(timeout);
+  auto received = receiver_.take(timeout);
   if (!received) {
     // Resuming, an idle subscription may have lost what the collector published last (its queue
     // overflowed while the recording was replayed, then the collector stopped): the recording
@@ -321,8 +320,7 @@ bool LiveInput::feed(Analyzer& analyzer, std::chrono::milliseconds timeout,
     // Validated by the writer; one that does not decode is not recorded either.
     if (record != nullptr && message.size() % 8 == 0) record->append(bytes);
     // decodeItem copies only when the message is not 8-byte aligned.
-    analyzer.consume(wire::decodeItem(bytes));
-    ++items_;
+    consume(analyzer, wire::decodeItem(bytes));
     return true;
   } catch (const wire::FormatError&) {
     ++undecodable_;
@@ -331,14 +329,48 @@ bool LiveInput::feed(Analyzer& analyzer, std::chrono::milliseconds timeout,
   }
 }
 
+uint64_t LiveInput::consume(Analyzer& analyzer, wire::StreamItem item) {
+  const auto* batch = std::get_if<wire::EventBatch>(&item.body);
+  const uint64_t events = batch ? batch->events.size() : 0;
+  analyzer.consume(std::move(item));
+  ++items_;
+  analysed_events_ += events;
+  return events;
+}
+
+void LiveInput::catchUp(Analyzer& analyzer, const std::function<bool()>& abandon,
+                        const char* command, recording::RecordingWriter* record) {
+  receiver_.stopReceiving();
+  auto next_report = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  while (receiver_.backlog().queued_items > 0 && !abandon()) {
+    feed(analyzer, std::chrono::milliseconds(0), record);
+    if (std::chrono::steady_clock::now() < next_report) continue;
+    const LiveProgress p = progress();
+    std::fprintf(stderr,
+                 "shapetrace %s: analysing what was received: %llu of %llu events (Ctrl-C again "
+                 "to stop now)\n",
+                 command, static_cast<unsigned long long>(p.analysed_events),
+                 static_cast<unsigned long long>(p.received_events));
+    next_report += std::chrono::seconds(1);
+  }
+}
+
+LiveProgress LiveInput::progress() const {
+  const LiveBacklog backlog = receiver_.backlog();
+  return {backlog.received_events + recorded_events_, analysed_events_, backlog.queued_events,
+          missed_counted_};
+}
+
 void LiveInput::countLoss(Analyzer& analyzer) {
   // Missed items the recording filled in are not lost.
-  const uint64_t missed = subscriber_.missed() - std::min(subscriber_.missed(), filled_);
+  const uint64_t received_missed = receiver_.missed();
+  const uint64_t missed = received_missed - std::min(received_missed, filled_);
   analyzer.count(Stat::live_items_missed, missed - std::min(missed, missed_counted_));
-  analyzer.count(Stat::undecodable_messages, subscriber_.malformed() - malformed_counted_);
-  undecodable_ += subscriber_.malformed() - malformed_counted_;
+  const uint64_t malformed = receiver_.malformed();
+  analyzer.count(Stat::undecodable_messages, malformed - malformed_counted_);
+  undecodable_ += malformed - malformed_counted_;
   missed_counted_ = std::max(missed_counted_, missed);
-  malformed_counted_ = subscriber_.malformed();
+  malformed_counted_ = malformed;
 }
 
 } // namespace shapetrace::analyzer

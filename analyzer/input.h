@@ -5,14 +5,17 @@
 #pragma once
 
 #include "analyzer.h"
-#include "fanout/fanout.h"
+#include "live_progress.h"
+#include "live_receiver.h"
 #include "recording/recording.h"
 
 #include <zmq.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <optional>
 #include <map>
@@ -100,7 +103,13 @@ public:
   // retention deleted included, recording.h). Returns the items fed.
   uint64_t resumeFrom(const std::string& dir, Analyzer& analyzer);
 
-  bool ended() const { return subscriber_.ended(); }
+  bool ended() const { return receiver_.ended(); }
+  LiveProgress progress() const; // as of the last countLoss() for missed_items
+  // Receives nothing more and feeds (and records, given `record`) what was received but not fed yet, saying how far it is on
+  // stderr every second ("shapetrace <command>: ..."), until `abandon` returns true (a second
+  // Ctrl-C): a live analysis that stops ends with everything it received, and no more.
+  void catchUp(Analyzer& analyzer, const std::function<bool()>& abandon, const char* command,
+               recording::RecordingWriter* record = nullptr);
   uint64_t items() const { return items_; }             // decoded and fed
   uint64_t undecodable() const { return undecodable_; } // not in the publish or the item format
 
@@ -108,9 +117,11 @@ private:
   // Feeds the recorded items with publish sequence in [from, to) from the recording; waits (up to
   // a few seconds) for those not on disk yet. Returns the sequence it reached.
   uint64_t feedRecorded(Analyzer& analyzer, uint64_t from, uint64_t to);
+  // Feeds one decoded item; returns the events it carried.
+  uint64_t consume(Analyzer& analyzer, wire::StreamItem item);
 
   zmq::context_t context_;
-  fanout::Subscriber subscriber_;
+  LiveReceiver receiver_;
   std::string recording_; // resuming: the recording that fills what the subscription lacks
   uint64_t next_ = 0;     // resuming: the publish sequence of the next item to feed
   uint64_t filled_ = 0;   // items fed from the recording after resuming (not missed)
@@ -122,6 +133,8 @@ private:
   };
   std::optional<Cursor> cursor_;
   uint64_t items_ = 0;
+  uint64_t analysed_events_ = 0;
+  uint64_t recorded_events_ = 0; // fed from the recording (resuming): received that way
   uint64_t undecodable_ = 0;
   uint64_t missed_counted_ = 0;
   uint64_t malformed_counted_ = 0;

@@ -57,13 +57,15 @@ HostPublisher::~HostPublisher() {
   changed_.notify_all();
 }
 
-void HostPublisher::takeSummary(analyzer::Analyzer& analyzer) {
+void HostPublisher::takeSummary(analyzer::Analyzer& analyzer,
+                                const analyzer::LiveProgress& progress, bool final) {
   Pending pending;
   pending.sequence = ++sequence_;
   // Before it can be published: a restarted host never reuses a sequence of its run.
   saveState();
-  pending.bytes = encodeSummary({host_, pending.sequence, realtimeNs(), recording_, run_},
-                                analyzer.mergeInputs());
+  pending.bytes = encodeSummary(
+      {host_, pending.sequence, realtimeNs(), recording_, run_, progress, final},
+      analyzer.mergeInputs());
   std::lock_guard lock(mutex_);
   ++status_.encoded;
   status_.last_bytes = pending.bytes.size();

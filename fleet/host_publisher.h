@@ -46,9 +46,11 @@ public:
   // Whether the run continues one a previous process published (the state file held it).
   bool resumed() const { return resumed_; }
   uint64_t run() const { return run_; }
-  // On the analysis thread: encodes the analyzer's current results as the next summary (and
-  // persists its sequence in the state file first).
-  void takeSummary(analyzer::Analyzer& analyzer);
+  // On the analysis thread: encodes the analyzer's current results as the next summary, with how
+  // far the analysis is and whether it is the last (persists its sequence in the state file
+  // first).
+  void takeSummary(analyzer::Analyzer& analyzer, const analyzer::LiveProgress& progress = {},
+                   bool final = false);
   PublisherStatus status() const;
   // Waits until every summary taken so far is acknowledged, or `timeout` passes.
   bool waitDelivered(std::chrono::milliseconds timeout);

@@ -25,6 +25,19 @@ std::map<analyzer::ThreadKey, std::string> FleetModel::threadHosts() const {
   return hosts;
 }
 
+analyzer::LiveProgress FleetModel::progress() const {
+  analyzer::LiveProgress total;
+  for (const auto& [host, summary] : hosts_) total += summary.header.progress;
+  return total;
+}
+
+std::vector<std::string> FleetModel::hostsWithoutFinalSummary() const {
+  std::vector<std::string> hosts;
+  for (const auto& [host, summary] : hosts_)
+    if (!summary.header.final) hosts.push_back(host.first);
+  return hosts;
+}
+
 analyzer::Analysis FleetModel::merge(const analyzer::AnalysisSettings& settings,
                                      const std::string& only_host) const {
   std::vector<analyzer::ThreadInput> threads;

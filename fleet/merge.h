@@ -13,6 +13,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace shapetrace::fleet {
 
@@ -37,6 +38,12 @@ public:
   std::map<analyzer::ThreadKey, std::string> threadHosts() const;
 
   const FleetCounters& counters() const { return counters_; }
+  // How far the hosts' analyses were in their latest summaries, summed: "analysed X of Y events
+  // received" over the fleet.
+  analyzer::LiveProgress progress() const;
+  // The hosts whose latest summary is not their last (still running, or the last one did not
+  // arrive): the fleet's picture of them is as of that summary.
+  std::vector<std::string> hostsWithoutFinalSummary() const;
   using HostRun = std::pair<std::string, uint64_t>;
   const std::map<HostRun, HostSummary>& hosts() const { return hosts_; }
 

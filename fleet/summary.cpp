@@ -264,6 +264,12 @@ wire::Bytes encodeSummary(const SummaryHeader& header,
   root.setWindowEndNs(header.window_end_ns);
   root.setRecording(text(header.recording));
   root.setRun(header.run);
+  auto progress = root.initProgress();
+  progress.setReceivedEvents(header.progress.received_events);
+  progress.setAnalysedEvents(header.progress.analysed_events);
+  progress.setWaitingEvents(header.progress.waiting_events);
+  progress.setMissedItems(header.progress.missed_items);
+  progress.setFinal(header.final);
 
   std::set<uint64_t> processes;
   for (const auto& thread : inputs.threads)
@@ -337,8 +343,15 @@ HostSummary decodeSummary(std::span<const std::byte> compressed) {
                             " (this reader understands " + std::to_string(s::SUMMARY_VERSION) +
                             ")");
     HostSummary summary;
-    summary.header = {root.getHost().cStr(), root.getSequence(), root.getWindowEndNs(),
-                      root.getRecording().cStr(), root.getRun()};
+    const auto progress = root.getProgress();
+    summary.header = {root.getHost().cStr(),
+                      root.getSequence(),
+                      root.getWindowEndNs(),
+                      root.getRecording().cStr(),
+                      root.getRun(),
+                      {progress.getReceivedEvents(), progress.getAnalysedEvents(),
+                       progress.getWaitingEvents(), progress.getMissedItems()},
+                      progress.getFinal()};
     if (summary.header.host.empty())
       bad("no host name");
     if (summary.header.sequence == 0)

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "analyzer.h"
+#include "live_progress.h"
 #include "thread_result.h"
 #include "wire/codec.h"
 
@@ -22,6 +23,8 @@ struct SummaryHeader {
   int64_t window_end_ns = 0; // CLOCK_REALTIME when it was taken
   std::string recording;     // the host's recording directory, "" when unknown
   uint64_t run = 0;          // drawn when the host's publisher starts (a restart is a new run)
+  analyzer::LiveProgress progress{}; // the host's analysis when the summary was taken
+  bool final = false;              // the host's last summary (its analysis stopped)
 };
 
 struct HostThread {

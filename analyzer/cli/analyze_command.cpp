@@ -6,6 +6,7 @@
 #include "analyzer.h"
 #include "cli/analysis_flags.h"
 #include "cli/command.h"
+#include "cli/signals.h"
 #include "cli/write_file.h"
 #include "function_names.h"
 #include "input.h"
@@ -33,8 +34,6 @@ struct AnalyzeArgs {
   double snapshot_every = 0;
 };
 
-std::atomic<bool> g_stop{false};
-void onSignal(int) { g_stop.store(true); }
 
 void writeModel(const Analysis& analysis, const AnalyzeArgs& args) {
   // Compact: the timeline alone is hundreds of thousands of cells, three times the bytes when
@@ -105,7 +104,7 @@ void analyzeLive(Analyzer& analyzer, const AnalyzeArgs& args) {
   auto seconds = [](double s) {
     return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
   };
-  while (!g_stop.load() && !input.ended()) {
+  while (cli::stop_signal.load() == 0 && !input.ended()) {
     const auto now = Clock::now();
     if (args.duration > 0 && now - started >= seconds(args.duration)) break;
     if (args.snapshot_every > 0 && !args.json.empty() && args.json != "-" &&
@@ -117,6 +116,7 @@ void analyzeLive(Analyzer& analyzer, const AnalyzeArgs& args) {
     // A timeout or the end comes back empty: check the clock, the signal flag and ended().
     input.feed(analyzer, std::chrono::milliseconds(100));
   }
+  input.catchUp(analyzer, cli::anotherStopSignal(), "analyze");
   input.countLoss(analyzer);
 }
 
@@ -131,8 +131,7 @@ int runAnalyze(const AnalyzeArgs& args) {
     recording::RecordingReader reader(args.dir, recording::RecordingReader::Pages::kReleaseBehind);
     readRecording(reader, analyzer, "analyze");
   } else {
-    std::signal(SIGINT, onSignal);
-    std::signal(SIGTERM, onSignal);
+    cli::installStopHandlers();
     analyzeLive(analyzer, args);
   }
   analyzer.finish();

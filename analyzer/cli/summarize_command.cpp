@@ -13,6 +13,7 @@
 #include "analyzer.h"
 #include "cli/analysis_flags.h"
 #include "cli/command.h"
+#include "cli/signals.h"
 #include "cli/scope_flags.h"
 #include "cli/write_file.h"
 #include "extensions/run_info.h"
@@ -54,8 +55,6 @@ struct SummarizeArgs {
   AnalysisFlags analysis;
 };
 
-std::atomic<bool> g_stop{false};
-void onSignal(int) { g_stop.store(true); }
 
 // A live stream, recorded while it is analysed: the recording is what the summary reads.
 std::filesystem::path recordLive(const SummarizeArgs& args, Analyzer& analyzer) {
@@ -68,16 +67,16 @@ std::filesystem::path recordLive(const SummarizeArgs& args, Analyzer& analyzer) 
   const fs::path dir = fs::path(pattern) / "rec";
   recording::RecordingWriter writer(dir.string());
   LiveInput input(args.live);
-  std::signal(SIGINT, onSignal);
-  std::signal(SIGTERM, onSignal);
+  cli::installStopHandlers();
   using Clock = std::chrono::steady_clock;
   const auto started = Clock::now();
-  while (!g_stop.load() && !input.ended()) {
+  while (cli::stop_signal.load() == 0 && !input.ended()) {
     if (args.duration > 0 &&
         Clock::now() - started >= std::chrono::duration<double>(args.duration))
       break;
     input.feed(analyzer, std::chrono::milliseconds(100), &writer);
   }
+  input.catchUp(analyzer, cli::anotherStopSignal(), "summarize", &writer);
   input.countLoss(analyzer);
   if (!writer.close())
     throw std::runtime_error("recording the live stream failed: " + writer.error());

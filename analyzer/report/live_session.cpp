@@ -19,8 +19,7 @@ LiveSession::LiveSession(std::string endpoint, AnalysisSettings settings, unsign
 
 LiveSession::~LiveSession() { stop(); }
 
-void LiveSession::onWindow(std::chrono::milliseconds window,
-                           std::function<void(Analyzer&)> hook) {
+void LiveSession::onWindow(std::chrono::milliseconds window, WindowHook hook) {
   window_ = window;
   window_hook_ = std::move(hook);
 }
@@ -30,9 +29,15 @@ void LiveSession::start() {
   {
     // A first, empty snapshot so that readers never see nothing.
     Analyzer empty(settings_, 1, makeExtensions(extensions_, settings_));
-    publish(empty, 0, 0);
+    publish(empty);
   }
   thread_ = std::jthread([this](std::stop_token stop) { run(stop); });
+}
+
+void LiveSession::finish(std::function<bool()> abandon) {
+  abandon_ = std::move(abandon);
+  catch_up_.store(true);
+  stop();
 }
 
 void LiveSession::stop() {
@@ -63,24 +68,28 @@ void LiveSession::run(std::stop_token stop) {
   while (!stop.stop_requested()) {
     if (window_hook_ && std::chrono::steady_clock::now() >= next_window) {
       input_->countLoss(analyzer);
-      window_hook_(analyzer);
+      window_hook_(analyzer, input_->progress(), false);
       next_window += window_;
     }
     if (std::chrono::steady_clock::now() >= next_publish) {
       input_->countLoss(analyzer);
-      publish(analyzer, input_->items(), input_->undecodable());
+      publish(analyzer);
       next_publish += interval_;
     }
     // A timeout (or the collector's end marker) comes back empty: check the clock and the stop flag.
     input_->feed(analyzer, std::chrono::milliseconds(100));
   }
+  if (catch_up_.load()) input_->catchUp(analyzer, abandon_, "live");
   input_->countLoss(analyzer);
-  if (window_hook_) window_hook_(analyzer);
-  publish(analyzer, input_->items(), input_->undecodable());
+  if (window_hook_) window_hook_(analyzer, input_->progress(), true);
+  publish(analyzer);
 }
 
-void LiveSession::publish(Analyzer& analyzer, uint64_t items, uint64_t undecodable) {
+void LiveSession::publish(Analyzer& analyzer) {
+  const uint64_t items = input_ ? input_->items() : 0;
+  const uint64_t undecodable = input_ ? input_->undecodable() : 0;
   auto snapshot = std::make_shared<LiveSnapshot>();
+  if (input_) snapshot->progress = input_->progress();
   snapshot->analysis = std::make_shared<const Analysis>(analyzer.snapshot());
   snapshot->run =
       static_cast<const RunInfoExtension*>(analyzer.extension(RunInfoExtension::kName))->run();
@@ -97,9 +106,11 @@ void LiveSession::publish(Analyzer& analyzer, uint64_t items, uint64_t undecodab
   data["live_state"] = {{"endpoint", endpoint_},
                         {"waiting", snapshot->waiting},
                         {"items", items},
-                        {"undecodable", undecodable}};
+                        {"undecodable", undecodable},
+                        {"progress", progressJson(snapshot->progress)}};
   snapshot->data_json = dataText(data);
-  snapshot->metrics = metricsText(*snapshot->analysis, snapshot->run, {items, undecodable}, metrics_);
+  snapshot->metrics =
+      metricsText(*snapshot->analysis, snapshot->run, {items, undecodable, snapshot->progress}, metrics_);
   std::lock_guard lock(mutex_);
   latest_ = std::move(snapshot);
 }

@@ -9,6 +9,7 @@
 
 #include "analysis.h"
 #include "extensions/run_info.h"
+#include "input.h"
 #include "report/metrics.h"
 #include "report/recent.h"
 
@@ -34,7 +35,8 @@ struct LiveSnapshot {
   std::string metrics;   // the same moment as Prometheus metrics (metrics.h)
   uint64_t items = 0;
   uint64_t undecodable = 0;
-  bool waiting = true; // nothing received yet
+  LiveProgress progress; // analysed X of Y events received: lag and loss in the headline
+  bool waiting = true;   // nothing received yet
   std::chrono::steady_clock::duration elapsed{};
 };
 
@@ -49,14 +51,21 @@ public:
   LiveSession(const LiveSession&) = delete;
   LiveSession& operator=(const LiveSession&) = delete;
 
-  // Before start(): `hook` runs on the analysis thread every `window`, and once more when the
-  // session stops, with the analyzer (what `live --nats` publishes a summary of, fleet/).
-  void onWindow(std::chrono::milliseconds window, std::function<void(Analyzer&)> hook);
+  // Before start(): `hook` runs on the analysis thread every `window`, and once more (`final`)
+  // when the session stops, with the analyzer and how far it is (what `live --nats` publishes a
+  // summary of, fleet/).
+  using WindowHook = std::function<void(Analyzer&, const LiveProgress&, bool final)>;
+  void onWindow(std::chrono::milliseconds window, WindowHook hook);
   // Before start(): the analysis begins with everything recorded in `recording` (the collector's
   // --out) and goes on live from there, nothing twice (LiveInput::resumeFrom): a restarted host.
   void resumeFrom(std::string recording) { resume_from_ = std::move(recording); }
   // Connects and starts the analysis thread. Throws zmq::error_t for an endpoint ZeroMQ rejects.
   void start();
+  // Stops receiving and analyses what was received but not analysed yet (reporting its progress
+  // on stderr every second), until `abandon` returns true (a second Ctrl-C): the last snapshot
+  // then says how much was left.
+  void finish(std::function<bool()> abandon);
+  // Stops at once: what waits in the queue stays unanalysed (the last snapshot counts it).
   void stop();
   // The latest snapshot (never null after start()).
   std::shared_ptr<const LiveSnapshot> latest() const;
@@ -64,7 +73,7 @@ public:
 
 private:
   void run(std::stop_token stop);
-  void publish(Analyzer& analyzer, uint64_t items, uint64_t undecodable);
+  void publish(Analyzer& analyzer);
 
   const std::string endpoint_;
   const AnalysisSettings settings_;
@@ -73,13 +82,15 @@ private:
   const std::chrono::milliseconds interval_;
   const MetricsSettings metrics_;
   std::chrono::milliseconds window_{0};
-  std::function<void(Analyzer&)> window_hook_;
+  WindowHook window_hook_;
   std::string resume_from_;
   RecentWindows recent_; // touched by publish() only, on one thread at a time
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   mutable std::mutex mutex_;
   std::shared_ptr<const LiveSnapshot> latest_;
   std::unique_ptr<LiveInput> input_;
+  std::atomic<bool> catch_up_{false};
+  std::function<bool()> abandon_; // set before catch_up_
   std::jthread thread_;
 };
 

@@ -67,6 +67,13 @@ void inputFamilies(PrometheusText& out, const Analysis& a, const RunInfo& run,
                    const InputCounters& input) {
   out.family("shapetrace_events_total", "counter", "Events analysed");
   out.sample("", {}, static_cast<double>(a.events));
+  out.family("shapetrace_events_received_total", "counter",
+             "Events received from the collector; those not analysed yet are the analysis' lag "
+             "(shapetrace_events_waiting)");
+  out.sample("", {}, static_cast<double>(input.progress.received_events));
+  out.family("shapetrace_events_waiting", "gauge",
+             "Events received and not analysed yet (the analysis is behind by this many)");
+  out.sample("", {}, static_cast<double>(input.progress.waiting_events));
   out.family("shapetrace_calls_total", "counter", "Calls finished (Function Call Instances)");
   out.sample("", {}, static_cast<double>(a.calls));
   out.family("shapetrace_events_dropped_total", "counter",

@@ -7,6 +7,7 @@
 
 #include "analysis.h"
 #include "extensions/run_info.h"
+#include "live_progress.h"
 
 #include <cstdint>
 #include <string>
@@ -25,6 +26,7 @@ struct MetricsSettings {
 struct InputCounters {
   uint64_t items = 0;       // stream items received and decoded
   uint64_t undecodable = 0; // messages that did not decode
+  LiveProgress progress;    // events received and analysed: the analysis' lag
 };
 
 // Histogram buckets of every duration series, in seconds: 100 ns to 10 s in 1-2.5-5 steps.

@@ -95,4 +95,13 @@ std::string renderPage(const nlohmann::ordered_json& data) {
                                     {"/*@SCRIPT@*/", script_text}});
 }
 
+nlohmann::ordered_json progressJson(const LiveProgress& p, const std::string& note) {
+  nlohmann::ordered_json json = {{"received_events", p.received_events},
+                                 {"analysed_events", p.analysed_events},
+                                 {"waiting_events", p.waiting_events},
+                                 {"missed_items", p.missed_items}};
+  if (!note.empty()) json["note"] = note;
+  return json;
+}
+
 } // namespace shapetrace::analyzer::report

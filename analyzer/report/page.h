@@ -1,6 +1,8 @@
 // The report page: one self-contained HTML file (styles, scripts and data inline; no network).
 #pragma once
 
+#include "live_progress.h"
+
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -27,5 +29,9 @@ std::string renderLivePage(nlohmann::ordered_json data, const LiveLinks& links);
 // keys ("process", "parent_process") are written as strings: they are 64-bit, more than a
 // JavaScript number holds exactly.
 std::string dataText(const nlohmann::ordered_json& data);
+
+// The page's live_state.progress ("analysed X of Y events received", app.js progressChips), with
+// `note` (may be empty) saying what else the view lacks.
+nlohmann::ordered_json progressJson(const LiveProgress& progress, const std::string& note = "");
 
 } // namespace shapetrace::analyzer::report

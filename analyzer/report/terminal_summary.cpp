@@ -17,6 +17,17 @@ std::string durationText(double value) {
   return text;
 }
 
+std::string progressLine(const LiveProgress& p, uint64_t dropped_by_runtime) {
+  std::string line = "analysed " + std::to_string(p.analysed_events) + " of " +
+                     std::to_string(p.received_events) + " events received";
+  if (p.waiting_events > 0)
+    line += " (" + std::to_string(p.waiting_events) + " waiting: the analysis is behind)";
+  line += " · " + std::to_string(p.missed_items) + " items missed" +
+          (p.missed_items > 0 ? " (the analysis fell behind, its queue overflowed)" : "");
+  line += " · " + std::to_string(dropped_by_runtime) + " events dropped by the traced processes";
+  return line;
+}
+
 std::string clusterTables(const Analysis& a, size_t clusters, size_t outliers,
                           const SummaryHosts& hosts) {
   std::string out;

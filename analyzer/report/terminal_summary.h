@@ -3,6 +3,7 @@
 #pragma once
 
 #include "analysis.h"
+#include "live_progress.h"
 
 #include <functional>
 #include <string>
@@ -11,6 +12,11 @@ namespace shapetrace::analyzer::report {
 
 // "1.25 ms": a duration for a terminal column.
 std::string durationText(double ns);
+
+// The live headline: "analysed 5512000 of 7560000 events received (2048000 waiting: the
+// analysis is behind) · 3 items missed · 0 events dropped by the traced processes". Lag and
+// loss are named; nothing reads "0 dropped" while something is missing.
+std::string progressLine(const LiveProgress& progress, uint64_t dropped_by_runtime);
 
 // Up to `clusters` clusters and `outliers` outliers. `hosts` (the fleet's): the hosts a cluster's
 // shapes and an outlier come from, printed as a last column; empty for one host.

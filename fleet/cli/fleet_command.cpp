@@ -40,6 +40,23 @@ struct FleetArgs {
   analyzer::report::PageServerOptions page{"fleet", "", "", "", ""}; // served when http is set
 };
 
+// What the fleet's model lacks besides the hosts' own lag: the hosts whose last summary is not
+// here ("" when nothing).
+std::string lacking(const FleetModel& model) {
+  std::string note;
+  const std::vector<std::string> open = model.hostsWithoutFinalSummary();
+  if (!open.empty()) {
+    const std::set<std::string> names(open.begin(), open.end());
+    std::string list;
+    for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
+    note = "as of each host's latest summary; " + std::to_string(open.size()) +
+           " host run" + (open.size() > 1 ? "s have" : " has") +
+           " not sent a final summary (still running, or it did not arrive): " + list;
+  }
+  // Summaries skipped in a run's sequence are not lacking: the later one holds what they held.
+  return note;
+}
+
 nlohmann::ordered_json fleetJson(const FleetModel& model, const FleetArgs& args) {
   nlohmann::ordered_json hosts = nlohmann::ordered_json::array();
   for (const auto& [key, summary] : model.hosts()) {
@@ -57,11 +74,18 @@ nlohmann::ordered_json fleetJson(const FleetModel& model, const FleetArgs& args)
                      {"recording", summary.header.recording},
                      {"events", events},
                      {"calls", calls},
+                     {"progress", analyzer::report::progressJson(summary.header.progress)},
+                     {"final", summary.header.final},
                      {"threads", std::move(threads)}});
   }
   const FleetCounters& c = model.counters();
-  return {{"stream", args.stream},      {"durable", args.durable},  {"accepted", c.accepted},
-          {"duplicates", c.duplicates}, {"malformed", c.malformed}, {"skipped", c.skipped},
+  return {{"stream", args.stream},
+          {"durable", args.durable},
+          {"accepted", c.accepted},
+          {"duplicates", c.duplicates},
+          {"malformed", c.malformed},
+          {"skipped", c.skipped},
+          {"progress", analyzer::report::progressJson(model.progress(), lacking(model))},
           {"hosts", std::move(hosts)}};
 }
 
@@ -143,7 +167,9 @@ nlohmann::ordered_json pageData(const analyzer::Analysis& analysis, const FleetM
                         {"waiting", model.hosts().empty()},
                         {"waiting_for", "summaries"},
                         {"items", model.counters().accepted},
-                        {"items_label", "summaries"}};
+                        {"items_label", "summaries"},
+                        {"progress", analyzer::report::progressJson(model.progress(),
+                                                                    lacking(model))}};
   return data;
 }
 
@@ -236,7 +262,10 @@ void FleetView::writeSnapshot() {
        [&](const analyzer::Outlier& o) {
          return hosts.outlier[static_cast<size_t>(&o - analysis.outliers.data())];
        }});
-  std::printf("%s\n", tables.c_str());
+  const std::string note = lacking(model);
+  std::printf("%s%s%s\n%s\n",
+              analyzer::report::progressLine(model.progress(), analysis.diagnostics.count(analyzer::Stat::events_dropped)).c_str(),
+              note.empty() ? "" : "\n", note.c_str(), tables.c_str());
   std::fflush(stdout);
 }
 

@@ -30,6 +30,17 @@ struct HostSummary {
   threads @6 :List(Thread);
   diagnostics @7 :List(Counter); # counted before the threads (bad input, losses), by name
   run @8 :UInt64;         # drawn when the host's publisher starts; `sequence` counts within a run
+  progress @9 :Progress;  # how far the host's analysis was when the summary was taken
+}
+
+# "Analysed X of Y events received" on the host (analyzer/live_progress.h): what the fleet view
+# shows as its own lag, summed over hosts. Absent (all zero) from hosts that predate it.
+struct Progress {
+  receivedEvents @0 :UInt64;
+  analysedEvents @1 :UInt64;
+  waitingEvents @2 :UInt64;
+  missedItems @3 :UInt64;
+  final @4 :Bool;         # the host's last summary: its analysis stopped after it
 }
 
 struct Function {

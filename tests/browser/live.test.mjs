@@ -77,6 +77,11 @@ test('the live page waits for the collector, then fills in as the service runs',
   assert.equal(await page.locator('[data-summary="threads"] b').innerText(), '5');
   assert.equal(await page.locator('[data-summary="clusters"] b').innerText(), '14');
   assert.match(await status.innerText(), /live · \d+ items/);
+  // The headline says how much of what arrived is analysed: everything, once the stream is over.
+  await page.waitForFunction(() => document.querySelector('[data-summary="events analysed"] b')?.textContent === '17.4k of 17.4k',
+                             null, { timeout: 30_000 });
+  assert.equal(await page.locator('[data-summary="events analysed"]').getAttribute('class'), 'chip');
+  assert.equal(await page.locator('[data-summary="items missed"]').count(), 0);
 
   // Ribbons of every cluster are painted.
   const blank = await page.evaluate(() => {

@@ -13,7 +13,10 @@
 
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <gtest/gtest.h>
+
+#include <csignal>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -258,6 +261,66 @@ TEST_F(FleetNats, LivePublishesItsAnalysisForTheFleet) {
                 static_cast<unsigned long long>(summary["shapes"].get<uint64_t>()),
                 static_cast<unsigned long long>(summary["clusters"].get<uint64_t>()));
   EXPECT_NE(final_summary.find(counts), std::string::npos) << counts << "\n" << final_summary;
+
+  // The host stopped after analysing everything it received, and said so in its last summary:
+  // the fleet's headline is complete, with nothing it lacks.
+  const uint64_t events = summary["events"].get<uint64_t>();
+  EXPECT_TRUE(model["fleet"]["hosts"][0]["final"].get<bool>());
+  EXPECT_EQ(model["fleet"]["progress"],
+            json({{"received_events", events}, {"analysed_events", events}, {"waiting_events", 0},
+                  {"missed_items", 0}}));
+  EXPECT_NE(fleet_out.find("analysed " + std::to_string(events) + " of " +
+                           std::to_string(events) + " events received · 0 items missed"),
+            std::string::npos)
+      << fleet_out;
+}
+
+// A host's live analyzer killed with -9 mid-run never sends its final summary: the fleet's model
+// says it is as of that host's latest summary, and names the host.
+TEST_F(FleetNats, AHostStoppedMidStreamIsNamedAsLackingItsFinalSummary) {
+  const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(testing::freePort());
+  const std::string live = std::string(SHAPETRACE_BINARY) + " live --connect " + endpoint +
+                           " --no-http --nats " + nats->url() +
+                           " --stream S --host web-2 --window 0.2 >" + (dir / "live.out").string() +
+                           " 2>" + (dir / "live.err").string() + " & echo $! >" +
+                           (dir / "live.pid").string();
+  ASSERT_EQ(std::system(live.c_str()), 0);
+  const std::string publisher = std::string(SHAPETRACE_PUBLISHER) + " " + endpoint +
+                                " --seconds 1 >/dev/null 2>" + (dir / "pub.err").string();
+  EXPECT_EQ(std::system(publisher.c_str()), 0) << shapetrace::testing::slurp(dir / "pub.err");
+  // Once a summary taken after events were analysed is out, the analyzer dies without a word.
+  // Each terminal summary prints the summaries published, then the events analysed.
+  auto latest = [&](unsigned long long& published, unsigned long long& analysed) {
+    const std::string out = shapetrace::testing::slurp(dir / "live.out");
+    const size_t fleet = out.rfind("fleet: ");
+    return fleet != std::string::npos &&
+           std::sscanf(out.c_str() + fleet, "fleet: %llu of %*u summaries", &published) == 1 &&
+           out.find("analysed ", fleet) != std::string::npos &&
+           std::sscanf(out.c_str() + out.find("analysed ", fleet), "analysed %llu", &analysed) == 1;
+  };
+  bool published = false;
+  std::optional<unsigned long long> published_once_analysed;
+  for (int i = 0; i < 300 && !published; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    unsigned long long sent = 0, analysed = 0;
+    if (!latest(sent, analysed) || analysed == 0) continue;
+    if (!published_once_analysed) published_once_analysed = sent;
+    published = sent > *published_once_analysed + 1;
+  }
+  const pid_t pid = std::stoi(shapetrace::testing::slurp(dir / "live.pid"));
+  ::kill(pid, SIGKILL);
+  ASSERT_TRUE(published) << shapetrace::testing::slurp(dir / "live.out");
+
+  const json model = runFleet();
+  ASSERT_EQ(model["fleet"]["hosts"].size(), 1u);
+  EXPECT_FALSE(model["fleet"]["hosts"][0]["final"].get<bool>());
+  const json& progress = model["fleet"]["progress"];
+  EXPECT_GT(progress["received_events"].get<uint64_t>(), 0u);
+  EXPECT_EQ(progress["note"],
+            "as of each host's latest summary; 1 host run has not sent a final summary (still "
+            "running, or it did not arrive): web-2");
+  EXPECT_NE(fleet_out.find("1 host run has not sent a final summary"), std::string::npos)
+      << fleet_out;
 }
 
 // A host's analyzer killed with -9 mid-run and restarted, with real processes: a collector records

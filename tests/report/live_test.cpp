@@ -151,6 +151,14 @@ TEST_F(LiveTest, ServesThePageAndASnapshotThatGrowsWithTheStream) {
     return snapshot["model"]["summary"]["calls"].get<uint64_t>() == 8697; // every call published
   })) << snapshot["model"]["summary"].dump();
   EXPECT_FALSE(snapshot["live_state"]["waiting"].get<bool>());
+  // Every event received is analysed once the stream is over (live_state.progress, the headline).
+  ASSERT_TRUE(eventually([&] {
+    snapshot = Json::parse(client.Get("/api/snapshot")->body);
+    return snapshot["live_state"]["progress"]["analysed_events"] == 17394;
+  })) << snapshot["live_state"].dump();
+  EXPECT_EQ(snapshot["live_state"]["progress"],
+            Json::parse(R"({"received_events":17394,"analysed_events":17394,"waiting_events":0,)"
+                        R"("missed_items":0})"));
   EXPECT_EQ(snapshot["model"]["summary"]["threads"], 5);
   EXPECT_EQ(snapshot["model"]["summary"]["clusters"], 14);
   EXPECT_EQ(snapshot["run"]["processes"][0]["executable"], "/opt/kvstore/bin/kvstore-server");
@@ -165,7 +173,10 @@ TEST_F(LiveTest, ServesThePageAndASnapshotThatGrowsWithTheStream) {
   live.terminate();
   EXPECT_EQ(live.wait(), 0);
   const std::string out = slurp(dir / "live.out");
-  EXPECT_THAT(out, ::testing::HasSubstr("5 threads  17394 events  8697 calls  17 shapes  14 clusters"));
+  EXPECT_THAT(out, ::testing::HasSubstr(
+                       "analysed 17394 of 17394 events received · 0 items missed · 0 events "
+                       "dropped by the traced processes\n5 threads  17394 events  8697 calls  17 "
+                       "shapes  14 clusters"));
   // Function names short (analyzer/function_names.h): without their parameters.
   EXPECT_THAT(out, ::testing::HasSubstr("kv::Server::handle "));
   EXPECT_EQ(out.find("kv::Server::handle("), std::string::npos) << out;
@@ -228,6 +239,8 @@ TEST_F(LiveTest, ServesPrometheusMetricsEqualToTheModel) {
 
   EXPECT_EQ(sampleValue(samples, "shapetrace_calls_total"), 8697);
   EXPECT_EQ(sampleValue(samples, "shapetrace_events_total"), 17394);
+  EXPECT_EQ(sampleValue(samples, "shapetrace_events_received_total"), 17394);
+  EXPECT_EQ(sampleValue(samples, "shapetrace_events_waiting"), 0);
   EXPECT_EQ(sampleValue(samples, "shapetrace_clusters"), model["summary"]["clusters"].get<double>());
   EXPECT_EQ(sampleValue(samples, "shapetrace_events_dropped_total"), 0);
   double outliers = 0;

@@ -6,6 +6,7 @@
 #include "report/instance_reader.h"
 #include "report/page.h"
 #include "report/report_data.h"
+#include "report/terminal_summary.h"
 #include "summaries/sequences.h"
 #include "service_trace.h"
 #include "support/files.h"
@@ -482,6 +483,23 @@ TEST_F(ReportCommandTest, ClearErrors) {
 
   r = shapetrace("report " + (dir / "rec").string() + " --exemplars 5");
   EXPECT_NE(r.exit_code, 0);
+}
+
+} // namespace
+} // namespace shapetrace::analyzer::report
+
+namespace shapetrace::analyzer::report {
+namespace {
+
+// The live and fleet headline names lag and loss; nothing reads "0 dropped" while events wait.
+TEST(ProgressLine, NamesLagAndLossAndNothingElse) {
+  EXPECT_EQ(progressLine({100, 100, 0, 0}, 0),
+            "analysed 100 of 100 events received · 0 items missed · 0 events dropped by the "
+            "traced processes");
+  EXPECT_EQ(progressLine({7560000, 5512000, 2048000, 3}, 12),
+            "analysed 5512000 of 7560000 events received (2048000 waiting: the analysis is "
+            "behind) · 3 items missed (the analysis fell behind, its queue overflowed) · 12 "
+            "events dropped by the traced processes");
 }
 
 } // namespace

@@ -14,6 +14,7 @@
 #include "fleet/host_publisher.h"
 #include "cli/command.h"
 #include "cli/prometheus_text.h"
+#include "cli/signals.h"
 #include "report/cli/page_server.h"
 #include "report/live_instance.h"
 #include "report/page.h"
@@ -54,14 +55,12 @@ struct LiveArgs {
   fleet::NatsSettings nats;
 
   LiveArgs() {
-    // One analysis thread by default: the service being watched runs on the same machine.
-    analysis.jobs = 1;
+    // Every core by default (--jobs 0): a live view that falls behind shows an old picture; the
+    // headline says how far behind it is ("analysed X of Y events received").
     analysis.extensions = "all";
   }
 };
 
-std::atomic<bool> g_stop{false};
-void onSignal(int) { g_stop.store(true); }
 
 
 // The page with the latest data and the live setting.
@@ -173,13 +172,12 @@ void printSummary(const LiveSnapshot& s, const std::string& endpoint, const std:
   if (!url.empty()) out += "page: " + url + "\n";
   out += fleet_line;
   const Analysis& a = *s.analysis;
+  out += progressLine(s.progress, s.run.droppedEvents()) + "\n";
   std::snprintf(line, sizeof line,
-                "%zu threads  %llu events  %llu calls  %zu shapes  %zu clusters  %zu outliers  "
-                "%llu dropped\n\n",
+                "%zu threads  %llu events  %llu calls  %zu shapes  %zu clusters  %zu outliers\n\n",
                 a.threads.size(), static_cast<unsigned long long>(a.events),
                 static_cast<unsigned long long>(a.calls), a.shapes.size() - 1,
-                a.clustering.clusters.size(), a.outliers.size(),
-                static_cast<unsigned long long>(s.run.droppedEvents()));
+                a.clustering.clusters.size(), a.outliers.size());
   out += line;
   if (const std::string loss = inputLossLine(a); !loss.empty()) out += loss + "\n\n";
   out += clusterTables(a, 12, 5);
@@ -221,7 +219,8 @@ int runLive(const LiveArgs& options) {
   }
   if (publisher) {
     session.onWindow(std::chrono::milliseconds(static_cast<int64_t>(options.window * 1000)),
-                     [&publisher](Analyzer& analyzer) { publisher->takeSummary(analyzer); });
+                     [&publisher](Analyzer& analyzer, const LiveProgress& progress,
+                                  bool final) { publisher->takeSummary(analyzer, progress, final); });
   }
   try {
     session.start();
@@ -257,13 +256,12 @@ int runLive(const LiveArgs& options) {
     server->start();
   }
 
-  std::signal(SIGINT, onSignal);
-  std::signal(SIGTERM, onSignal);
+  cli::installStopHandlers();
   const bool tty = ::isatty(STDOUT_FILENO) != 0;
   using Clock = std::chrono::steady_clock;
   const auto started = Clock::now();
   auto next_print = started + std::chrono::seconds(1);
-  while (!g_stop.load()) {
+  while (cli::stop_signal.load() == 0) {
     const auto now = Clock::now();
     if (options.duration > 0 &&
         now - started >= std::chrono::duration<double>(options.duration))
@@ -275,7 +273,8 @@ int runLive(const LiveArgs& options) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  session.stop();
+  // What was received is analysed before the last summary; the next signal stops at once.
+  session.finish(cli::anotherStopSignal());
   if (publisher && !publisher->waitDelivered(std::chrono::seconds(3)))
     std::fprintf(stderr, "shapetrace live: the last summary was not delivered to NATS (%s)\n",
                  publisher->status().last_error.c_str());

@@ -55,9 +55,10 @@ ST.App = class {
     const title = process ? `${process.executable}${process.pid ? ` (pid ${process.pid})` : ''}` : source.location;
     document.getElementById('run-title').textContent = `${title || ''}${source.generated_at ? ` · ${source.generated_at}` : ''}`;
     document.title = `shapetrace · ${process ? process.executable.split('/').pop() : 'report'}`;
-    const dropped = m.droppedEvents(), unknown = m.processesWithoutEnd() > 0;
-    const chip = (value, label, warn) => `<span class="chip${warn ? ' warn' : ''}" data-summary="${label}"><b>${value}</b><span>${label}</span></span>`;
-    document.getElementById('summary').innerHTML =
+    // Live, a process without its end is still running (its events are not lost yet).
+    const dropped = m.droppedEvents(), unknown = m.processesWithoutEnd() > 0 && !this.data.live_state;
+    const chip = (value, label, warn, title) => `<span class="chip${warn ? ' warn' : ''}" data-summary="${label}"${title ? ` title="${f.html(title)}"` : ''}><b>${value}</b><span>${label}</span></span>`;
+    document.getElementById('summary').innerHTML = this.progressChips(chip) +
       chip(f.count(s.threads), 'threads') + chip(f.count(s.events, true), 'events') +
       chip(f.count(s.calls, true), 'calls') + chip(f.ns(m.t1 - m.t0), 'span') +
       chip(f.count(s.shapes), 'shapes') + chip(f.count(s.clusters), 'clusters') +
@@ -65,6 +66,22 @@ ST.App = class {
       chip(f.count(dropped) + (unknown ? ' + ?' : ''), 'dropped', dropped > 0 || unknown);
     this.renderNotice();
     this.renderLegend();
+  }
+
+  // Live and fleet: "analysed X of Y events received", and the items missed, first in the header:
+  // a view that lags or lost data says so before any figure is read.
+  progressChips(chip) {
+    const p = this.data.live_state?.progress, f = ST.fmt;
+    if (!p) return '';
+    const behind = p.received_events - p.analysed_events;
+    let out = chip(`${f.count(p.analysed_events, true)} of ${f.count(p.received_events, true)}`,
+      'events analysed', behind > 0,
+      behind > 0 ? `${f.count(behind)} events received are not analysed yet: the analysis is behind` +
+        '' : 'every event received is analysed');
+    if (p.missed_items > 0)
+      out += chip(f.count(p.missed_items), 'items missed', true,
+        'stream items the collector published that never arrived (the analysis fell behind and its queue overflowed)');
+    return out;
   }
 
   // Says what the page does not show exactly: instance detail capped, data lost on the way.
@@ -84,9 +101,14 @@ ST.App = class {
         `${d.not_found ? `; ${d.not_found} could not be found in the recording` : ''}.`);
     }
     const missing = m.processesWithoutEnd();
-    if (missing > 0)
+    if (missing > 0 && this.data.live_state)
+      notes.push(`${f.count(missing)} process${missing > 1 ? 'es' : ''} without a process end yet (still running, ` +
+        'or its end is not analysed yet; a process killed or crashed without one has lost the events it had not sent).');
+    else if (missing > 0)
       notes.push(`${f.count(missing)} process${missing > 1 ? 'es' : ''} ended without a process end ` +
         '(killed, crashed, or still running when the input stopped): the events not sent yet are lost, how many is unknown.');
+    const progress = this.data.live_state?.progress;
+    if (progress?.note) notes.push(progress.note);
     const loss = m.dataLoss();
     if (loss.length)
       notes.push('Diagnostics: ' + loss.map((x) => `${x.name} ${f.count(x.count)}`).join(', ') + '.');
