@@ -17,7 +17,7 @@
 #include "export/scoped_calls.h"
 #include "summaries/sequences.h"
 #include "export/exports.h"
-#include "extensions/flame.h"
+#include "flame/flame_extension.h"
 #include "input.h"
 #include "scope.h"
 

@@ -2,8 +2,8 @@
 #pragma once
 
 #include "export/exports.h"
-#include "extensions/flame.h"
-#include "flame_tree.h"
+#include "flame/flame_extension.h"
+#include "flame/flame_tree.h"
 #include "summaries/sequences.h"
 
 #include <vector>

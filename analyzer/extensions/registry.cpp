@@ -3,7 +3,7 @@
 #include "extension.h"
 
 #include "extensions/callers.h"
-#include "extensions/flame.h"
+#include "flame/flame_extension.h"
 #include "extensions/run_info.h"
 #include "extensions/summaries.h"
 

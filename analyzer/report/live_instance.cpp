@@ -1,7 +1,7 @@
 // Reading one instance from a recording being written, for the live page.
 #include "report/live_instance.h"
 
-#include "extensions/flame.h"
+#include "flame/flame_extension.h"
 #include "recording/recording.h"
 #include "report/instance_reader.h"
 #include "report/report_data.h"

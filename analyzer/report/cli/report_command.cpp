@@ -15,8 +15,8 @@
 #include "report/comparison.h"
 #include "report/page.h"
 #include "report/report_data.h"
-#include "report/scope_trees.h"
-#include "extensions/flame.h"
+#include "flame/scope_trees.h"
+#include "flame/flame_extension.h"
 
 #include <cstdio>
 #include <filesystem>

@@ -5,8 +5,8 @@
 // same function and of other clusters) and gaps; and the bounds say what they left out.
 #include "analyzer.h"
 #include "analyzer/trace_builder.h"
-#include "extensions/flame.h"
-#include "report/scope_trees.h"
+#include "flame/flame_extension.h"
+#include "flame/scope_trees.h"
 #include "export/scoped_calls.h"
 #include "summaries/sequences.h"
 

@@ -1,5 +1,5 @@
 // Matching two runs' calling-context trees stack by stack.
-#include "diff/flame_diff.h"
+#include "flame/flame_diff.h"
 
 #include "model_json.h"
 
