@@ -190,6 +190,17 @@ test('zoom and pan change the visible range down to single calls', { timeout: 90
   });
   const deep = await span();
   assert.ok(deep < 20_000, `zoomed to ${deep} ns`);
+  // At this zoom the axis ticks still read apart (not "5.00 s" each): as drawn on the canvas.
+  const ticks = await page.evaluate(() => {
+    const timeline = window.shapetrace.app.timeline, ctx = timeline.ctx, drawn = [];
+    const fillText = ctx.fillText;
+    ctx.fillText = function (text, ...rest) { drawn.push(text); return fillText.call(this, text, ...rest); };
+    timeline.drawAxis();
+    ctx.fillText = fillText;
+    return drawn.filter((text) => !text.startsWith('bin '));
+  });
+  assert.ok(ticks.length >= 3, ticks.join(' | '));
+  assert.equal(new Set(ticks).size, ticks.length, ticks.join(' | '));
   await page.mouse.move(box.x + 600, box.y + 60);
   await page.mouse.down();
   const before = await page.evaluate(() => window.shapetrace.app.timeline.view.start);

@@ -45,6 +45,15 @@ ST.fmt = {
     if (a < 1e9) return `${ST.fmt.sig(v / 1e6)} ms`;
     return `${ST.fmt.sig(v / 1e9)} s`;
   },
+  // An axis tick at `t` ns, with as many decimals as ticks `step` ns apart need to differ (at deep
+  // zoom "5.000120 s", "5.000121 s", never "5.00 s" for every tick).
+  tick(t, step) {
+    const a = Math.abs(t);
+    const unit = a < 1e3 ? 1 : a < 1e6 ? 1e3 : a < 1e9 ? 1e6 : 1e9;
+    const name = { 1: 'ns', 1e3: 'µs', 1e6: 'ms', 1e9: 's' }[unit];
+    const decimals = Math.max(0, Math.min(9, Math.ceil(-Math.log10(step / unit) - 1e-9)));
+    return `${(t / unit).toFixed(decimals)} ${name}`;
+  },
   sig(v) {
     const a = Math.abs(v);
     return a >= 100 ? v.toFixed(0) : a >= 10 ? v.toFixed(1) : v.toFixed(2);

@@ -136,7 +136,9 @@ ST.Timeline = class {
     ctx.beginPath();
     ctx.rect(T.kGutter, row.y, this.width - T.kGutter, row.h);
     ctx.clip();
-    for (const entry of row.ribbon.clusters) this.drawCells(row, entry);
+    // Counts already written on this row: a cluster's label never covers another's.
+    const written = [];
+    for (const entry of row.ribbon.clusters) this.drawCells(row, entry, written);
     ctx.globalAlpha = 1;
     this.drawInstances(row);
     this.drawOutlierSpans(row);
@@ -146,7 +148,7 @@ ST.Timeline = class {
   // One cluster's occurrence cells on a ribbon, aggregated per pixel column: each column takes the
   // fullest bin that touches it, and runs of columns at the same (quantised) fill become one
   // rectangle. So the cost is bounded by the screen's width, whatever the number of bins.
-  drawCells(row, entry) {
+  drawCells(row, entry, written) {
     const ctx = this.ctx, T = ST.Timeline, m = this.model, bin = m.binNs;
     const c = m.clusters[entry.cluster];
     const dim = this.highlight !== null && this.highlight !== entry.cluster;
@@ -188,7 +190,12 @@ ST.Timeline = class {
     ctx.globalAlpha = 1;
     if (!dim) {
       ctx.fillStyle = '#1f2328';
-      for (const [x, text] of labels) ctx.fillText(text, x + 3, row.y + 12);
+      for (const [x, text] of labels) {
+        const from = x + 3, to = from + ctx.measureText(text).width + 4;
+        if (written.some(([a, b]) => from < b && a < to)) continue;
+        written.push([from, to]);
+        ctx.fillText(text, from, row.y + 12);
+      }
     }
   }
 
@@ -275,7 +282,7 @@ ST.Timeline = class {
       ctx.lineTo(Math.round(x) + 0.5, T.kAxis);
       ctx.stroke();
       ctx.fillStyle = '#3c4043';
-      ctx.fillText(ST.fmt.ns(t), x + 3, 15);
+      ctx.fillText(ST.fmt.tick(t, step), x + 3, 15);
     }
     ctx.fillStyle = '#636c76';
     ctx.fillText(`bin ${ST.fmt.ns(this.model.binNs)}`, 8, 15);
