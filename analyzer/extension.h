@@ -12,7 +12,9 @@
 // Its result is written in the JSON model under "extensions" -> its name, and the page shows it if a
 // view for it is registered (analyzer/report/page/).
 //
-// The built-in extensions are listed once, in extension.cpp; `--extensions` selects which run.
+// The built-in extensions are listed once, in extensions/registry.cpp (the library
+// shapetrace_extension_registry, which links them: the engine does not); `--extensions` selects
+// which run.
 #pragma once
 
 #include "analysis.h"

@@ -252,4 +252,9 @@ nlohmann::ordered_json toJson(const Analysis& analysis, const ModelSections& sec
   return model;
 }
 
+std::string functionIdentity(const nlohmann::ordered_json& function) {
+  const std::string& mangled = function.at("mangled").get_ref<const std::string&>();
+  return mangled.empty() ? function.at("name").get<std::string>() : mangled;
+}
+
 } // namespace shapetrace::analyzer

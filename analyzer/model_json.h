@@ -19,4 +19,8 @@ struct ModelSections {
 
 nlohmann::ordered_json toJson(const Analysis& analysis, const ModelSections& sections = {});
 
+// A function's identity across runs, from its entry in a model's "functions": its mangled name, or
+// its name when it has none (analysis.h's nameFunction rule).
+std::string functionIdentity(const nlohmann::ordered_json& function);
+
 } // namespace shapetrace::analyzer

@@ -1,6 +1,6 @@
 // The `shapetrace` command line: one binary whose subcommands are registered by the parts that own
-// them (collect/record/info/dump/import by the collector, analyze by the analyzer, report/live by
-// the report). Each subcommand lives in its own file and registers itself:
+// them (cli/CMakeLists.txt lists where each is). Each subcommand lives in its own file and registers
+// itself:
 //
 //   namespace {
 //   cli::Runner setupInfo(CLI::App& command) {

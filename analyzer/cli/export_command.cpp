@@ -14,10 +14,10 @@
 #include "cli/write_file.h"
 #include "extensions/run_info.h"
 #include "replay.h"
-#include "summaries/scoped_calls.h"
+#include "export/scoped_calls.h"
 #include "summaries/sequences.h"
 #include "export/exports.h"
-#include "extensions/flame.h"
+#include "flame/flame_extension.h"
 #include "input.h"
 #include "scope.h"
 
@@ -89,7 +89,7 @@ int exportScope(const ExportArgs& args, bool per_call) {
     pids = std::move(names.pids);
   }
   const Scope scope = resolveScope(analysis, run_start, args.scope);
-  summaries::ScopedCalls calls(per_call);
+  exports::ScopedCalls calls(per_call);
   const summaries::ReplayStats stats = summaries::replayScope(reader, analysis, scope, calls);
   if (stats.calls == 0) throw std::runtime_error(scope.description + " has no calls to export");
   if (per_call) {

@@ -1,6 +1,8 @@
 // Structural matching of two runs' models and the tests that decide what changed.
 #include "diff/run_diff.h"
 
+#include "duration_text.h"
+#include "model_json.h"
 #include "shape_metric.h"
 
 #include <algorithm>
@@ -636,21 +638,6 @@ Json summaryJson(const DurationSummary& s) {
 }
 
 } // namespace
-
-std::string functionIdentity(const Json& function) {
-  const std::string& mangled = function.at("mangled").get_ref<const std::string&>();
-  return mangled.empty() ? function.at("name").get<std::string>() : mangled;
-}
-
-std::string describeNs(double ns) {
-  char text[32];
-  const double a = std::fabs(ns);
-  if (a < 1e3) std::snprintf(text, sizeof text, "%.0f ns", ns);
-  else if (a < 1e6) std::snprintf(text, sizeof text, "%.1f us", ns / 1e3);
-  else if (a < 1e9) std::snprintf(text, sizeof text, "%.1f ms", ns / 1e6);
-  else std::snprintf(text, sizeof text, "%.2f s", ns / 1e9);
-  return text;
-}
 
 const char* changeKindName(ChangeKind kind) {
   switch (kind) {

@@ -93,10 +93,6 @@ struct RunDiff {
   std::vector<std::string> explanations; // sentences, the most telling first
 };
 
-// A function's identity across runs, from its entry in a model's "functions": its mangled name, or
-// its name when it has none (analysis.h's nameFunction rule).
-std::string functionIdentity(const nlohmann::ordered_json& function);
-
 // Throws std::invalid_argument for a model that is not "shapetrace-analysis" version 1, and when
 // the two runs share no function (recordings of different programs).
 RunDiff diffRuns(const nlohmann::ordered_json& base, const nlohmann::ordered_json& now,
@@ -104,9 +100,6 @@ RunDiff diffRuns(const nlohmann::ordered_json& base, const nlohmann::ordered_jso
 
 // The diff as JSON (docs/analyzer.md, "diff").
 nlohmann::ordered_json diffJson(const RunDiff& diff);
-
-// "15.8 us": a duration for the diff's sentences and tables.
-std::string describeNs(double ns);
 
 // The functions or clusters that got slower by more than `percent` with significance.
 std::vector<std::string> regressions(const RunDiff& diff, double percent);

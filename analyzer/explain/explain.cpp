@@ -1,9 +1,8 @@
 // Data points from the trace, and the DRT pipeline on them (explain.h, docs/explain.md).
 #include "explain/explain.h"
+#include "duration_text.h"
 #include "function_names.h"
 #include "scope.h"
-
-#include "diff/run_diff.h"
 
 #include <algorithm>
 #include <cmath>

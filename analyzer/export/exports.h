@@ -13,7 +13,7 @@
 
 #include "analysis.h"
 #include "extension.h"
-#include "flame_tree.h"
+#include "flame/flame_tree.h"
 
 #include <cstdint>
 #include <map>

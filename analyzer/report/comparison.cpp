@@ -1,7 +1,7 @@
 // The comparison view's data: the diff, the clusters' activity over both runs, the flame diff.
 #include "report/comparison.h"
 
-#include "diff/flame_diff.h"
+#include "flame/flame_diff.h"
 #include "diff/run_diff.h"
 
 #include <algorithm>

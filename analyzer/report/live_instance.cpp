@@ -1,12 +1,12 @@
 // Reading one instance from a recording being written, for the live page.
 #include "report/live_instance.h"
 
-#include "extensions/flame.h"
+#include "flame/flame_extension.h"
 #include "recording/recording.h"
 #include "report/instance_reader.h"
 #include "report/report_data.h"
 #include "scope.h"
-#include "summaries/scoped_calls.h"
+#include "export/scoped_calls.h"
 
 #include <charconv>
 #include <stdexcept>
@@ -101,7 +101,7 @@ nlohmann::ordered_json readLiveFlame(const std::string& recording, const Analysi
   if (parameter(params, "cluster")) request.cluster = std::to_string(required<ClusterId>(params, "cluster"));
   const Scope scope = resolveScope(analysis, run_start_ns, request);
   recording::RecordingReader reader(recording);
-  summaries::ScopedCalls calls(false);
+  exports::ScopedCalls calls(false);
   const summaries::ReplayStats stats = summaries::replayScope(reader, analysis, scope, calls);
   return {{"scope", scope.description}, {"calls", stats.calls}, {"nodes", treeColumns(calls.tree())}};
 }

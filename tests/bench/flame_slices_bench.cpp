@@ -6,7 +6,7 @@
 //
 //   build/tests/bench/flame_slices_bench [--benchmark_min_time=2]
 #include "call_stack.h"
-#include "extensions/flame.h"
+#include "flame/flame_extension.h"
 
 #include <benchmark/benchmark.h>
 

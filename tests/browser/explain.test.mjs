@@ -1,4 +1,4 @@
-// The Explain view (analyzer/report/page/explain.js) in headless Chromium, on the report of the
+// The Explain view (analyzer/explain/page/explain.js) in headless Chromium, on the report of the
 // service fixture (tests/report) whose requests annotate their size and whose time grows with it,
 // much faster for puts that split a page: the scatter plot draws every point and both fitted lines
 // (on a linear time axis, a logarithmic one when asked),

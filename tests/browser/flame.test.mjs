@@ -1,4 +1,4 @@
-// The flame graph and the funky graph (analyzer/report/page/flame.js) in headless Chromium, on a
+// The flame graph and the funky graph (analyzer/flame/page/flame.js) in headless Chromium, on a
 // report of the service fixture (tests/report): the graph renders from the "flame" extension,
 // hovering a frame outlines every frame of the same function, a regular expression search gives
 // the matched share (checked against the embedded data, computed here independently), clicking

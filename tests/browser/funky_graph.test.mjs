@@ -1,4 +1,4 @@
-// The funky graph's trees (ST.flame.funky in analyzer/report/page/flame.js) in Node, without a
+// The funky graph's trees (ST.flame.funky in analyzer/flame/page/flame.js) in Node, without a
 // browser: the page's script runs in a context of its own with the registries it calls stubbed.
 // On 003's indirect recursion, a(b(a(c)), c), each function's funky graph shows where it actually
 // ran: b is on the stack for 50 ns and calls a, although the fully folded tree puts the inner a
@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import vm from 'node:vm';
 
-const page = new URL('../../analyzer/report/page/', import.meta.url);
+const page = new URL('../../analyzer/flame/page/', import.meta.url);
 const ST = { tabs: { register() {} }, views: { register() {} } };
 vm.runInNewContext(readFileSync(new URL('flame.js', page), 'utf8'), { ST });
 

@@ -8,21 +8,19 @@
 #include "cli/analysis_flags.h"
 #include "cli/command.h"
 #include "cli/write_file.h"
-#include "explain/explain.h"
 #include "extensions/run_info.h"
 #include "input.h"
 #include "recording/recording.h"
 #include "report/comparison.h"
 #include "report/page.h"
 #include "report/report_data.h"
-#include "report/scope_trees.h"
-#include "extensions/flame.h"
+#include "report/report_parts.h"
 
 #include <cstdio>
 #include <filesystem>
-#include <future>
-#include <optional>
+#include <memory>
 #include <stdexcept>
+#include <vector>
 
 namespace shapetrace::analyzer::report {
 namespace {
@@ -39,8 +37,8 @@ struct ReportArgs {
   std::string baseline; // a recording or an analysis JSON to compare with
   AnalysisFlags analysis;
   DetailLimits limits;
-  ScopeTreeLimits scope_trees; // the flame graphs of clusters and of outliers against typical calls
-  ExplainSettings explain; // the Explain view: when explain.function is given
+  // The analyses' parts of the report (report_parts.h): their options, data and summary lines.
+  std::vector<std::unique_ptr<ReportPart>> parts = makeReportParts();
 };
 
 int runReport(const ReportArgs& args) {
@@ -52,35 +50,25 @@ int runReport(const ReportArgs& args) {
   // The page's header is the run_info extension's result: it always runs.
   auto extensions = makeExtensions(selectExtensions(args.analysis.extensions + ",run_info"),
                                    args.analysis.settings);
-  if (!args.explain.function.empty())
-    extensions.push_back({ExplainExtension::kName,
-                          std::make_unique<ExplainExtension>(
-                              args.explain, false, args.analysis.settings.thread.max_depth)});
+  for (const auto& part : args.parts)
+    part->addExtensions(extensions, args.analysis.settings);
   Analyzer analyzer(args.analysis.settings, args.analysis.workerCount(), std::move(extensions));
   const Analysis analysis = analyzeRecording(reader, analyzer, "report");
   const auto& run =
       static_cast<const RunInfoExtension*>(analyzer.extension(RunInfoExtension::kName))->run();
 
-  // The flame graphs of clusters and of outliers need each call's cluster, known when it ends:
-  // one bounded replay of the recording (scope_trees.h), with a reader of its own, beside the
-  // instance look-ups.
-  std::future<ScopeTrees> scope_trees_read;
-  if (analyzer.extension(FlameExtension::kName) != nullptr && args.scope_trees.max_events > 0)
-    scope_trees_read = std::async(std::launch::async, [&] {
-      recording::RecordingReader own(args.dir);
-      return readScopeTrees(own, analysis, args.scope_trees);
-    });
+  // What reads the recording again (the scoped flame graphs) runs beside the instance look-ups.
+  const ReportRun report_run{args.dir, analysis, analyzer};
+  for (const auto& part : args.parts)
+    part->start(report_run);
   InstanceReader instances(reader, analysis);
   DetailSummary detail;
   auto embedded = collectInstances(instances, analysis, args.limits, detail);
   const auto comparisons = collectComparisons(instances, reader, analysis, embedded, args.limits);
   auto data = reportData(analysis, {"recording", args.dir, utcNow()}, embedded, args.limits,
                          detail, comparisons);
-  std::optional<ScopeTrees> scope_trees;
-  if (scope_trees_read.valid()) {
-    scope_trees = scope_trees_read.get();
-    data["flame_scopes"] = scopeTreesJson(*scope_trees, analysis, args.scope_trees);
-  }
+  for (const auto& part : args.parts)
+    part->addData(report_run, data);
   if (!args.baseline.empty()) {
     // The baseline is analysed as this run is, with the flame graph for the differential one.
     const auto base = loadRunModel(
@@ -122,14 +110,8 @@ int runReport(const ReportArgs& args) {
               detail.outlier_instances, comparisons.size(),
               detail.capped ? ", capped by the detail limits" : "",
               static_cast<double>(page.size()) / 1e6);
-  if (scope_trees)
-    std::printf("scoped flame graphs: %zu clusters, %zu shapes, outliers of %zu functions, from "
-                "%llu of %llu events%s\n",
-                scope_trees->clusters.size(), scope_trees->shapes.size(),
-                scope_trees->functions.size(),
-                static_cast<unsigned long long>(scope_trees->events_read),
-                static_cast<unsigned long long>(scope_trees->events),
-                scope_trees->complete() ? "" : " (--flame-scope-events; the page says so)");
+  for (const auto& part : args.parts)
+    part->printSummary();
   return 0;
 }
 
@@ -167,48 +149,8 @@ cli::Runner setupReport(CLI::App& command) {
                      "Most calls listed over all embedded instances (bounds the page's size)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  command.add_option("--flame-scope-events", options->scope_trees.max_events,
-                     "Events read back for the flame graphs of clusters and of outliers against "
-                     "typical calls, each thread from its start for its share (0: none)")
-      ->capture_default_str();
-  command.add_option("--flame-scope-clusters", options->scope_trees.max_clusters,
-                     "Clusters with the most time that get a flame graph of their calls")
-      ->capture_default_str();
-  command.add_option("--flame-scope-shapes", options->scope_trees.max_shapes,
-                     "Shapes of those clusters (cluster by cluster) that get a flame graph of their "
-                     "calls")
-      ->capture_default_str();
-  command.add_option("--flame-scope-functions", options->scope_trees.max_functions,
-                     "Functions with the most outliers that get flame graphs of their outlier and "
-                     "typical calls")
-      ->capture_default_str();
-  command.add_option("--flame-scope-total-nodes", options->scope_trees.max_total_nodes,
-                     "Nodes of all the scoped flame graphs embedded (bounds the page's size; "
-                     "clusters first, then outlier functions, then shapes)")
-      ->capture_default_str();
-  command.add_option("--flame-scope-nodes", options->scope_trees.max_nodes,
-                     "Distinct stacks under the calls of one function, shared by its scoped flame "
-                     "graphs (calls on further stacks are left out and counted)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  command.add_option("--explain-function", options->explain.function,
-                     "Adds the Explain view: why some calls of this function (requests) are slow "
-                     "(`shapetrace explain`, docs/explain.md)");
-  command.add_option("--explain-input", options->explain.input_key,
-                     "The Explain view's input: the annotation key of a call's size");
-  command.add_option("--explain-clusters", options->explain.clusters,
-                     "The Explain view's number of lines (0: the smallest within 10% RMS error)")
-      ->check(CLI::Range(0u, 64u))
-      ->capture_default_str();
-  command.add_option("--explain-trim", options->explain.search.klinear.trim,
-                     "The Explain view's fraction of calls farthest from their line left out of "
-                     "the fits (explain --trim)")
-      ->check(CLI::Range(0.0, 0.5))
-      ->capture_default_str();
-  command.add_option("--explain-max-points", options->explain.max_points,
-                     "The Explain view's calls kept per thread (explain --max-points)")
-      ->check(CLI::Range(1u, 1u << 30))
-      ->capture_default_str();
+  for (const auto& part : options->parts)
+    part->addFlags(command);
   return [options] { return runReport(*options); };
 }
 

@@ -5,9 +5,9 @@
 // same function and of other clusters) and gaps; and the bounds say what they left out.
 #include "analyzer.h"
 #include "analyzer/trace_builder.h"
-#include "extensions/flame.h"
-#include "report/scope_trees.h"
-#include "summaries/scoped_calls.h"
+#include "flame/flame_extension.h"
+#include "flame/scope_trees.h"
+#include "export/scoped_calls.h"
 #include "summaries/sequences.h"
 
 #include <gtest/gtest.h>
@@ -116,7 +116,7 @@ protected:
   }
   // The independent walk: the scope's calls replayed from the recording into a tree.
   FlameTree walk(const Scope& scope) {
-    summaries::ScopedCalls calls(false);
+    exports::ScopedCalls calls(false);
     summaries::replayScope(*reader, analysis, scope, calls);
     return calls.tree();
   }
@@ -175,7 +175,7 @@ TEST_F(ScopeTreesTest, EachClustersTreeIsTheWalkOfItsOutermostCalls) {
     scope.shapes.assign(analysis.shapes.size(), false);
     for (const ShapeId s : analysis.clustering.clusters[trees.clusters[i]].shapes)
       scope.shapes[s] = true;
-    summaries::ScopedCalls calls(false);
+    exports::ScopedCalls calls(false);
     const auto stats = summaries::replayScope(*reader, analysis, scope, calls);
     EXPECT_EQ(lines(trees.cluster_trees[i].tree), lines(calls.tree())) << "cluster " << trees.clusters[i];
     EXPECT_EQ(trees.cluster_trees[i].roots, stats.sequences - stats.truncated) << trees.clusters[i];

@@ -12,7 +12,7 @@
 // memory stays within max(max_entries, nodes) entries whatever the run's length.
 #pragma once
 
-#include "flame_tree.h"
+#include "flame/flame_tree.h"
 
 #include <cstdint>
 #include <vector>

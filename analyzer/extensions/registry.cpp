@@ -1,8 +1,9 @@
-// The built-in extensions, listed once, and the --extensions selection.
+// The built-in extensions, listed once, and the --extensions selection (declared in extension.h;
+// this file is the registry library, above every extension it lists).
 #include "extension.h"
 
 #include "extensions/callers.h"
-#include "extensions/flame.h"
+#include "flame/flame_extension.h"
 #include "extensions/run_info.h"
 #include "extensions/summaries.h"
 

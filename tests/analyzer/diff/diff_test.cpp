@@ -4,7 +4,7 @@
 #include "analyzer.h"
 #include "diff/run_diff.h"
 #include "model_json.h"
-#include "trace_builder.h"
+#include "analyzer/trace_builder.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // The calling-context tree of every thread, from the call stream, merged by function identity.
-#include "extensions/flame.h"
+#include "flame/flame_extension.h"
 
 namespace shapetrace::analyzer {
 

@@ -1,7 +1,7 @@
 // Matching two runs' calling-context trees stack by stack.
-#include "diff/flame_diff.h"
+#include "flame/flame_diff.h"
 
-#include "diff/run_diff.h"
+#include "model_json.h"
 
 #include <algorithm>
 #include <stdexcept>

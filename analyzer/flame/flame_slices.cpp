@@ -1,5 +1,5 @@
 // Per-time-slice values of a thread's flame tree.
-#include "flame_slices.h"
+#include "flame/flame_slices.h"
 
 #include <algorithm>
 #include <map>

@@ -3,8 +3,8 @@
 // escapes, gaps) equal a straightforward stack walk over the same events, byte for byte after
 // sorting; recursion folding on 003's examples; the bound on distinct stacks; the JSON result.
 #include "analyzer.h"
-#include "extensions/flame.h"
-#include "trace_builder.h"
+#include "flame/flame_extension.h"
+#include "analyzer/trace_builder.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -2,19 +2,19 @@
 #pragma once
 
 #include "export/exports.h"
-#include "extensions/flame.h"
-#include "flame_tree.h"
+#include "flame/flame_extension.h"
+#include "flame/flame_tree.h"
 #include "summaries/sequences.h"
 
 #include <vector>
 
-namespace shapetrace::analyzer::summaries {
+namespace shapetrace::analyzer::exports {
 
 // A scope's calls, read back from the recording (replayScope), as a calling-context tree rooted at
 // the scope's roots (`shapetrace export` folded and pprof, the live page's scoped flame graphs) or
 // as each thread's open and close events (speedscope, Perfetto). Functions are the analysis'
 // indices; the tree counts calls as the flame extension does.
-class ScopedCalls final : public SequenceSink {
+class ScopedCalls final : public summaries::SequenceSink {
 public:
   explicit ScopedCalls(bool per_call) : per_call_(per_call) {}
 
@@ -50,7 +50,7 @@ public:
   void end(uint64_t time_ns) override { close(time_ns); }
 
   FlameTree& tree() { return flame_.tree(); }
-  std::vector<exports::ThreadTrace>& traces() { return traces_; }
+  std::vector<ThreadTrace>& traces() { return traces_; }
 
 private:
   void close(uint64_t time_ns) {
@@ -61,7 +61,7 @@ private:
   bool per_call_;
   FlameSink flame_{SIZE_MAX};
   std::vector<uint32_t> open_; // the open calls' functions
-  std::vector<exports::ThreadTrace> traces_;
+  std::vector<ThreadTrace> traces_;
 };
 
-} // namespace shapetrace::analyzer::summaries
+} // namespace shapetrace::analyzer::exports

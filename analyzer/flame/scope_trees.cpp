@@ -1,16 +1,16 @@
 // The scoped flame trees of the report: one bounded replay of the recording.
-#include "report/scope_trees.h"
+#include "flame/scope_trees.h"
 
 #include "call_stack.h"
-#include "extensions/flame.h"
-#include "flame_slices.h"
+#include "flame/flame_extension.h"
+#include "flame/flame_slices.h"
 #include "replay.h"
 
 #include <algorithm>
 #include <set>
 #include <tuple>
 
-namespace shapetrace::analyzer::report {
+namespace shapetrace::analyzer {
 namespace {
 
 constexpr size_t kNone = SIZE_MAX;
@@ -434,4 +434,4 @@ nlohmann::ordered_json scopeTreesJson(const ScopeTrees& trees, const Analysis& a
   return json;
 }
 
-} // namespace shapetrace::analyzer::report
+} // namespace shapetrace::analyzer

@@ -5,7 +5,7 @@
 #include "analyzer.h"
 #include "explain/explain.h"
 #include "function_names.h"
-#include "trace_builder.h"
+#include "analyzer/trace_builder.h"
 
 #include <gtest/gtest.h>
 

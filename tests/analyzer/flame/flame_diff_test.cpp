@@ -3,10 +3,10 @@
 // trees' name paths; stacks only BASE has are listed once per gone subtree; function ids and the
 // order of first appearance do not matter; a model without the flame extension is refused.
 #include "analyzer.h"
-#include "diff/flame_diff.h"
-#include "extensions/flame.h"
+#include "flame/flame_diff.h"
+#include "flame/flame_extension.h"
 #include "model_json.h"
-#include "trace_builder.h"
+#include "analyzer/trace_builder.h"
 
 #include <gtest/gtest.h>
 

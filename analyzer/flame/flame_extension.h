@@ -17,8 +17,8 @@
 #pragma once
 
 #include "extension.h"
-#include "flame_slices.h"
-#include "flame_tree.h"
+#include "flame/flame_slices.h"
+#include "flame/flame_tree.h"
 
 #include <cstdint>
 #include <map>

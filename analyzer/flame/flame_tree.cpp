@@ -1,5 +1,5 @@
 // The calling-context tree, its recursion folding and its folded-stack text.
-#include "flame_tree.h"
+#include "flame/flame_tree.h"
 
 #include <algorithm>
 

@@ -27,7 +27,7 @@
 #pragma once
 
 #include "analysis.h"
-#include "flame_tree.h"
+#include "flame/flame_tree.h"
 #include "recording/recording.h"
 
 #include <nlohmann/json.hpp>
@@ -35,7 +35,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace shapetrace::analyzer::report {
+namespace shapetrace::analyzer {
 
 struct ScopeTreeLimits {
   size_t max_clusters = 40;
@@ -83,4 +83,4 @@ ScopeTrees readScopeTrees(recording::RecordingReader& reader, const Analysis& an
 nlohmann::ordered_json scopeTreesJson(const ScopeTrees& trees, const Analysis& analysis,
                                       const ScopeTreeLimits& limits);
 
-} // namespace shapetrace::analyzer::report
+} // namespace shapetrace::analyzer

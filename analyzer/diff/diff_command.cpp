@@ -8,6 +8,7 @@
 #include "cli/command.h"
 #include "cli/write_file.h"
 #include "diff/run_diff.h"
+#include "duration_text.h"
 #include "function_names.h"
 #include "input.h"
 #include "model_json.h"

@@ -1,0 +1,41 @@
+# shapetrace_write_link_graph(<file>): every target the build defines, one line each, for
+# tests/analyzer/check_layers.py (which checks that libraries link and include only the layers
+# below theirs, as docs/analyzer.md draws them):
+#   name <TAB> type <TAB> source dir <TAB> sources (;) <TAB> linked libraries (;)
+# The linked libraries are LINK_LIBRARIES and INTERFACE_LINK_LIBRARIES, generator expressions
+# as written.
+
+function(_shapetrace_link_graph_of directory out)
+  get_property(targets DIRECTORY ${directory} PROPERTY BUILDSYSTEM_TARGETS)
+  foreach(target IN LISTS targets)
+    get_target_property(type ${target} TYPE)
+    get_target_property(source_dir ${target} SOURCE_DIR)
+    get_target_property(sources ${target} SOURCES)
+    set(links "")
+    if(NOT type STREQUAL "INTERFACE_LIBRARY")
+      get_target_property(own ${target} LINK_LIBRARIES)
+      if(own)
+        list(APPEND links ${own})
+      endif()
+    endif()
+    get_target_property(interface ${target} INTERFACE_LINK_LIBRARIES)
+    if(interface)
+      list(APPEND links ${interface})
+    endif()
+    if(NOT sources)
+      set(sources "")
+    endif()
+    string(REPLACE ";" "," sources "${sources}")
+    string(REPLACE ";" "," links "${links}")
+    file(APPEND ${out} "${target}\t${type}\t${source_dir}\t${sources}\t${links}\n")
+  endforeach()
+  get_property(subdirectories DIRECTORY ${directory} PROPERTY SUBDIRECTORIES)
+  foreach(subdirectory IN LISTS subdirectories)
+    _shapetrace_link_graph_of(${subdirectory} ${out})
+  endforeach()
+endfunction()
+
+function(shapetrace_write_link_graph out)
+  file(WRITE ${out} "")
+  _shapetrace_link_graph_of(${PROJECT_SOURCE_DIR} ${out})
+endfunction()

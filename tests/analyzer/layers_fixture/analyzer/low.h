@@ -1,0 +1,4 @@
+// Points up: the check must say so.
+#pragma once
+
+#include "high.h"
