@@ -7,8 +7,9 @@
 //   csv:      a header line "tid,func,dir,time_ns", then one record per line; a function name
 //             containing commas or quotes is quoted ("a, b" with "" for a quote)
 //
-// DIRECTION is 0 (enter) or 1 (exit); TIME is an integer in nanoseconds that must not decrease
-// within a thread. Function ids are assigned in order of first appearance.
+// DIRECTION is 0 (enter) or 1 (exit); TIME is an integer in nanoseconds, at most 2^61-1 (what the
+// stream encodes exactly), that must not decrease within a thread. Function ids are assigned in
+// order of first appearance.
 #include "cli/command.h"
 #include "trace_import.h"
 #include "recording/recording.h"

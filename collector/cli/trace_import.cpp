@@ -1,6 +1,8 @@
 // The DINAMITE and CSV readers of `shapetrace import` (trace_import.h; import.cpp has the formats).
 #include "trace_import.h"
 
+#include "wire/event_codec.h"
+
 #include <charconv>
 #include <sstream>
 
@@ -28,6 +30,10 @@ void addRecord(ParsedTrace& trace, const std::string& file, size_t line,
   if (!parseInteger(time_text, time))
     throw ImportError(file, line, "time '" + std::string(time_text) +
                                       "' is not a non-negative integer (nanoseconds)");
+  if (time > wire::kMaxEventTimestampNs)
+    throw ImportError(file, line, "time " + std::to_string(time) +
+                                      " is past the latest a recording holds (" +
+                                      std::to_string(wire::kMaxEventTimestampNs) + " ns)");
   auto [it, inserted] = trace.ids.try_emplace(function, static_cast<uint32_t>(trace.functions.size()));
   if (inserted)
     trace.functions.push_back(function);
