@@ -66,11 +66,14 @@ Analysis analyzeRecording(recording::RecordingReader& reader, Analyzer& analyzer
   readRecording(reader, analyzer, command, window);
   analyzer.finish();
   Analysis analysis = analyzer.snapshot();
-  // Every command that reads a recording says so when it lost or repeated what was recorded.
+  warnOfLoss(analysis, command);
+  return analysis;
+}
+
+void warnOfLoss(const Analysis& analysis, std::string_view command) {
   if (const std::string loss = inputLossLine(analysis); !loss.empty())
     std::fprintf(stderr, "shapetrace %.*s: %s\n", static_cast<int>(command.size()),
                  command.data(), loss.c_str());
-  return analysis;
 }
 
 TimeWindow parseTimeWindow(std::string_view text) {

@@ -72,6 +72,9 @@ void warnOfDamage(const recording::RecordingReader& reader, std::string_view com
 // The same, then the input is over: the merged analysis of the whole recording.
 Analysis analyzeRecording(recording::RecordingReader& reader, Analyzer& analyzer,
                           std::string_view command, const TimeWindow& window = {});
+// Every command that reads a recording says so when it lost or repeated what was recorded:
+// "shapetrace <command>: LOSS: ..." (scope.h inputLossLine) on stderr, nothing when it did not.
+void warnOfLoss(const Analysis& analysis, std::string_view command);
 
 // A run's analysis model (model_json.h) to compare with another: the analysis of a recording
 // directory (restricted to `window`, with the settings and extensions given), or an analysis JSON

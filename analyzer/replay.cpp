@@ -14,26 +14,47 @@ RecordingNames namesOf(recording::RecordingReader& reader, const AnalysisSetting
   out.analysis.settings = settings;
   std::map<std::pair<uint64_t, uint32_t>, wire::FunctionInfo> functions;
   std::map<ThreadKey, std::string> threads;
+  // Each thread's batch numbers, as the analyzer checks them: what was lost or repeated.
+  std::map<ThreadKey, std::pair<BatchSequence, Diagnostics>> batches;
+  auto sequenceOf = [&batches](const ThreadKey& key) -> auto& {
+    return batches.try_emplace(key, BatchSequence(true), Diagnostics{}).first->second;
+  };
+  uint64_t undecodable = 0;
   reader.rewind();
   while (auto frame = reader.next()) {
     wire::ItemHeader header;
     try {
       header = wire::peekItem(frame->message);
     } catch (const wire::FormatError&) {
+      ++undecodable;
       continue;
     }
     if (header.kind == wire::ItemKind::EventBatch) {
       threads.try_emplace({header.process, header.thread});
+      auto& [sequence, diagnostics] = sequenceOf({header.process, header.thread});
+      if (sequence.arrive(header.sequence, diagnostics) == BatchSequence::Arrival::kRepeated)
+        continue;
       if (header.event_count != 0) out.first_ns = std::min(out.first_ns, header.first_ns);
       continue;
     }
     if (header.kind != wire::ItemKind::ModuleTable && header.kind != wire::ItemKind::ThreadStart &&
-        header.kind != wire::ItemKind::ThreadName && header.kind != wire::ItemKind::ProcessStart)
+        header.kind != wire::ItemKind::ThreadName && header.kind != wire::ItemKind::ProcessStart &&
+        header.kind != wire::ItemKind::Gap && header.kind != wire::ItemKind::ThreadEnd)
       continue;
     wire::StreamItem item;
     try {
       item = wire::decodeItem(frame->message);
     } catch (const wire::FormatError&) {
+      ++undecodable;
+      continue;
+    }
+    if (const auto* gap = std::get_if<wire::Gap>(&item.body)) {
+      sequenceOf({item.process, gap->thread}).first.gapAfter(gap->after_sequence);
+      continue;
+    }
+    if (const auto* end = std::get_if<wire::ThreadEnd>(&item.body)) {
+      auto& [sequence, diagnostics] = sequenceOf({item.process, end->thread});
+      sequence.end(end->batches, diagnostics);
       continue;
     }
     if (const auto* table = std::get_if<wire::ModuleTable>(&item.body)) {
@@ -54,12 +75,20 @@ RecordingNames namesOf(recording::RecordingReader& reader, const AnalysisSetting
   });
   for (const auto& [key, info] : functions)
     index.indexOf(key.first, key.second);
+  Diagnostics& diagnostics = out.analysis.diagnostics;
   for (const auto& [key, name] : threads) {
     ThreadSummary t;
     t.key = key;
     t.name = name;
+    if (const auto it = batches.find(key); it != batches.end())
+      t.diagnostics = it->second.second;
+    diagnostics.merge(t.diagnostics);
     out.analysis.threads.push_back(std::move(t));
   }
+  diagnostics.add(Stat::recording_damage, reader.damage().size());
+  diagnostics.add(Stat::undecodable_messages, undecodable);
+  if (const auto& deleted = reader.retention())
+    diagnostics.add(Stat::retention_deleted_events, deleted->events);
   return out;
 }
 

@@ -26,7 +26,10 @@ namespace shapetrace::analyzer {
 // needs when it names no shape, cluster or outlier, at a fraction of the analysis' cost. Function
 // indices follow the (process, id) order of the tables, threads the (process, thread) order.
 struct RecordingNames {
-  Analysis analysis; // functions, function_index, threads (key, name) and settings only
+  // functions, function_index, threads (key, name, and the diagnostics of batches lost or
+  // repeated, as the analyzer counts them), the recording's damage and undecodable frames in
+  // diagnostics, and settings only
+  Analysis analysis;
   uint64_t first_ns = UINT64_MAX;
   std::map<uint64_t, uint32_t> pids; // process key -> pid, from the process start items
 };

@@ -63,6 +63,8 @@ Side open(const std::string& dir, const AnalysisFlags& flags, bool full) {
     RecordingNames names = namesOf(*side.reader, flags.settings);
     side.analysis = std::move(names.analysis);
     side.run_start = names.first_ns;
+    warnOfDamage(*side.reader, "compare");
+    warnOfLoss(side.analysis, "compare");
     return side;
   }
   std::vector<NamedExtension> extensions;

@@ -87,6 +87,8 @@ int exportScope(const ExportArgs& args, bool per_call) {
     analysis = std::move(names.analysis);
     run_start = names.first_ns;
     pids = std::move(names.pids);
+    warnOfDamage(reader, "export");
+    warnOfLoss(analysis, "export");
   }
   const Scope scope = resolveScope(analysis, run_start, args.scope);
   exports::ScopedCalls calls(per_call);

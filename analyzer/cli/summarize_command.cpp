@@ -155,7 +155,8 @@ int runSummarize(const SummarizeArgs& args) {
     RecordingNames names = namesOf(reader, args.analysis.settings);
     analysis = std::move(names.analysis);
     run_start = names.first_ns;
-    warnOfDamage(reader, "summarize"); // segments missing: known before reading them
+    warnOfDamage(reader, "summarize");
+    warnOfLoss(analysis, "summarize");
   }
   const Scope scope = resolveScope(analysis, run_start, args.scope);
 

@@ -434,7 +434,6 @@ std::set<std::pair<uint64_t, uint32_t>> selectThreads(recording::RecordingReader
   return out;
 }
 
-// Whole recording, in order.
 // What a thread's batches say of the recording, as `info` tells it: batches received twice (shown
 // once) and a tail its ThreadEnd's count says was sent but is not there.
 class BatchCheck {
@@ -478,6 +477,7 @@ private:
   std::map<std::pair<uint64_t, uint32_t>, Thread> threads_;
 };
 
+// Whole recording, in order.
 void dumpAll(recording::RecordingReader& reader, const DumpOptions& o, Sink& sink) {
   Names names;
   BatchCheck check;
@@ -508,6 +508,7 @@ void dumpSeeking(recording::RecordingReader& reader, const DumpOptions& o, Sink&
       }
     }
   }
+  BatchCheck check;
   for (const auto& [process, thread] : o.threads) {
     if (!reader.seek(process, thread, *o.from))
       continue;
@@ -517,9 +518,11 @@ void dumpSeeking(recording::RecordingReader& reader, const DumpOptions& o, Sink&
       const auto* batch = std::get_if<wire::EventBatch>(&item->body);
       if (o.to && batch && !batch->events.empty() && batch->events.front().timestamp > *o.to)
         break; // a thread's batches are in time order: nothing later is in range
-      sink.item(*item, names);
+      if (check.take(*item))
+        sink.item(*item, names);
     }
   }
+  check.warn();
 }
 
 int runDump(DumpOptions& o) {

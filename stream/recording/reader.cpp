@@ -353,12 +353,16 @@ bool RecordingReader::seek(uint64_t process, uint32_t thread, uint64_t time_ns) 
   const auto it = thread_places_->find({process, thread});
   if (it == thread_places_->end())
     return false;
-  // The last item with time <= time_ns in recording order, or the first when all are later.
+  // The latest item with time <= time_ns, the first in recording order of those with its time,
+  // or the first item when all are later. (Not the last in recording order: a copy of an early
+  // batch stored later, a duplicated segment, would send the reader past everything between.)
   const std::vector<ThreadPlace>& places = it->second;
-  const ThreadPlace* best = &places.front();
+  const ThreadPlace* best = nullptr;
   for (const ThreadPlace& place : places)
-    if (place.time_ns <= time_ns)
+    if (place.time_ns <= time_ns && (best == nullptr || place.time_ns > best->time_ns))
       best = &place;
+  if (best == nullptr)
+    best = &places.front();
   moveTo(best->position, best->offset);
   sought_places_ = &places;
   next_place_ = static_cast<size_t>(best - places.data());

@@ -263,8 +263,9 @@ public:
   std::optional<wire::StreamItem> nextItem();
 
   // Positions the reader so that next() returns the frame of (process, thread) whose time range
-  // covers `time_ns`: the last indexed item of that thread with time <= time_ns, or its first
-  // item when all are later. Frames of other threads follow it as usual; callers filter. Returns
+  // covers `time_ns`: the indexed item of that thread with the latest time <= time_ns (the first
+  // in recording order among equals, so that a copy stored later is not taken for it), or its
+  // first item when all are later. Frames of other threads follow it as usual; callers filter. Returns
   // false (position unchanged) when the recording has no item of that thread.
   bool seek(uint64_t process, uint32_t thread, uint64_t time_ns);
   // After a seek(): the next intact frame of that thread from the seek's frame on, found through

@@ -17,6 +17,10 @@ namespace shapetrace::wire {
 
 // The most bytes one event can take: a 64-bit varint (10 bytes) and a 32-bit one (5 bytes).
 inline constexpr size_t kMaxEncodedEventBytes = 15;
+// The latest timestamp the encoding carries exactly (2^61 - 1 ns, 73 years): two such times differ
+// by less than 2^61, whose zigzag shifted left by two still fits 64 bits. Clocks of running
+// programs are far below it; an importer of timestamps from elsewhere must check them against it.
+inline constexpr uint64_t kMaxEventTimestampNs = (uint64_t{1} << 61) - 1;
 
 // Encodes one batch's events one at a time, for producers that make each event on the way (the
 // runtime's drain converts ring slots from ticks to nanoseconds): no intermediate array of Events,

@@ -266,7 +266,7 @@ TEST_F(AnalyzeCommandTest, MissingSegmentsAreALossInEveryCommand) {
                          ": lost (1 segment: its frames are gone)"),
                 std::string::npos)
           << command << out;
-  for (const std::string& command : {"report", "export", "diff"})
+  for (const std::string& command : {"report", "summarize", "export", "diff"})
     EXPECT_NE(out.find("shapetrace " + command + ": " + loss), std::string::npos) << command << out;
   for (const std::string& segment : {"2", "17"})
     EXPECT_NE(out.find("shapetrace dump: segment " + segment +
@@ -327,7 +327,7 @@ TEST_F(AnalyzeCommandTest, ADuplicatedSegmentIsReadOnceAndALossInEveryCommand) {
             std::string::npos)
       << r.out;
   const std::string out = everyCommandsOutput(rec);
-  for (const std::string& command : {"report", "export", "diff"})
+  for (const std::string& command : {"report", "summarize", "export", "diff"})
     EXPECT_NE(out.find("shapetrace " + command + ": LOSS: the input is not what was recorded: 2 "
                        "event batches repeated (read once); threads 11, 12"),
               std::string::npos)
@@ -348,6 +348,48 @@ TEST_F(AnalyzeCommandTest, ADuplicatedSegmentIsReadOnceAndALossInEveryCommand) {
     EXPECT_NE(info.out.find("thread " + thread + ": 1280 events in 8 batches"), std::string::npos)
         << info.out;
   }
+}
+
+// dump --thread with --from finds the thread's batches through the index, copies included: each
+// is shown once, and the copies are named.
+TEST_F(AnalyzeCommandTest, DumpFromATimeShowsADuplicatedBatchOnce) {
+  const fs::path rec = segmentedRecording(dir / "rec");
+  const std::string command = "dump " + rec.string() + " --thread 11 --from 20000";
+  const Result clean = shapetrace(command);
+  ASSERT_EQ(clean.exit_code, 0) << clean.err;
+  EXPECT_EQ(clean.err, "");
+  fs::copy_file(rec / "000002.seg", rec / "000099.seg"); // thread 11's first batch
+  fs::copy_file(rec / "000006.seg", rec / "000100.seg"); // its third, in the window
+  const Result r = shapetrace(command);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, clean.out);
+  EXPECT_NE(r.err.find("shapetrace dump: process 0000000000000001 thread 11: 1 batches received "
+                       "again (a duplicated frame or segment); shown once"),
+            std::string::npos)
+      << r.err;
+}
+
+// A copy of a segment saved under a number far past the last (999999.seg): its batches are
+// counted once, named as received again, and the numbers between are missing segments.
+TEST_F(AnalyzeCommandTest, ACopySavedAsAFarSegmentNumberIsADuplicate) {
+  const fs::path rec = segmentedRecording(dir / "rec");
+  const Result clean = shapetrace("info " + rec.string());
+  ASSERT_EQ(clean.exit_code, 0) << clean.err;
+  fs::copy_file(rec / "000002.seg", rec / "999999.seg");
+  const Result info = shapetrace("info " + rec.string());
+  auto totals = [](const std::string& out) {
+    const size_t at = out.find("processes ");
+    return out.substr(at, out.find('\n', at) - at);
+  };
+  EXPECT_EQ(totals(info.out), totals(clean.out));
+  EXPECT_NE(info.out.find("process 0000000000000001 thread 11: 1 batches received again (a "
+                          "duplicated frame or segment); counted once"),
+            std::string::npos)
+      << info.out;
+  EXPECT_NE(info.out.find("thread 11: 1280 events in 8 batches"), std::string::npos) << info.out;
+  const Result r = shapetrace("analyze " + rec.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("1 event batches repeated (read once)"), std::string::npos) << r.out;
 }
 
 TEST_F(AnalyzeCommandTest, AFifoNamedLikeASegmentIsAnErrorNamingIt) {

@@ -381,6 +381,10 @@ TEST(ImportCommand, BadInputGivesTheLineAndTheReason) {
       {"1 main 0 10\n\n1 main 1 5\n", ":3: time 5 of thread 1 is earlier than its previous "
                                       "record (line 1, time 10)"},
       {"# only a comment\n", "holds no records"},
+      // Found by import_fuzzer: a time step of 2^61 ns or more did not survive the encoding.
+      {"1 main 0 800000070005607704\n1 main 1 8000000000378038527\n",
+       ":2: time 8000000000378038527 is past the latest a recording holds (2305843009213693951 "
+       "ns)"},
   };
   for (const auto& [text, error] : dinamite) {
     writeFile(tmp.sub("bad.txt"), text);

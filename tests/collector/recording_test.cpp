@@ -257,6 +257,31 @@ TEST(Recording, NextOfThreadReadsOneThreadThroughTheIndex) {
   EXPECT_EQ(*first, expected.front());
 }
 
+// A copy of an early segment stored after the last one (a duplicated segment) holds items of the
+// thread with earlier times: a seek still lands on the batch that covers the time, not on the copy
+// (from which the reader would skip everything in between).
+TEST(Recording, SeekIgnoresACopyOfAnEarlierSegmentStoredLater) {
+  TempDir tmp;
+  RecordingOptions options;
+  options.segment_bytes = 4096;
+  const auto items = sampleItems(40);
+  writeAll(tmp.sub("rec"), items, options);
+  uint32_t segments = 0;
+  while (fs::exists(segmentPath(tmp.sub("rec"), segments)))
+    ++segments;
+  ASSERT_GT(segments, 3u);
+  fs::copy_file(segmentPath(tmp.sub("rec"), 0), segmentPath(tmp.sub("rec"), segments));
+  RecordingReader reader(tmp.sub("rec"));
+  ASSERT_TRUE(reader.seek(22, 2, 5500));
+  const auto frame = reader.nextOfThread();
+  ASSERT_TRUE(frame);
+  EXPECT_LT(frame->segment, segments);
+  const StreamItem item = wire::decodeItem(frame->message);
+  const auto& batch = std::get<wire::EventBatch>(item.body);
+  EXPECT_EQ(batch.thread, 2u);
+  EXPECT_EQ(batch.events.front().timestamp, 5000u);
+}
+
 TEST(Recording, IndexIsRebuiltWhenItsFileIsMissingOrDamaged) {
   TempDir tmp;
   RecordingOptions options;

@@ -164,4 +164,26 @@ std::string AccessToken::cookie() const {
   return std::string(kCookie) + "=" + value_ + "; HttpOnly; SameSite=Strict; Path=/";
 }
 
+httplib::Server::HandlerResponse RequestGuard::check(const httplib::Request& req,
+                                                    httplib::Response& res) const {
+  // One Host header: with two, which one decides depends on who reads the request.
+  if (req.get_header_value_count("Host") != 1 ||
+      !hostAllowed(req.get_header_value("Host"), bound_host, port)) {
+    res.status = 421; // Misdirected Request
+    res.set_content("this server answers to localhost and its addresses only\n", "text/plain");
+    return httplib::Server::HandlerResponse::Handled;
+  }
+  if (token && !token->admits(req)) {
+    res.status = 401;
+    res.set_header("WWW-Authenticate", "Bearer");
+    res.set_content("this page needs its token: open the URL `shapetrace " + command +
+                        "` printed\n",
+                    "text/plain");
+    return httplib::Server::HandlerResponse::Handled;
+  }
+  // The page's own requests then carry the token without it in their URL.
+  if (token && req.has_param("token")) res.set_header("Set-Cookie", token->cookie());
+  return httplib::Server::HandlerResponse::Unhandled;
+}
+
 } // namespace shapetrace::analyzer::report

@@ -47,4 +47,17 @@ private:
   std::string value_;
 };
 
+// What every request to the page passes before its route answers (PageServer's pre-routing
+// handler): one Host header that hostAllowed() takes (else 421), then the token when there is one
+// (else 401). A request with ?token= that passes is answered with the token's cookie.
+struct RequestGuard {
+  std::string bound_host;
+  int port = 0;
+  const AccessToken* token = nullptr; // none: no token required
+  std::string command;                // "live", "fleet": named in the 401's text
+
+  httplib::Server::HandlerResponse check(const httplib::Request& request,
+                                         httplib::Response& response) const;
+};
+
 } // namespace shapetrace::analyzer::report

@@ -16,7 +16,6 @@ namespace shapetrace::analyzer::report {
 namespace {
 
 constexpr size_t kMaxConnections = 128;
-constexpr size_t kMaxRequestBytes = 64 * 1024; // no documented request has a body
 constexpr time_t kReadTimeoutSeconds = 2;
 
 } // namespace
@@ -129,7 +128,7 @@ PageServer::PageServer(const PageServerOptions& options) : options_(options) {
   server_->set_write_timeout(kReadTimeoutSeconds, 0);
   server_->set_keep_alive_timeout(kReadTimeoutSeconds);
   server_->set_keep_alive_max_count(100);
-  server_->set_payload_max_length(kMaxRequestBytes);
+  server_->set_payload_max_length(kMaxPageRequestBytes);
   // cpp-httplib sets SO_REUSEPORT by default, which lets a second server bind a port in use and
   // share its connections at random; SO_REUSEADDR alone makes "port in use" an error.
   server_->set_socket_options([](socket_t sock) {
@@ -157,28 +156,9 @@ PageServer::PageServer(const PageServerOptions& options) : options_(options) {
   url_ = std::string(tls ? "https://" : "http://") +
          (shown.find(':') != std::string::npos ? "[" + shown + "]" : shown) + ":" +
          std::to_string(bound) + "/";
-  server_->set_pre_routing_handler([bound_host = host, bound, token = token_.get(),
-                                    name = options.command](const httplib::Request& req,
-                                                            httplib::Response& res) {
-    // One Host header: with two, which one decides depends on who reads the request.
-    if (req.get_header_value_count("Host") != 1 ||
-        !hostAllowed(req.get_header_value("Host"), bound_host, bound)) {
-      res.status = 421; // Misdirected Request
-      res.set_content("this server answers to localhost and its addresses only\n", "text/plain");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    if (token && !token->admits(req)) {
-      res.status = 401;
-      res.set_header("WWW-Authenticate", "Bearer");
-      res.set_content("this page needs its token: open the URL `shapetrace " + name +
-                          "` printed\n",
-                      "text/plain");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    // The page's own requests then carry the token without it in their URL.
-    if (token && req.has_param("token")) res.set_header("Set-Cookie", token->cookie());
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
+  server_->set_pre_routing_handler(
+      [guard = RequestGuard{host, bound, token_.get(), options.command}](
+          const httplib::Request& req, httplib::Response& res) { return guard.check(req, res); });
   // Browsers ask for an icon; an empty answer keeps their consoles free of 404s.
   server_->Get("/favicon.ico",
                [](const httplib::Request&, httplib::Response& res) { res.status = 204; });

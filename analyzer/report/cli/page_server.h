@@ -21,6 +21,9 @@ namespace shapetrace::analyzer::report {
 
 class AccessToken;
 
+// The largest request body the page takes: no documented request has one.
+inline constexpr size_t kMaxPageRequestBytes = 64 * 1024;
+
 struct PageServerOptions {
   std::string command;    // "live", "fleet": named in messages
   std::string http;       // HOST:PORT (port 0: any free port)
