@@ -491,8 +491,23 @@ void ModuleEntryExit::addHooks(Function& F, Value* Enabled, uint32_t Index,
     addUnwindCleanup(F, Points.UnwindToCaller, Enabled, Index, BaseId);
 }
 
+/// Makes each inline assembly statement of `F` that defines a symbol `convergent`. The gate tests
+/// the same flag before the body and again at each exit; a backend may then duplicate the block
+/// between two tests into both paths (AArch64's tail duplication does, for a short body), which
+/// would define the symbol twice. Convergent calls are never duplicated into new control paths,
+/// and on a CPU the attribute changes nothing else.
+void keepSymbolDefiningAsmSingle(Function& F) {
+  for (BasicBlock& BB : F)
+    for (Instruction& I : BB)
+      if (auto* Call = dyn_cast<CallBase>(&I))
+        if (const auto* Asm = dyn_cast<InlineAsm>(Call->getCalledOperand());
+            Asm && definesSymbol(*Asm))
+          Call->setConvergent();
+}
+
 /// One body: the flag is read at the entry and its value decides each hook of the frame.
 void ModuleEntryExit::instrumentWithGate(Function& F, uint32_t Index, GlobalVariable* BaseId) {
+  keepSymbolDefiningAsmSingle(F);
   Value* Enabled = loadEnabledFlag(entryInsertionPoint(F));
   addHooks(F, Enabled, Index, BaseId);
 }

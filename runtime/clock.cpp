@@ -2,37 +2,12 @@
 #include "clock.h"
 
 #include <cmath>
-#include <cstdio>
 #include <algorithm>
 #include <cstring>
-#include <string>
 
 namespace shapetrace::rt {
 
 TickSource g_tick_source = TickSource::Monotonic;
-
-bool cpuFlagsHaveInvariantTsc(const char* text) {
-  // The first "flags" line describes every CPU (they are identical on the machines we support).
-  const char* line = std::strstr(text, "\nflags");
-  if (!line && std::strncmp(text, "flags", 5) == 0)
-    line = text;
-  if (!line)
-    return false;
-  const char* end = std::strchr(line + 1, '\n');
-  const std::string flags(line, end ? size_t(end - line) : std::strlen(line));
-  auto has = [&](const char* flag) {
-    const std::string padded = std::string(" ") + flag;
-    size_t at = flags.find(padded);
-    while (at != std::string::npos) {
-      const size_t after = at + padded.size();
-      if (after == flags.size() || flags[after] == ' ' || flags[after] == '\n')
-        return true;
-      at = flags.find(padded, at + 1);
-    }
-    return false;
-  };
-  return has("constant_tsc") && has("nonstop_tsc");
-}
 
 TickSource selectTickSource(const char* requested, const char** why) {
   *why = "";
@@ -40,19 +15,19 @@ TickSource selectTickSource(const char* requested, const char** why) {
     *why = "SHAPETRACE_CLOCK=monotonic";
     return TickSource::Monotonic;
   }
-  std::string cpuinfo;
-  if (FILE* file = std::fopen("/proc/cpuinfo", "re")) {
-    char buffer[4096];
-    size_t n;
-    // The first CPU's block holds the flags line; no need to read the rest.
-    while (cpuinfo.size() < 65536 && (n = std::fread(buffer, 1, sizeof buffer, file)) > 0)
-      cpuinfo.append(buffer, n);
-    std::fclose(file);
+  if (const char* reason = arch::counterUnusableReason()) {
+    *why = reason;
+    return TickSource::Monotonic;
   }
-  if (cpuFlagsHaveInvariantTsc(cpuinfo.c_str()))
-    return TickSource::Tsc;
-  *why = "no invariant TSC (constant_tsc and nonstop_tsc) in /proc/cpuinfo";
-  return TickSource::Monotonic;
+  return TickSource::Counter;
+}
+
+double nominalTicksPerNs(TickSource source) {
+  return source == TickSource::Counter ? arch::counterNominalTicksPerNs() : 1.0;
+}
+
+wire::ClockSource wireClockSource(TickSource source) {
+  return source == TickSource::Counter ? arch::counterClockSource() : wire::ClockSource::Monotonic;
 }
 
 ClockPair readClockPair(TickSource source) {
@@ -63,9 +38,9 @@ ClockPair readClockPair(TickSource source) {
   ClockPair best;
   uint64_t best_width = UINT64_MAX;
   for (int attempt = 0; attempt < 5; ++attempt) {
-    const uint64_t before = __rdtsc();
+    const uint64_t before = arch::readCounter();
     const uint64_t ns = monotonicNs();
-    const uint64_t after = __rdtsc();
+    const uint64_t after = arch::readCounter();
     if (after - before < best_width) {
       best_width = after - before;
       best = {before + (after - before) / 2, ns};

@@ -1,14 +1,14 @@
 // Timestamps for the hot path and their conversion to CLOCK_MONOTONIC nanoseconds.
 //
-// The hooks read raw ticks: `rdtsc` (no fence: ordering against neighbouring instructions is not
-// worth ~20 cycles per event, an event's time is only as precise as the call it marks) when the CPU
-// has an invariant TSC (constant_tsc and nonstop_tsc in /proc/cpuinfo), else clock_gettime
-// (CLOCK_MONOTONIC) in nanoseconds. Only the drain thread converts ticks to nanoseconds, with a
-// Calibration that the runtime measures itself against CLOCK_MONOTONIC (sysfs has no TSC frequency
-// on the machines we target): a first estimate over the first drain interval, then re-measured over
-// ever longer baselines (doubling up to every second). Each re-measurement starts a new linear
-// segment that is continuous with the previous one (converted times never jump backwards) and steers
-// its slope so that the residual offset against CLOCK_MONOTONIC decays over the next segment.
+// The hooks read raw ticks: the architecture's counter (runtime/arch/<arch>/counter.h: `rdtsc` on
+// x86-64 when the CPU has an invariant TSC, constant_tsc and nonstop_tsc in /proc/cpuinfo;
+// CNTVCT_EL0 on AArch64 when CNTFRQ_EL0 is set), else clock_gettime (CLOCK_MONOTONIC) in
+// nanoseconds. Only the drain thread converts ticks to nanoseconds, with a Calibration that the
+// runtime measures itself against CLOCK_MONOTONIC (sysfs has no TSC frequency on the machines we
+// target): a first estimate over the first drain interval, then re-measured over ever longer
+// baselines (doubling up to every second). Each re-measurement starts a new linear segment that is
+// continuous with the previous one (converted times never jump backwards) and steers its slope so
+// that the residual offset against CLOCK_MONOTONIC decays over the next segment.
 #pragma once
 
 #include "channel/rings.h"
@@ -17,11 +17,29 @@
 
 #include <cstdint>
 #include <ctime>
-#include <x86intrin.h>
+
+#if defined(__x86_64__)
+#include "arch/x86_64/counter.h"
+#elif defined(__aarch64__)
+#include "arch/aarch64/counter.h"
+#else
+#error "the shapetrace runtime supports x86-64 and AArch64 (runtime/arch/)"
+#endif
 
 namespace shapetrace::rt {
 
-enum class TickSource : uint8_t { Tsc, Monotonic };
+// Counter: the architecture's counter (arch::readCounter); Monotonic: CLOCK_MONOTONIC in ns.
+enum class TickSource : uint8_t { Counter, Monotonic };
+
+// Defined by runtime/arch/<arch>/counter.cpp.
+namespace arch {
+// Why the counter cannot be this process's tick source; nullptr when it can.
+const char* counterUnusableReason();
+// The counter's rate before the runtime has measured it.
+double counterNominalTicksPerNs();
+// How the stream names the counter.
+wire::ClockSource counterClockSource();
+} // namespace arch
 
 inline uint64_t monotonicNs() {
   timespec ts;
@@ -33,16 +51,17 @@ inline uint64_t monotonicNs() {
 extern TickSource g_tick_source;
 
 [[gnu::always_inline]] inline uint64_t readTicks() {
-  if (g_tick_source == TickSource::Tsc) [[likely]]
-    return __rdtsc();
+  if (g_tick_source == TickSource::Counter) [[likely]]
+    return arch::readCounter();
   return monotonicNs();
 }
 
-// Whether /proc/cpuinfo-style flags text declares an invariant TSC.
-bool cpuFlagsHaveInvariantTsc(const char* cpuinfo_text);
-// Reads /proc/cpuinfo once. `requested` is SHAPETRACE_CLOCK: "auto", "tsc" or "monotonic"; "tsc"
-// on a CPU without an invariant TSC falls back to monotonic (and says so in `why`).
+// `requested` is SHAPETRACE_CLOCK: "auto", "counter" (or its older name "tsc") or "monotonic"; the
+// counter where it cannot be used falls back to monotonic (and says so in `why`).
 TickSource selectTickSource(const char* requested, const char** why);
+// The rate to assume until the first measurement, and how the stream names the source.
+double nominalTicksPerNs(TickSource source);
+wire::ClockSource wireClockSource(TickSource source);
 
 // One simultaneous reading of the tick source and of CLOCK_MONOTONIC.
 struct ClockPair {

@@ -309,9 +309,7 @@ bool Drain::sendEverything() {
       next_calibration_ns_ = process_start_.start_ns + kFirstCalibrationNs;
       calibrated_ = true;
     }
-    process_start_.clock = calibration_.describe(runtime_.tick_source == TickSource::Tsc
-                                                     ? wire::ClockSource::Tsc
-                                                     : wire::ClockSource::Monotonic);
+    process_start_.clock = calibration_.describe(wireClockSource(runtime_.tick_source));
     if (!sendItem(process_start_))
       return false;
     process_start_sent_ = true;

@@ -95,8 +95,9 @@ void validate(Flags& flags, const Flags& defaults, std::vector<std::string>& err
     check(false, "CHANNEL", "a size from 64K to 1G", errors);
     flags.channel_bytes = defaults.channel_bytes;
   }
-  if (flags.clock != "auto" && flags.clock != "tsc" && flags.clock != "monotonic") {
-    check(false, "CLOCK", "auto, tsc or monotonic", errors);
+  if (flags.clock != "auto" && flags.clock != "counter" && flags.clock != "tsc" &&
+      flags.clock != "monotonic") {
+    check(false, "CLOCK", "auto, counter (tsc) or monotonic", errors);
     flags.clock = defaults.clock;
   }
 }

@@ -4,7 +4,7 @@
 // epilogues, so their exit hooks never run. uftrace remembers the depth of its return stack at
 // setjmp and cuts it back at longjmp; this does the same with the hooks' count of open calls:
 //
-// - setjmp, _setjmp and __sigsetjmp are interposed by assembly trampolines (setjmp_x86_64.S): a
+// - setjmp, _setjmp and __sigsetjmp are interposed by assembly trampolines (arch/<arch>/setjmp.S): a
 //   setjmp returns twice into its caller's frame, so no C function may stand between them. The
 //   trampoline calls __shapetrace_rt_note_setjmp (which notes the jmp_buf, the caller's stack
 //   pointer and the thread's open calls in a small per-thread table) and then jumps to the real
@@ -23,13 +23,8 @@
 // handler that interrupted one of our hooks also leaves that hook: the thread's guard is released
 // and one event is counted as lost (a gap), as the hook may have been half done. A jump that stays
 // inside such a handler (to a setjmp made in it) changes nothing.
-//
-// Only x86_64 has the trampolines; elsewhere nothing is interposed and longjmp's frames end at the
-// next matching exit, as before.
 #include "runtime.h"
 #include "interpose.h"
-
-#if defined(__x86_64__)
 
 #include <atomic>
 #include <cerrno>
@@ -58,7 +53,7 @@ struct JumpTable {
 // dependency of an instrumented library) must not need more static TLS than the hooks' block.
 constinit thread_local JumpTable t_jumps = {};
 
-// The real functions, in the trampolines' order (setjmp_x86_64.S).
+// The real functions, in the trampolines' order (arch/<arch>/setjmp.S).
 constexpr const char* kSetjmpNames[] = {"setjmp", "_setjmp", "__sigsetjmp"};
 std::atomic<void*> g_real_setjmp[std::size(kSetjmpNames)] = {};
 
@@ -175,7 +170,7 @@ void forgetJumpPointsAfterFork() {
 
 using namespace shapetrace::rt;
 
-// Called by the trampolines (setjmp_x86_64.S) with the jmp_buf, the caller's stack pointer once
+// Called by the trampolines (arch/<arch>/setjmp.S) with the jmp_buf, the caller's stack pointer once
 // setjmp returns, and which function was called; returns the real function to jump to.
 extern "C" __attribute__((visibility("hidden"))) void*
 __shapetrace_rt_note_setjmp(const void* env, uintptr_t stack, int which) {
@@ -212,12 +207,3 @@ SHAPETRACE_INTERPOSE void siglongjmp(struct __jmp_buf_tag env[1], int value) {
 SHAPETRACE_INTERPOSE void __longjmp_chk(struct __jmp_buf_tag env[1], int value) {
   jump(kLongjmpChk, env, value);
 }
-
-#else
-
-namespace shapetrace::rt {
-void resolveJumpFunctions() {}
-void forgetJumpPointsAfterFork() {}
-} // namespace shapetrace::rt
-
-#endif

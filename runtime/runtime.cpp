@@ -304,9 +304,9 @@ bool startDrain() {
   if (!sink)
     return false;
   const ClockPair start = readClockPair(rt.tick_source);
-  // Until the first measurement, assume the TSC of this machine class (never used for a sent
+  // Until the first measurement, assume the counter's nominal rate (never used for a sent
   // timestamp: the first ProcessStart waits for a measured calibration).
-  const double nominal = rt.tick_source == TickSource::Tsc ? 2.0 : 1.0;
+  const double nominal = nominalTicksPerNs(rt.tick_source);
   Drain* drain = new Drain(rt, std::move(sink), Calibration(start, nominal), describeProcess(start.ns));
   g_drain.store(drain);
   // Attach on demand: recording starts as the drain found the collector, before its thread can
@@ -448,8 +448,8 @@ void startOnce() {
   registerNotedModules();
   const char* why = "";
   rt.tick_source = selectTickSource(config.clock.c_str(), &why);
-  if (config.clock == "tsc" && rt.tick_source != TickSource::Tsc)
-    warn(std::string("SHAPETRACE_CLOCK=tsc: ") + why + "; using CLOCK_MONOTONIC");
+  if (config.clock != "auto" && config.clock != "monotonic" && rt.tick_source != TickSource::Counter)
+    warn("SHAPETRACE_CLOCK=" + config.clock + ": " + why + "; using CLOCK_MONOTONIC");
   g_tick_source = rt.tick_source;
   rt.ring_bytes = config.ring_bytes;
   rt.enabled_at_start = config.enabled;

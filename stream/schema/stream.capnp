@@ -36,6 +36,8 @@ struct StreamItem {
 enum ClockSource {
   tsc @0;        # invariant rdtsc, calibrated by the runtime against CLOCK_MONOTONIC
   monotonic @1;  # clock_gettime(CLOCK_MONOTONIC) read on every event
+  genericTimer @2; # AArch64 CNTVCT_EL0 (rate from CNTFRQ_EL0), calibrated as the TSC is; readers
+                   # older than it see an enum value they do not know and read it as monotonic
 }
 
 # How the runtime turned ticks into nanoseconds: ns = refNs + (ticks - refTicks) / ticksPerNs.

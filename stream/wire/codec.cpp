@@ -20,6 +20,25 @@ namespace {
 
 inline kj::StringPtr text(const std::string& s) { return kj::StringPtr(s.c_str(), s.size()); }
 
+s::ClockSource encodeClockSource(ClockSource source) {
+  switch (source) {
+  case ClockSource::Tsc: return s::ClockSource::TSC;
+  case ClockSource::GenericTimer: return s::ClockSource::GENERIC_TIMER;
+  case ClockSource::Monotonic: break;
+  }
+  return s::ClockSource::MONOTONIC;
+}
+
+// A source this reader does not know (a newer writer's) is read as monotonic: timestamps on the
+// wire are nanoseconds whatever the source, only the record of how they were made is lost.
+ClockSource decodeClockSource(s::ClockSource source) {
+  switch (source) {
+  case s::ClockSource::TSC: return ClockSource::Tsc;
+  case s::ClockSource::GENERIC_TIMER: return ClockSource::GenericTimer;
+  default: return ClockSource::Monotonic;
+  }
+}
+
 Bytes toBytes(capnp::MessageBuilder& message) {
   kj::Array<capnp::word> words = capnp::messageToFlatArray(message);
   kj::ArrayPtr<const kj::byte> bytes = words.asBytes();
@@ -40,8 +59,7 @@ void fill(s::ProcessStart::Builder b, const ProcessStart& v) {
   b.setStartNs(v.start_ns);
   b.setStartRealtimeNs(v.start_realtime_ns);
   auto clock = b.initClock();
-  clock.setSource(v.clock.source == ClockSource::Tsc ? s::ClockSource::TSC
-                                                     : s::ClockSource::MONOTONIC);
+  clock.setSource(encodeClockSource(v.clock.source));
   clock.setTicksPerNs(v.clock.ticks_per_ns);
   clock.setRefTicks(v.clock.ref_ticks);
   clock.setRefNs(v.clock.ref_ns);
@@ -185,8 +203,7 @@ ProcessStart read(s::ProcessStart::Reader r) {
   v.start_ns = r.getStartNs();
   v.start_realtime_ns = r.getStartRealtimeNs();
   auto clock = r.getClock();
-  v.clock.source =
-      clock.getSource() == s::ClockSource::TSC ? ClockSource::Tsc : ClockSource::Monotonic;
+  v.clock.source = decodeClockSource(clock.getSource());
   v.clock.ticks_per_ns = clock.getTicksPerNs();
   // A rate that converts nothing (NaN, infinite, zero, negative) comes from damage or a forgery;
   // NaN would also make the item unequal to itself.

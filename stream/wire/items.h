@@ -14,7 +14,8 @@
 
 namespace shapetrace::wire {
 
-enum class ClockSource : uint8_t { Tsc, Monotonic };
+// Tsc: x86-64 `rdtsc`; GenericTimer: AArch64 CNTVCT_EL0; Monotonic: CLOCK_MONOTONIC per event.
+enum class ClockSource : uint8_t { Tsc, Monotonic, GenericTimer };
 
 struct ClockCalibration {
   ClockSource source = ClockSource::Monotonic;

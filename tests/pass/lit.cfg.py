@@ -42,3 +42,9 @@ if config.shapetrace_have_runtime:
 if config.shapetrace_have_analyzer:
     config.available_features.add("shapetrace-analyzer")
 config.substitutions.append(("%llc_x86", f"{config.llvm_tools_dir}/llc -mtriple=x86_64-pc-linux-gnu"))
+# The IR tests run for both targets the pass supports: `%aarch64_of %s` is the test's module for
+# aarch64-unknown-linux-gnu (the x86-64 data layout dropped: the target's own applies), and
+# %llc_a64 compiles it. The IR the pass makes is the same for both; the A64 checks are the code.
+config.substitutions.append(
+    ("%aarch64_of", "sed -e 's/x86_64-pc-linux-gnu/aarch64-unknown-linux-gnu/' -e '/^target datalayout/d'"))
+config.substitutions.append(("%llc_a64", f"{config.llvm_tools_dir}/llc -mtriple=aarch64-unknown-linux-gnu"))

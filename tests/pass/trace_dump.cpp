@@ -225,15 +225,29 @@ std::string threadLabel(const Trace& trace, const ThreadTrace& thread) {
   return thread.name.empty() ? "tid " + std::to_string(thread.tid) : thread.name;
 }
 
+// The stream's name of a clock source (schema/stream.capnp).
+const char* clockSourceName(wire::ClockSource source) {
+  switch (source) {
+  case wire::ClockSource::Tsc: return "tsc";
+  case wire::ClockSource::GenericTimer: return "genericTimer";
+  case wire::ClockSource::Monotonic: break;
+  }
+  return "monotonic";
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Runs a program built with shapetrace-cc/c++ and prints its threads' events"};
   std::string output_path;
+  std::string clock_path;
   bool balance_only = false;
   unsigned idle_ms = 5000;
   std::vector<std::string> command;
   app.add_option("-o,--output", output_path, "Write the events here instead of stdout");
+  app.add_option("--clock-to", clock_path,
+                 "Write the clock source the process's start names (tsc, genericTimer, monotonic) "
+                 "to this file");
   app.add_flag("--balance", balance_only,
                "Print only each thread's balance; fail if any thread is unbalanced");
   app.add_option("--idle-ms", idle_ms,
@@ -262,6 +276,15 @@ int main(int argc, char** argv) {
     file.open(output_path);
     if (!file) {
       std::fprintf(stderr, "shapetrace-test-dump: cannot write %s\n", output_path.c_str());
+      return 2;
+    }
+  }
+  if (!clock_path.empty()) {
+    std::ofstream clock_file(clock_path);
+    clock_file << (trace.start ? clockSourceName(trace.start->clock.source) : "no process start")
+               << '\n';
+    if (!clock_file) {
+      std::fprintf(stderr, "shapetrace-test-dump: cannot write %s\n", clock_path.c_str());
       return 2;
     }
   }

@@ -52,6 +52,8 @@ TEST(Flags, ParsesEveryKind) {
   EXPECT_EQ(flags.clock, "monotonic");
   EXPECT_EQ(flags.endpoint, "tcp://127.0.0.1:5555");
   std::vector<std::string> more;
+  EXPECT_EQ(parse({{"SHAPETRACE_CLOCK", "counter"}}, more).clock, "counter");
+  EXPECT_EQ(parse({{"SHAPETRACE_CLOCK", "tsc"}}, more).clock, "tsc");
   EXPECT_EQ(parse({{"SHAPETRACE_RING", "512k"}}, more).ring_bytes, 512u << 10);
   EXPECT_EQ(parse({{"SHAPETRACE_RING", "1G"}}, more).ring_bytes, 1u << 30);
   EXPECT_TRUE(more.empty());

@@ -197,6 +197,26 @@ TEST(Codec, UnknownItemKindIsRejected) {
   EXPECT_EQ(reasonOf(message), FormatErrorReason::UnknownItem);
 }
 
+// Every clock source round-trips; a source this reader does not know (a newer writer's enum value)
+// reads as monotonic, as this reader's predecessors read genericTimer.
+TEST(Codec, ClockSourcesRoundTripAndUnknownOnesReadAsMonotonic) {
+  for (ClockSource source : {ClockSource::Tsc, ClockSource::Monotonic, ClockSource::GenericTimer}) {
+    StreamItem item = everyItem()[0];
+    std::get<ProcessStart>(item.body).clock.source = source;
+    EXPECT_EQ(decodeItem(encodeItem(item)), item) << int(source);
+  }
+  capnp::MallocMessageBuilder builder;
+  auto root = builder.initRoot<schema::StreamItem>();
+  root.setVersion(kFormatVersion);
+  auto start = root.initProcessStart();
+  start.initClock().setSource(static_cast<schema::ClockSource>(7));
+  start.getClock().setTicksPerNs(1.0);
+  auto words = capnp::messageToFlatArray(builder);
+  auto bytes = std::as_bytes(std::span(words.begin(), words.size()));
+  const StreamItem item = decodeItem(bytes);
+  EXPECT_EQ(std::get<ProcessStart>(item.body).clock.source, ClockSource::Monotonic);
+}
+
 // Found by the decoder fuzzer: a NaN clock rate decoded, and the item then differed from its own
 // re-encoding (NaN != NaN). No writer produces a rate that is not a positive number.
 TEST(Codec, ClockRateThatConvertsNothingIsRejected) {

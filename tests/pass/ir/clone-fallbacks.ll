@@ -7,6 +7,10 @@
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument,verify -pass-remarks-analysis=shapetrace -S %s 2>%t.remarks | FileCheck %s
 ; RUN: FileCheck %s --check-prefix=REMARK --implicit-check-not=remark: < %t.remarks
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument %s | %llc_x86 -O2 -filetype=obj -o %t.o
+; AArch64: the same choices (the x86 assembly is not assembled there: clone-fallbacks-aarch64.ll
+; assembles its own).
+; RUN: %aarch64_of %s | %opt_shapetrace -passes=shapetrace-instrument,verify -pass-remarks-analysis=shapetrace -S 2>%t.a64.remarks | FileCheck %s
+; RUN: FileCheck %s --check-prefix=REMARK --implicit-check-not=remark: < %t.a64.remarks
 
 ; REMARK: remark: <unknown>:0:0: 'asm_global_label' gated in place, not cloned: its inline assembly defines a symbol, which a copy would define twice
 ; REMARK: remark: <unknown>:0:0: 'asm_fixed_local_label' gated in place, not cloned: its inline assembly defines a symbol, which a copy would define twice

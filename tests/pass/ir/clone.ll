@@ -9,7 +9,11 @@
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument %s -o - | %llc_x86 -O2 -filetype=obj - -o %t.o
 ; RUN: llvm-symbolizer --obj=%t.o with_dbg with_dbg.traced | FileCheck %s --check-prefix=SYM
 ; AArch64: the same shape; the test does not touch the argument registers, x8 (sret) included.
-; RUN: sed -e 's/x86_64-pc-linux-gnu/aarch64-unknown-linux-gnu/' -e '/^target datalayout/d' %s | %opt_shapetrace -passes=shapetrace-instrument | llc -O2 - -o - | FileCheck %s --check-prefix=A64
+; RUN: %aarch64_of %s | %opt_shapetrace -passes=shapetrace-instrument,verify -pass-remarks-analysis=shapetrace -S 2>%t.a64.remarks | FileCheck %s
+; RUN: FileCheck %s --check-prefix=REMARK < %t.a64.remarks
+; RUN: %aarch64_of %s | %opt_shapetrace -passes=shapetrace-instrument | %llc_a64 -O2 - -o - | FileCheck %s --check-prefix=A64
+; RUN: %aarch64_of %s | %opt_shapetrace -passes=shapetrace-instrument | %llc_a64 -O2 -filetype=obj - -o %t.a64.o
+; RUN: llvm-symbolizer --obj=%t.a64.o with_dbg with_dbg.traced | FileCheck %s --check-prefix=SYM
 ; The explicit choice of one body is honoured.
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate -S %s | FileCheck %s --check-prefix=GATE
 ; RUN: not %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=sometimes -disable-output %s 2>&1 | FileCheck %s --check-prefix=BAD
@@ -248,6 +252,26 @@ define void @with_dbg() !dbg !6 {
 ; ASM: callq *__shapetrace_enter@GOTPCREL(%rip)
 ; ASM: callq *__shapetrace_exit@GOTPCREL(%rip)
 
+; AArch64: the flag read PC-relative (adrp + ldrb, the image's hidden flag), a conditional
+; branch to a plain `b` into the copy: no frame set up, the argument registers untouched.
+; A64-LABEL: plain:
+; A64: adrp [[FLAG:x[0-9]+]], __shapetrace_image_enabled
+; A64-NEXT: ldrb w{{[0-9]+}}, [[[FLAG]], :lo12:__shapetrace_image_enabled]
+; A64-NEXT: cbnz w{{[0-9]+}}, [[TRACED:.LBB[0-9_]+]]
+; A64-NOT: __shapetrace
+; A64: ret
+; A64: [[TRACED]]:
+; A64-NEXT: b plain.traced
+; Variadic: the jump leaves x0-x7 and q0-q7 (the variadic arguments) as they came: the register
+; save area's stores only read them, and the frame is popped before the branch.
+; A64-LABEL: variadic:
+; A64: stp q6, q7, [sp, #96]
+; A64-NEXT: ldrb w{{[0-9]+}}, [x{{[0-9]+}}, :lo12:__shapetrace_image_enabled]
+; A64-NEXT: cbnz w{{[0-9]+}}, [[TRACED:.LBB[0-9_]+]]
+; A64: [[TRACED]]:
+; A64-NOT: {{[xwqd][0-7]([^0-9]|$)}}
+; A64: add sp, sp, #{{[0-9]+}}
+; A64-NEXT: b variadic.traced
 ; A64-LABEL: returns_big:
 ; A64: adrp x9, __shapetrace_image_enabled
 ; A64-NEXT: ldrb w9, [x9, :lo12:__shapetrace_image_enabled]
@@ -257,6 +281,13 @@ define void @with_dbg() !dbg !6 {
 ; A64-NEXT: ret
 ; A64-NEXT: [[TRACED]]:
 ; A64-NEXT: b returns_big.traced
+; The copy calls the hooks through the GOT (nonlazybind: no PLT stub), as on x86-64.
+; A64-LABEL: plain.traced:
+; A64: ldr [[ENTER:x[0-9]+]], [x{{[0-9]+}}, :got_lo12:__shapetrace_enter]
+; A64: blr [[ENTER]]
+; A64: ldr [[EXIT:x[0-9]+]], [x{{[0-9]+}}, :got_lo12:__shapetrace_exit]
+; A64: blr [[EXIT]]
+; A64: ret
 
 ; SYM: with_dbg
 ; SYM-NEXT: /src/clone.c:3:0

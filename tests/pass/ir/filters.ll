@@ -7,6 +7,8 @@
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate -shapetrace-min-instructions=4 -S %s | FileCheck %s --check-prefixes=CHECK,MIN
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate -shapetrace-filter-file=%S/Inputs/rules.txt -pass-remarks-missed=shapetrace -S %s 2>%t.rules | FileCheck %s --check-prefixes=CHECK,RULES
 ; RUN: FileCheck %s --check-prefix=RULES-REMARK < %t.rules
+; AArch64: the same choices.
+; RUN: %aarch64_of %s | %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate -S | FileCheck %s --check-prefixes=CHECK,ALL
 
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"

@@ -10,6 +10,11 @@
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument %t/pic.ll -o - | %llc_x86 -O2 -relocation-model=pic - -o - | FileCheck %s --check-prefix=ASM
 ; The same with one body:
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate %t/pic.ll -o - | %llc_x86 -O2 -relocation-model=pic - -o - | FileCheck %s --check-prefix=GATE-ASM
+; AArch64: `adrp` + `ldrb` of the flag itself in every relocation model, never through the GOT.
+; RUN: %aarch64_of %t/static.ll | %opt_shapetrace -passes=shapetrace-instrument | %llc_a64 -O2 -relocation-model=static - -o - | FileCheck %s --check-prefix=A64 --implicit-check-not=:got:__shapetrace_image_enabled
+; RUN: %aarch64_of %t/pie.ll | %opt_shapetrace -passes=shapetrace-instrument | %llc_a64 -O2 -relocation-model=pic - -o - | FileCheck %s --check-prefix=A64 --implicit-check-not=:got:__shapetrace_image_enabled
+; RUN: %aarch64_of %t/pic.ll | %opt_shapetrace -passes=shapetrace-instrument | %llc_a64 -O2 -relocation-model=pic - -o - | FileCheck %s --check-prefix=A64 --implicit-check-not=:got:__shapetrace_image_enabled
+; RUN: %aarch64_of %t/pic.ll | %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate | %llc_a64 -O2 -relocation-model=pic - -o - | FileCheck %s --check-prefix=A64-GATE --implicit-check-not=:got:__shapetrace_image_enabled
 ; A module that defines the name itself is refused.
 ; RUN: not %opt_shapetrace -passes=shapetrace-instrument -disable-output %t/taken.ll 2>&1 | FileCheck %s --check-prefix=TAKEN
 
@@ -24,6 +29,16 @@
 ; ASM-NOT: GOTPCREL(%rip), %r
 ; GATE-ASM-LABEL: f:
 ; GATE-ASM: movzbl __shapetrace_image_enabled(%rip), %e{{[a-z0-9]+}}
+; A64-LABEL: f:
+; A64: adrp [[FLAG:x[0-9]+]], __shapetrace_image_enabled
+; A64-NEXT: ldrb w{{[0-9]+}}, [[[FLAG]], :lo12:__shapetrace_image_enabled]
+; A64-NEXT: cbnz w{{[0-9]+}}, [[TRACED:.LBB[0-9_]+]]
+; A64: [[TRACED]]:
+; A64-NEXT: b f.traced
+; A64: .hidden __shapetrace_image_enabled
+; A64-GATE-LABEL: f:
+; A64-GATE: adrp [[FLAG:x[0-9]+]], __shapetrace_image_enabled
+; A64-GATE-NEXT: ldrb w{{[0-9]+}}, [[[FLAG]], :lo12:__shapetrace_image_enabled]
 
 ; TAKEN: error: shapetrace: '__shapetrace_image_enabled' is defined or declared in this module other than by shapetrace; the name is reserved for the shapetrace runtime
 

@@ -2,6 +2,8 @@
 ; (nothing runs after the call; the analyzer resynchronises on the next exit it sees), while a
 ; noreturn call that throws (__cxa_throw) is routed through the unwind-exit cleanup.
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate -S %s | FileCheck %s
+; AArch64: the same IR.
+; RUN: %aarch64_of %s | %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate -S | FileCheck %s
 
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"

@@ -1,6 +1,8 @@
 ; Entry hook first, exit hook before every return, ids = base + local index, and the function
 ; table, module record and constructor of runtime/include/shapetrace/abi.h.
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate -S %s | FileCheck %s
+; AArch64: the same IR.
+; RUN: %aarch64_of %s | %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate -S | FileCheck %s
 
 source_filename = "src/returns.c"
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"

@@ -7,6 +7,8 @@
 ; RUN: %opt_shapetrace -passes='default<O0>' -S %s | FileCheck %s
 ; RUN: %opt_shapetrace -shapetrace-mode=before-inlining -passes='default<O2>' -S %s | FileCheck %s
 ; RUN: %opt_shapetrace -shapetrace-mode=before-inlining -passes='default<O0>' -S %s | FileCheck %s
+; AArch64: the same.
+; RUN: %aarch64_of %s | %opt_shapetrace -passes='default<O2>' -S | FileCheck %s
 
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"

@@ -3,6 +3,9 @@
 ; sits in the shared block, so the pass does it first: the tail call keeps its jump.
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate -S %s | FileCheck %s
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate %s -o - | %llc_x86 -O2 - -o - | FileCheck %s --check-prefix=ASM
+; AArch64: the same IR, and the tail call stays a branch.
+; RUN: %aarch64_of %s | %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate -S | FileCheck %s
+; RUN: %aarch64_of %s | %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate | %llc_a64 -O2 - -o - | FileCheck %s --check-prefix=A64
 
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"
@@ -31,6 +34,11 @@ declare i32 @odd(i32)
 ; CHECK-NEXT:    ret i32 %result
 ; ASM-LABEL: even:
 ; ASM:         jmp odd
+; A64-LABEL: even:
+; A64:         :got_lo12:__shapetrace_exit]
+; A64-NEXT:    blr
+; A64-NOT:     bl {{[a-z_]}}
+; A64:         b odd
 define i32 @even(i32 %n) {
 entry:
   %zero = icmp eq i32 %n, 0

@@ -3,6 +3,9 @@
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate -S %s | FileCheck %s
 ; The backend still turns the instrumented tail call into a jump:
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate %s -o - | %llc_x86 -O2 - -o - | FileCheck %s --check-prefix=ASM
+; AArch64: the same IR, and the same jump (`b`) after the exit hook.
+; RUN: %aarch64_of %s | %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate -S | FileCheck %s
+; RUN: %aarch64_of %s | %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate | %llc_a64 -O2 - -o - | FileCheck %s --check-prefix=A64
 
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"
@@ -27,6 +30,15 @@ declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 ; ASM:         callq *__shapetrace_enter@GOTPCREL(%rip)
 ; ASM:         callq *__shapetrace_exit@GOTPCREL(%rip)
 ; ASM:         jmp callee
+; A64-LABEL: tail_returns_call:
+; A64:         adrp [[FLAG:x[0-9]+]], __shapetrace_image_enabled
+; A64-NEXT:    ldrb w{{[0-9]+}}, [[[FLAG]], :lo12:__shapetrace_image_enabled]
+; A64:         ldr [[ENTER:x[0-9]+]], [x{{[0-9]+}}, :got_lo12:__shapetrace_enter]
+; A64:         blr [[ENTER]]
+; A64:         ldr [[EXIT:x[0-9]+]], [x{{[0-9]+}}, :got_lo12:__shapetrace_exit]
+; A64:         blr [[EXIT]]
+; A64-NOT:     bl {{[a-z_]}}
+; A64:         b callee
 define i32 @tail_returns_call(i32 %x) {
   %r = tail call i32 @callee(i32 %x)
   ret i32 %r
@@ -53,6 +65,12 @@ define void @tail_void(i32 %x) {
 ; CHECK-NEXT:    ret i32 [[R]]
 ; ASM-LABEL: must_tail:
 ; ASM:         jmp callee
+; A64-LABEL: must_tail:
+; A64:         :got_lo12:__shapetrace_exit]
+; A64-NEXT:    add
+; A64-NEXT:    blr
+; A64-NOT:     bl {{[a-z_]}}
+; A64:         b callee
 define i32 @must_tail(i32 %x) {
   %r = musttail call i32 @callee(i32 %x)
   ret i32 %r

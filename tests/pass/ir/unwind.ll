@@ -3,6 +3,9 @@
 ; existing `resume`s get the hook; existing landing pads become cleanups so that the unwinder
 ; lands in them even when no clause matches.
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate -S %s | FileCheck %s
+; AArch64: the same IR; the cleanup pad records the unwind exit before _Unwind_Resume.
+; RUN: %aarch64_of %s | %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate -S | FileCheck %s
+; RUN: %aarch64_of %s | %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate | %llc_a64 -O2 - -o - | FileCheck %s --check-prefix=A64
 
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"
@@ -42,6 +45,14 @@ declare void @__cxa_end_catch()
 ; CHECK-NEXT:    br label %[[CONT:.*]]
 ; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    resume { ptr, i32 } [[LP]]
+; A64-LABEL: calls_may_throw:
+; A64:         bl may_throw
+; A64:         bl may_throw
+; A64:         :got_lo12:__shapetrace_exit]
+; A64:         ret
+; A64:       %shapetrace.unwind
+; A64:         :got_lo12:__shapetrace_unwind_exit]
+; A64:         bl _Unwind_Resume
 define void @calls_may_throw() {
   call void @may_throw()
   call void @no_throw()

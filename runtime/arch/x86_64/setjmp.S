@@ -1,4 +1,4 @@
-// setjmp, _setjmp and __sigsetjmp for x86_64 (see jumps.cpp).
+// setjmp, _setjmp and __sigsetjmp for x86-64 (see jumps.cpp).
 //
 // A setjmp returns twice into its caller's frame, so it cannot be wrapped by a C function (the
 // second return would land in a frame that no longer exists). Each entry here saves its argument
