@@ -433,9 +433,12 @@ void Collector::handle(std::span<const std::byte> bytes,
       !acceptSequence(sender, header.thread, header.sequence))
     return;
   if ((header.kind == wire::ItemKind::ProcessStart || header.kind == wire::ItemKind::ProcessEnd ||
-       header.kind == wire::ItemKind::ExecFailed || header.kind == wire::ItemKind::ExitStatus) &&
+       header.kind == wire::ItemKind::ExecFailed || header.kind == wire::ItemKind::ExitStatus ||
+       header.kind == wire::ItemKind::ThreadEnd) &&
       !noteLifecycle(bytes, sender))
     return;
+  if (header.kind == wire::ItemKind::EventBatch)
+    sender.latest_batch_ns = std::max(sender.latest_batch_ns, header.first_ns);
   ++c.messages;
   c.events += header.event_count;
   c.bytes += bytes.size();
@@ -498,6 +501,10 @@ bool Collector::noteLifecycle(std::span<const std::byte> bytes, SenderState& sen
                 : std::string(wire::endReasonName(end->reason)) + " status " +
                       std::to_string(end->exit_status);
     forgetThreads(sender);
+  } else if (const auto* thread_end = std::get_if<wire::ThreadEnd>(&item.body)) {
+    // Sums a hostile sender could only make wrap in its own process's end.
+    sender.threads_events_recorded += thread_end->events_recorded;
+    sender.threads_events_dropped += thread_end->events_dropped;
   }
   return true;
 }
@@ -537,8 +544,11 @@ uint64_t Collector::recordExitStatus(uint32_t pid, int wait_status, uint64_t rea
   if (sender != senders_.end() && !sender->second.counters.exit_status.empty())
     return process; // known already (the collector saw it die, and its parent reaped it later)
   appendOwnItem({process, status});
-  if (sender != senders_.end())
+  if (sender != senders_.end()) {
     sender->second.counters.exit_status = wire::describeExitStatus(status);
+    sender->second.wait_status = wait_status;
+    writeOwedEnd(process, sender->second, false);
+  }
   return process;
 }
 
@@ -574,7 +584,8 @@ size_t Collector::serviceLocal() {
         else
           handle(bytes, peer, "local");
       },
-      [this](uint32_t pid, std::optional<int> wait_status) { noteVanished(pid, wait_status); },
+      [this](uint32_t pid, std::optional<int> wait_status,
+             const LocalChannels::RingsFinished& rings) { noteVanished(pid, wait_status, rings); },
       100000);
   local_busy_ = handled > 0;
   return handled;
@@ -582,10 +593,43 @@ size_t Collector::serviceLocal() {
 
 // A local process died without closing its channel: its end, as the kernel kept it (until its
 // parent reaps it, which `shapetrace record` may do too: recordExitStatus keeps the first).
-void Collector::noteVanished(uint32_t pid, std::optional<int> wait_status) {
-  if (!wait_status || latestImage(pid) == 0)
+// When the collector finished its rings and nothing else was lost, it owes the process its end:
+// written once the wait status is known (now, or when `record` reaps it).
+void Collector::noteVanished(uint32_t pid, std::optional<int> wait_status,
+                             const LocalChannels::RingsFinished& rings) {
+  const uint64_t process = latestImage(pid);
+  const auto sender = senders_.find(process);
+  if (process == 0 || sender == senders_.end())
     return;
-  recordExitStatus(pid, *wait_status, channel::monotonicNs());
+  if (rings.complete && !sender->second.counters.ended)
+    sender->second.end_owed_ns = std::max(rings.last_event_ns, sender->second.latest_batch_ns);
+  if (wait_status)
+    recordExitStatus(pid, *wait_status, channel::monotonicNs());
+  else
+    writeOwedEnd(process, sender->second, false); // `record` may have reaped it already
+}
+
+void Collector::writeOwedEnd(uint64_t process, SenderState& sender, bool or_unknown) {
+  if (!sender.end_owed_ns || (!sender.wait_status && !or_unknown))
+    return;
+  wire::ProcessEnd end;
+  end.timestamp_ns = *sender.end_owed_ns;
+  end.events_recorded = sender.threads_events_recorded;
+  end.events_dropped = sender.threads_events_dropped;
+  end.reason = wire::EndReason::Signal; // exitStatus 0: the signal is not known
+  if (sender.wait_status && WIFSIGNALED(*sender.wait_status)) {
+    end.exit_status = WTERMSIG(*sender.wait_status);
+  } else if (sender.wait_status) {
+    end.reason = wire::EndReason::ExitImmediately; // exited, its runtime never saw how
+    end.exit_status = WEXITSTATUS(*sender.wait_status);
+  }
+  end.written_by_collector = true;
+  sender.end_owed_ns.reset();
+  // As the process's own item: recorded, published and counted as its end.
+  const wire::Bytes bytes = wire::encodeItem({process, end});
+  const std::string client = sender.client; // handle() may drop the sender's entry
+  handle(std::span<const std::byte>(bytes.data(), bytes.size()), [] { return std::string(); },
+         client);
 }
 
 size_t Collector::poll(std::chrono::milliseconds timeout) {
@@ -633,6 +677,14 @@ bool Collector::finish() {
   // Whatever already arrived is still handled; senders that are gone cannot send more.
   while (poll(std::chrono::milliseconds(0)) > 0) {
   }
+  // Ends owed to processes whose wait status no one could read.
+  std::vector<uint64_t> owed; // handle() may drop an ended sender's entry: not while iterating
+  for (const auto& [process, sender] : senders_)
+    if (sender.end_owed_ns)
+      owed.push_back(process);
+  for (const uint64_t process : owed)
+    if (const auto sender = senders_.find(process); sender != senders_.end())
+      writeOwedEnd(process, sender->second, true);
   if (local_)
     final_channel_counters_ = local_->counters(); // for the summary after the finish
   local_.reset(); // the processes still connected stop waiting for us, and the sockets go

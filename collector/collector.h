@@ -190,6 +190,16 @@ private:
     SenderCounters counters;
     std::string client; // who sends it: a forwarding collector's key, or "local"
     std::unordered_map<uint32_t, ThreadSequence> threads;
+    // What its ThreadEnds said in all, the latest base time of its batches, and how it ended as
+    // waitpid said: the end the collector writes for a process that died without warning.
+    uint64_t threads_events_recorded = 0;
+    uint64_t threads_events_dropped = 0;
+    uint64_t latest_batch_ns = 0;
+    std::optional<int> wait_status;
+    // A process that died without warning whose recording is complete: its end is written when
+    // the collector knows how it ended (or at finish(), as not known); at the time of its last
+    // event.
+    std::optional<uint64_t> end_owed_ns;
   };
 
   // One message from a sender: `peer` names it for messages too broken to name their process;
@@ -202,9 +212,13 @@ private:
   void serveZap();
   size_t receiveForwarded();
   size_t serviceLocal();
-  void noteVanished(uint32_t pid, std::optional<int> wait_status);
-  // ProcessStart and ProcessEnd (and the rarer ExecFailed, ExitStatus): decoded for the reports
-  // and the senders' state.
+  void noteVanished(uint32_t pid, std::optional<int> wait_status,
+                    const LocalChannels::RingsFinished& rings);
+  // The ProcessEnd owed to a process that died without warning, once its wait status is known
+  // (`or_unknown`: written without it, at finish()).
+  void writeOwedEnd(uint64_t process, SenderState& sender, bool or_unknown);
+  // ProcessStart and ProcessEnd (and the rarer ExecFailed, ExitStatus, ThreadEnd): decoded for
+  // the reports and the senders' state.
   // False when the item does not decode.
   bool noteLifecycle(std::span<const std::byte> bytes, SenderState& sender);
   void forgetThreads(SenderState& sender);

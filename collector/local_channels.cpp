@@ -4,6 +4,7 @@
 #include "channel/rings.h"
 #include "thread_drain.h"
 #include "wire/codec.h"
+#include "wire/format_error.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -94,9 +95,12 @@ public:
       : arena_(arena), pid_(pid), on_message_(on_message) {}
 
   bool send(std::span<const std::byte> message) override {
+    noteLastEvent(message);
     on_message_(message, false, pid_);
     return true;
   }
+  // The latest event of the batches sent so far (0 before any).
+  uint64_t lastEventNs() const { return last_event_ns_; }
   uint64_t processKey() const override { return arena_.process_key; }
   uint64_t toNs(uint64_t ticks) const override { return arena_.toNs(ticks); }
   // Annotation keys and thread names were interned in the process's own memory, gone with it.
@@ -133,9 +137,24 @@ public:
   }
 
 private:
+  // Our own batches, decoded again: a dead process's rings are finished once, and only there does
+  // the collector need an event's time.
+  void noteLastEvent(std::span<const std::byte> message) {
+    wire::StreamItem item;
+    try {
+      item = wire::decodeItem(message);
+    } catch (const wire::FormatError&) {
+      return; // counted as malformed where the message is handled
+    }
+    if (const auto* batch = std::get_if<wire::EventBatch>(&item.body))
+      for (const Event& event : batch->events)
+        last_event_ns_ = std::max(last_event_ns_, event.timestamp);
+  }
+
   const channel::ArenaState& arena_;
   uint32_t pid_;
   const LocalChannels::OnMessage& on_message_;
+  uint64_t last_event_ns_ = 0;
 };
 
 } // namespace
@@ -376,19 +395,22 @@ bool LocalChannels::finished(Channel& c, const OnMessage& on_message,
   if (process.exists && !process.zombie && process.start_ticks == c.start_ticks)
     return false; // alive: the program closed the socket under its runtime; read on
   ++counters_.vanished;
-  finishRings(c, on_message);
-  on_vanished(c.pid, process.exists && process.zombie && process.start_ticks == c.start_ticks
-                         ? std::optional<int>(process.wait_status)
-                         : std::nullopt);
+  const RingsFinished rings = finishRings(c, on_message);
+  on_vanished(c.pid,
+              process.exists && process.zombie && process.start_ticks == c.start_ticks
+                  ? std::optional<int>(process.wait_status)
+                  : std::nullopt,
+              rings);
   return true;
 }
 
 // What the dead process's threads recorded after its drain's last cycle: each ring's events from
 // where the stream stopped, and each thread's end. After everything the channel held (read before
 // this), so in the order the process would have sent it.
-void LocalChannels::finishRings(Channel& c, const OnMessage& on_message) {
+// The channel was read to its end before this (finished() waits for it).
+LocalChannels::RingsFinished LocalChannels::finishRings(Channel& c, const OnMessage& on_message) {
   if (!c.rings)
-    return;
+    return {};
   const channel::ArenaState arena = c.rings->state();
   RingFinisher finisher(arena, c.pid, on_message);
   rt::ThreadDrain drain(finisher, kFinishBatchEvents);
@@ -406,6 +428,7 @@ void LocalChannels::finishRings(Channel& c, const OnMessage& on_message) {
                  "shapetrace collect: process %u: %llu ring(s) left unfinished: their indices say "
                  "they hold more than they can, or more than %llu events in all\n",
                  c.pid, (unsigned long long)broken, (unsigned long long)kMaxFinishEvents);
+  return {broken == 0 && arena.private_rings == 0, finisher.lastEventNs()};
 }
 
 // A process that has a new channel (its image after exec, or its runtime after we looked gone

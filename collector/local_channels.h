@@ -51,8 +51,18 @@ public:
   // that was skipped.
   using OnMessage =
       std::function<void(std::span<const std::byte> message, bool oversized, uint32_t pid)>;
+  // What the collector finished of a process that died without closing its channel.
+  struct RingsFinished {
+    // Whether the recording holds everything the process recorded: every thread it ever ran had
+    // its ring in the shared arena (the arena counts those that did not), every ring was
+    // finished, and the channel was read to its end. Then the process's end can be written on its
+    // behalf; else what it had not sent is lost, in an unknown amount.
+    bool complete = false;
+    uint64_t last_event_ns = 0; // the latest event finished from its rings; 0 when they held none
+  };
   // `wait_status` is waitpid's, when the kernel still had it.
-  using OnVanished = std::function<void(uint32_t pid, std::optional<int> wait_status)>;
+  using OnVanished = std::function<void(uint32_t pid, std::optional<int> wait_status,
+                                        const RingsFinished& rings)>;
 
   // Descriptors to wait on (listening and control sockets) before the next service().
   void descriptors(std::vector<int>& fds) const;
@@ -76,7 +86,7 @@ private:
   // Whether the channel is done with (and how its process ended, for on_vanished); a process that
   // died without warning has its rings finished first.
   bool finished(Channel& channel, const OnMessage& on_message, const OnVanished& on_vanished);
-  void finishRings(Channel& channel, const OnMessage& on_message);
+  RingsFinished finishRings(Channel& channel, const OnMessage& on_message);
   void takeRings(Channel& channel, int rings_fd);
   void closeOlderOf(uint32_t pid, const Channel& newest, const OnMessage& on_message);
 

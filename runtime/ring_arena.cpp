@@ -45,6 +45,11 @@ bool RingArena::create(uint64_t capacity, uint64_t process_key) {
   capacity_ = capacity;
   bytes_ = memory.bytes;
   base_ = memory.base;
+  // After base_: a thread allocating now either saw base_ and counts in the header itself, or
+  // counted before this load. Counted twice at worst, which only costs the claim of completeness.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  channel::ringsHeader(base_)->private_rings.fetch_add(private_rings_.load(),
+                                                       std::memory_order_release);
   return true;
 }
 
@@ -70,10 +75,18 @@ bool RingArena::allocate(uint64_t capacity, RingMemory& ring) {
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (memory == MAP_FAILED)
     return false;
+  countPrivateRing();
   ring.slots = static_cast<Event*>(memory);
   ring.own_base = memory;
   ring.own_bytes = bytes;
   return true;
+}
+
+void RingArena::countPrivateRing() {
+  private_rings_.fetch_add(1);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (base_)
+    channel::ringsHeader(base_)->private_rings.fetch_add(1, std::memory_order_release);
 }
 
 void RingArena::release(const RingMemory& ring) {
@@ -101,6 +114,7 @@ void RingArena::abandonAfterFork() {
   base_ = nullptr;
   bytes_ = 0;
   capacity_ = 0;
+  private_rings_.store(0); // the parent's threads are not the child's
   if (fd_ >= 0) {
     TransportScope scope;
     const int saved_errno = errno;

@@ -18,6 +18,7 @@
 #include "wire/event.h"
 
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 
@@ -41,9 +42,12 @@ public:
   // when it cannot: rings are then each in memory of their own.
   bool create(uint64_t capacity, uint64_t process_key);
   // A ring of `capacity` events for a new thread: a free slot of the arena when it has one and
-  // rings of that size, else memory of its own. False when memory is exhausted.
-  // Async-signal-safe.
+  // rings of that size, else memory of its own (counted in the arena's header, so that the
+  // collector knows a crash lost events). False when memory is exhausted. Async-signal-safe.
   bool allocate(uint64_t capacity, RingMemory& ring);
+  // A ring of its own memory the process keeps (the forking thread's, in a fork child): counted
+  // as allocate() counts one.
+  void countPrivateRing();
   // Gives a ring's memory back (its pages freed). Not in a fork child for its parent's rings.
   void release(const RingMemory& ring);
   // Fork child: the parent's arena is not ours. Unmapped without touching its pages; its
@@ -61,6 +65,10 @@ public:
   void publishClock(uint64_t ref_ticks, uint64_t ref_ns, int64_t ns_per_tick_q32);
 
 private:
+  // Rings given in memory of their own since the process started, the arena's or not (a thread
+  // that started before the arena was made has one too): copied into the arena's header when it
+  // is made.
+  std::atomic<uint64_t> private_rings_{0};
   void* base_ = nullptr;
   size_t bytes_ = 0;
   uint64_t capacity_ = 0;

@@ -46,6 +46,8 @@ bool giveOwnRingAfterFork(ThreadState* state) {
     state->ring_memory = RingMemory{}; // the parent's: nothing of it is ours to free
     return false;
   }
+  if (memory.slot < 0)
+    ringArena().countPrivateRing(); // the parent's copy, now the child's: lost at a SIGKILL
   state->ring.~EventRing();
   new (&state->ring) EventRing(memory.control, memory.slots, memory.capacity);
   state->ring_memory = memory;

@@ -182,6 +182,8 @@ public:
               std::printf(" %s status %d", wire::endReasonName(body.reason), body.exit_status);
             std::printf(", %" PRIu64 " events, %" PRIu64 " dropped", body.events_recorded,
                         body.events_dropped);
+            if (body.written_by_collector)
+              std::printf(" (written by the collector)");
           } else if constexpr (std::is_same_v<T, wire::ExecFailed>)
             std::printf(" %s: %s", body.path.c_str(), std::strerror(body.error));
           else if constexpr (std::is_same_v<T, wire::ExitStatus>)
@@ -282,6 +284,8 @@ public:
               j["exec_path"] = body.exec_path;
             j["events_recorded"] = body.events_recorded;
             j["events_dropped"] = body.events_dropped;
+            if (body.written_by_collector)
+              j["written_by_collector"] = true;
           } else if constexpr (std::is_same_v<T, wire::ExecFailed>) {
             j["t"] = body.timestamp_ns;
             j["path"] = body.path;

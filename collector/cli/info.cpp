@@ -256,10 +256,19 @@ uint64_t dropped(const ThreadInfo& t) {
 }
 
 // "exit status 3", "_exit status 0", "ended by exec of /bin/ls", "killed by signal 15 (SIGTERM),
-// everything sent", with how `shapetrace record` saw it die.
+// everything sent", "killed by signal 9 (SIGKILL), its rings finished by the collector", with how
+// `shapetrace record` saw it die.
 std::string describeEnd(const ProcessInfo& p) {
   std::string text;
-  if (p.end)
+  if (p.end && p.end->written_by_collector)
+    text = (p.end->reason != wire::EndReason::Signal
+                ? std::string(wire::endReasonName(p.end->reason)) + " status " +
+                      std::to_string(p.end->exit_status)
+            : p.end->exit_status == 0
+                ? std::string("killed by a signal not known")
+                : wire::describeExitStatus({.signal = p.end->exit_status})) +
+           ", its rings finished by the collector";
+  else if (p.end)
     text = p.end->reason == wire::EndReason::Exec ? "ended by exec of " + p.end->exec_path
            : p.end->reason == wire::EndReason::Signal
                ? wire::describeExitStatus({.signal = p.end->exit_status}) + ", everything sent"
@@ -314,7 +323,8 @@ nlohmann::json toJson(const RecordingInfo& info) {
       end = {{"reason", wire::endReasonName(p.end->reason)},
              {"exit_status", p.end->exit_status},
              {"events_recorded", p.end->events_recorded},
-             {"events_dropped", p.end->events_dropped}};
+             {"events_dropped", p.end->events_dropped},
+             {"written_by_collector", p.end->written_by_collector}};
       if (p.end->reason == wire::EndReason::Exec) end["exec_path"] = p.end->exec_path;
     }
     nlohmann::json reaped = nullptr;

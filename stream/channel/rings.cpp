@@ -91,6 +91,7 @@ ArenaState RingsReader::state() const {
   arena.clock_ref_ticks = header->clock_ref_ticks.load(std::memory_order_relaxed);
   arena.clock_ref_ns = header->clock_ref_ns.load(std::memory_order_relaxed);
   arena.clock_ns_per_tick_q32 = header->clock_ns_per_tick_q32.load(std::memory_order_relaxed);
+  arena.private_rings = header->private_rings.load(std::memory_order_acquire);
   return arena;
 }
 

@@ -31,7 +31,7 @@
 namespace shapetrace::channel {
 
 inline constexpr uint64_t kRingsMagic = 0x31474E52'54535453; // "STSTRNG1" little-endian
-inline constexpr uint32_t kRingsVersion = 1;
+inline constexpr uint32_t kRingsVersion = 2; // 2: RingsHeader::private_rings
 inline constexpr size_t kRingsHeaderBytes = 4096;
 inline constexpr size_t kRingControlBytes = 4096;
 inline constexpr size_t kRingEventBytes = 16;
@@ -68,6 +68,11 @@ struct RingsHeader {
   std::atomic<uint64_t> clock_ref_ns;
   std::atomic<int64_t> clock_ns_per_tick_q32;
   std::atomic<uint32_t> slot_state[kMaxRingSlots];
+  // Threads the process gave a ring of its own memory (the arena full, or rings too large for
+  // it), counted from the process's start: their events die with the process. Zero means every
+  // thread it ran had its ring here, so the collector can tell a dead process's recording is
+  // complete (a hostile process that lies only makes its own recording claim completeness).
+  std::atomic<uint64_t> private_rings;
 };
 static_assert(sizeof(RingsHeader) <= kRingsHeaderBytes);
 
@@ -143,6 +148,7 @@ struct ArenaState {
   uint64_t clock_ref_ticks = 0;
   uint64_t clock_ref_ns = 0;
   int64_t clock_ns_per_tick_q32 = int64_t{1} << 32;
+  uint64_t private_rings = 0;
   uint64_t toNs(uint64_t ticks) const {
     return segmentToNs(ticks, clock_ref_ticks, clock_ref_ns, clock_ns_per_tick_q32);
   }

@@ -187,6 +187,15 @@ struct ProcessEnd {
   exitStatus @3 :Int32;        # reason exit or exitImmediately: the status passed; signal: its number
   reason @4 :EndReason;
   execPath @5 :Text;           # reason exec: the program being executed
+  # Written by the collector on behalf of a process that died without warning (SIGKILL, a crash no
+  # handler saw), once it finished the process's rings and could tell nothing else was lost
+  # (docs/collector.md). Then reason is signal, exitStatus the signal's number as the kernel kept
+  # it (0: not known, the process was reaped before the collector looked), or reason
+  # exitImmediately with the status of a process that exited without its runtime seeing it;
+  # timestampNs is the last event's the collector knows; eventsDropped counts the drops the
+  # stream reported (drops the process had counted but not reported died with it). Added after
+  # format version 1's first release: older readers ignore it.
+  writtenByCollector @6 :Bool;
 }
 
 # Why a process whose ProcessStart says origin execFailed exists: the exec of `path` by the image

@@ -164,6 +164,7 @@ void fill(s::ProcessEnd::Builder b, const ProcessEnd& v) {
   b.setExitStatus(v.exit_status);
   b.setReason(static_cast<s::EndReason>(v.reason));
   b.setExecPath(text(v.exec_path));
+  b.setWrittenByCollector(v.written_by_collector);
 }
 
 void fill(s::ExecFailed::Builder b, const ExecFailed& v) {
@@ -265,6 +266,7 @@ ProcessEnd read(s::ProcessEnd::Reader r) {
   v.reason = reason <= static_cast<uint16_t>(EndReason::Signal) ? EndReason(reason)
                                                                : EndReason::Exit;
   v.exec_path = str(r.getExecPath());
+  v.written_by_collector = r.getWrittenByCollector();
   return v;
 }
 ExecFailed read(s::ExecFailed::Reader r) {

@@ -139,6 +139,7 @@ struct ProcessEnd {
   int32_t exit_status = 0;
   EndReason reason = EndReason::Exit;
   std::string exec_path;
+  bool written_by_collector = false; // for a process that died without warning (stream.capnp)
   friend bool operator==(const ProcessEnd&, const ProcessEnd&) = default;
 };
 

@@ -37,7 +37,9 @@ size_t serve(collector::LocalChannels& channels, Received& received) {
         else
           received.messages.emplace_back(message.begin(), message.end());
       },
-      [&](uint32_t pid, std::optional<int>) { received.vanished.push_back(pid); }, 1000000);
+      [&](uint32_t pid, std::optional<int>, const collector::LocalChannels::RingsFinished&) {
+        received.vanished.push_back(pid);
+      }, 1000000);
 }
 
 // A process's side (tests/support/channel_producer.h), made while the collector's side is served

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <thread>
@@ -117,11 +118,17 @@ TEST(Rings, EveryRingIsReadWithinItsSlotAndLyingIndicesAreCounted) {
   EXPECT_TRUE(rings.empty());
 }
 
-// A process hands its channel and rings over and dies without a word: what its rings held after
-// its drain's last item arrives as that drain would have sent it (the batch after the last one
-// sent, in nanoseconds by the arena's clock, and the thread's end with its totals); a ring with
-// lying indices is left out and counted, and one full of markers of no meaning ends like any.
-TEST(Rings, ADeadProcesssRingsAreFinishedAndItsLiesCostNothing) {
+// A real process that writes its arena with `write`, hands its channel and rings over to a
+// collector's local channels and dies without a word (no close, no end): what the collector then
+// sent on its behalf and told of it.
+struct DeadProcess {
+  std::vector<wire::StreamItem> items;
+  std::vector<uint32_t> vanished;
+  collector::LocalChannels::RingsFinished finished;
+  collector::LocalChannelCounters counters;
+};
+
+DeadProcess runDeadProcess(const std::function<void(Arena&)>& write) {
   TempDir tmp;
   const std::string endpoint = "ipc://" + tmp.sub("c.sock");
   collector::LocalChannels channels({endpoint}, 4);
@@ -131,19 +138,7 @@ TEST(Rings, ADeadProcesssRingsAreFinishedAndItsLiesCostNothing) {
     arena.header().clock_ref_ticks.store(1000);
     arena.header().clock_ref_ns.store(5000);
     arena.header().clock_ns_per_tick_q32.store(int64_t{2} << 32); // 2 ns a tick
-    arena.fill(0, kEvents - 1, {{1000, 1, EventKind::Enter}, {1001, 1, EventKind::Exit}});
-    arena.control(0).tid.store(42);
-    arena.control(0).drain_flags.store(channel::kThreadStartSent);
-    arena.control(0).next_sequence.store(3);
-    arena.control(0).events_sent.store(10);
-    arena.fill(1, 0, {});
-    arena.control(1).head.store(1u << 30);
-    arena.fill(2, 0,
-               {{0, 7, EventKind(0x9999)},
-                {0, 1000000, EventKind(0x105)},    // an abandon marker of a million frames
-                {0, UINT32_MAX, EventKind(0x100)}, // lost events
-                {0, 3, EventKind(0x101)}});        // an annotation marker, its value missing
-    arena.control(2).tid.store(43);
+    write(arena);
     int fd = -1;
     std::string error;
     channel::Memory memory;
@@ -152,28 +147,63 @@ TEST(Rings, ADeadProcesssRingsAreFinishedAndItsLiesCostNothing) {
         !channel::createAndHandOver(fd, channel::kMinDataBytes, arena.memory.fd,
                                     arena.memory.bytes, 5000, memory, error))
       _exit(2);
-    _exit(0); // no close, no end: the collector finds the process gone
+    _exit(0);
   }
-  std::vector<wire::StreamItem> items;
-  std::vector<uint32_t> vanished;
+  DeadProcess dead;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (vanished.empty() && std::chrono::steady_clock::now() < deadline) {
+  while (dead.vanished.empty() && std::chrono::steady_clock::now() < deadline) {
     channels.service(
         [&](std::span<const std::byte> message, bool, uint32_t) {
-          items.push_back(wire::decodeItem(message));
+          dead.items.push_back(wire::decodeItem(message));
         },
-        [&](uint32_t pid, std::optional<int>) { vanished.push_back(pid); }, 100000);
+        [&](uint32_t pid, std::optional<int>,
+            const collector::LocalChannels::RingsFinished& finished) {
+          dead.vanished.push_back(pid);
+          dead.finished = finished;
+        },
+        100000);
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   int status = 0;
   waitpid(child, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  ASSERT_EQ(vanished, std::vector<uint32_t>{uint32_t(child)});
-  EXPECT_EQ(channels.counters().rings_finished, 2u);
-  EXPECT_EQ(channels.counters().rings_broken, 1u);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(dead.vanished, std::vector<uint32_t>{uint32_t(child)});
+  dead.counters = channels.counters();
+  return dead;
+}
+
+// One thread's ring whose drain sent 3 batches (10 events) before the process died, with 2
+// events after them, across the ring's end.
+void writeRingOfThread42(Arena& arena) {
+  arena.fill(0, kEvents - 1, {{1000, 1, EventKind::Enter}, {1001, 1, EventKind::Exit}});
+  arena.control(0).tid.store(42);
+  arena.control(0).drain_flags.store(channel::kThreadStartSent);
+  arena.control(0).next_sequence.store(3);
+  arena.control(0).events_sent.store(10);
+}
+
+// What its rings held after its drain's last item arrives as that drain would have sent it (the
+// batch after the last one sent, in nanoseconds by the arena's clock, and the thread's end with
+// its totals); a ring with lying indices is left out and counted, and one full of markers of no
+// meaning ends like any. With a ring left out, the recording is not complete.
+TEST(Rings, ADeadProcesssRingsAreFinishedAndItsLiesCostNothing) {
+  const DeadProcess dead = runDeadProcess([](Arena& arena) {
+    writeRingOfThread42(arena);
+    arena.fill(1, 0, {});
+    arena.control(1).head.store(1u << 30);
+    arena.fill(2, 0,
+               {{0, 7, EventKind(0x9999)},
+                {0, 1000000, EventKind(0x105)},    // an abandon marker of a million frames
+                {0, UINT32_MAX, EventKind(0x100)}, // lost events
+                {0, 3, EventKind(0x101)}});        // an annotation marker, its value missing
+    arena.control(2).tid.store(43);
+  });
+  EXPECT_EQ(dead.counters.rings_finished, 2u);
+  EXPECT_EQ(dead.counters.rings_broken, 1u);
+  EXPECT_FALSE(dead.finished.complete);
 
   std::vector<wire::StreamItem> of42;
-  for (const auto& item : items) {
+  for (const auto& item : dead.items) {
     EXPECT_EQ(item.process, 0x1234u);
     if (const auto* batch = std::get_if<wire::EventBatch>(&item.body); batch && batch->thread == 42)
       of42.push_back(item);
@@ -191,7 +221,7 @@ TEST(Rings, ADeadProcesssRingsAreFinishedAndItsLiesCostNothing) {
   EXPECT_EQ(end.batches, 4u);
   // The ring of meaningless markers: its lost events announced, and its thread ended.
   bool gap = false, ended = false;
-  for (const auto& item : items) {
+  for (const auto& item : dead.items) {
     if (const auto* g = std::get_if<wire::Gap>(&item.body); g && g->thread == 43)
       gap = g->dropped == UINT32_MAX;
     if (const auto* e = std::get_if<wire::ThreadEnd>(&item.body); e && e->thread == 43)
@@ -199,6 +229,26 @@ TEST(Rings, ADeadProcesssRingsAreFinishedAndItsLiesCostNothing) {
   }
   EXPECT_TRUE(gap);
   EXPECT_TRUE(ended);
+}
+
+// Every ring finished and no thread with a ring of its own: complete, at its last event's time.
+TEST(Rings, ADeadProcessWhoseRingsAllFinishIsComplete) {
+  const DeadProcess dead = runDeadProcess(writeRingOfThread42);
+  EXPECT_EQ(dead.counters.rings_finished, 1u);
+  EXPECT_TRUE(dead.finished.complete);
+  EXPECT_EQ(dead.finished.last_event_ns, 5002u);
+}
+
+// The arena says a thread had a ring of its own (lost with the process): not complete, however
+// well its shared rings finish.
+TEST(Rings, APrivateRingLeavesADeadProcessIncomplete) {
+  const DeadProcess dead = runDeadProcess([](Arena& arena) {
+    writeRingOfThread42(arena);
+    arena.header().private_rings.store(1);
+  });
+  EXPECT_EQ(dead.counters.rings_finished, 1u);
+  EXPECT_FALSE(dead.finished.complete);
+  EXPECT_EQ(dead.finished.last_event_ns, 5002u);
 }
 
 } // namespace

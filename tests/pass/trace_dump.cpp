@@ -143,7 +143,7 @@ int receive(collector::LocalChannels& channels, pid_t pid, Trace& trace,
             std::exit(3);
           }
         },
-        [](uint32_t, std::optional<int>) {}, 100000);
+        [](uint32_t, std::optional<int>, const collector::LocalChannels::RingsFinished&) {}, 100000);
     if (read > 0) {
       last_message = Clock::now();
       continue;

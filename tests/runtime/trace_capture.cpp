@@ -116,7 +116,10 @@ void Capture::serve() {
             throw std::runtime_error("the runtime sent an oversized message");
           items.push_back(wire::decodeItem(message));
         },
-        [&](uint32_t pid, std::optional<int>) { vanished.push_back(pid); }, 100000);
+        [&](uint32_t pid, std::optional<int>, const collector::LocalChannels::RingsFinished&) {
+          vanished.push_back(pid);
+        },
+        100000);
     if (items.empty() && vanished.empty()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
       continue;

@@ -85,6 +85,8 @@ def describe(key, p):
         text += ", %s status %d" % (end["reason"], end["exit_status"])
     if end is not None:
         text += ", %d dropped" % end["events_dropped"]
+    if end is not None and end.get("written_by_collector"):
+        text += ", written by the collector"
     return text
 
 
