@@ -74,7 +74,9 @@ ST.App = class {
   progressChips(chip) {
     const p = this.data.live_state?.progress, f = ST.fmt;
     if (!p) return '';
-    const behind = p.received_events - p.analysed_events;
+    // Behind: received and waiting for the analysis (an event of a message that did not decode is
+    // not waiting; the notice counts those messages).
+    const behind = p.waiting_events;
     let out = chip(`${f.count(p.analysed_events, true)} of ${f.count(p.received_events, true)}`,
       'events analysed', behind > 0,
       behind > 0 ? `${f.count(behind)} events received are not analysed yet: the analysis is behind` +
