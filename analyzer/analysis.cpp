@@ -147,6 +147,11 @@ IdMaps mergeThread(Analysis& analysis, const ThreadInput& input, FunctionIndex& 
     f.stats.merge(state.stats);
     f.calls += state.calls;
     f.outliers += state.outliers;
+    // Saturating: a summary from another host is input, and real sums stay far below 2^64.
+    if (__builtin_add_overflow(f.inclusive_ns, state.inclusive_ns, &f.inclusive_ns))
+      f.inclusive_ns = UINT64_MAX;
+    f.busiest_thread_ns = std::max(f.busiest_thread_ns, state.inclusive_ns);
+    ++f.threads;
   }
 
   std::vector<ShapeId> shape_map = mergeShapes(thread.shapes, analysis.shapes, process_functions);

@@ -55,6 +55,12 @@ struct FunctionSummary : FunctionName {
   DurationStats stats;
   uint64_t calls = 0;
   uint64_t outliers = 0;
+  // Time in it, a recursive chain counted once, summed over threads: calls running at the same
+  // time on several threads add up, so it can exceed the run's wall time.
+  uint64_t inclusive_ns = 0;
+  // The same on the one thread that spent the most time in it: a wall time, within the run's.
+  uint64_t busiest_thread_ns = 0;
+  uint32_t threads = 0; // threads that called it
 };
 
 // Tables 1 and 2 of the paper for one thread, threads taken in order (null and [f, {null}] shapes,

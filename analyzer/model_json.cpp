@@ -117,6 +117,9 @@ Json functionsJson(const Analysis& analysis) {
                              {"known", f.known},
                              {"calls", f.calls},
                              {"outliers", f.outliers},
+                             {"inclusive_ns", f.inclusive_ns},
+                             {"busiest_thread_ns", f.busiest_thread_ns},
+                             {"threads", f.threads},
                              {"stats", statsJson(f.stats)}});
   }
   return functions;

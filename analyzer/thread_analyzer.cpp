@@ -94,7 +94,7 @@ void ThreadAnalyzer::enter(uint32_t function, uint64_t time_ns) {
     result_.diagnostics.add(Stat::calls_below_max_depth);
     return;
   }
-  functions_[function]; // its entry, added on its first call
+  ++functions_[function].open; // its entry is added on its first call
   stack_.emplace_back(function, time_ns, dag_children_.size());
 }
 
@@ -139,22 +139,30 @@ void ThreadAnalyzer::onGap(uint64_t dropped) {
   // Every frame open now may see its exit after the gap; dropped events may hide more.
   orphan_exit_budget_ += stack_.size() + calls_below_max_depth_ + dropped;
   calls_below_max_depth_ = 0;
-  stack_.clear();
+  discardFrames();
   popDagChildren(0);
 }
 
 void ThreadAnalyzer::onEnd(uint64_t batches) {
   sequence_.end(batches, result_.diagnostics);
   result_.diagnostics.add(Stat::frames_open_at_thread_end, stack_.size());
-  stack_.clear();
+  discardFrames();
   popDagChildren(0);
   orphan_exit_budget_ = 0;
   calls_below_max_depth_ = 0;
 }
 
+// Frames that will never see their exits: no longer open calls of their functions.
+void ThreadAnalyzer::discardFrames() {
+  for (const Frame& frame : stack_)
+    --functions_[frame.function].open;
+  stack_.clear();
+}
+
 void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
   Frame& frame = stack_.back();
   const uint32_t function = frame.function;
+  --functions_[function].open;
   if (dag_children_.size() == frame.dag_children_begin) {
     const uint64_t enter_ns = frame.enter_ns;
     stack_.pop_back();
@@ -164,7 +172,9 @@ void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
   // The rest waits in the queue: see accountDagQueue().
   const uint64_t dag_hash = frame.dag_hash.value(dag_children_.size() - frame.dag_children_begin);
   const ShapeId dag_node = queueDagNode(frame, dag_hash, time_ns, measured);
-  functions_[function].queued_in = dag_queue_generation_;
+  FunctionRunning& running = functions_[function];
+  running.queued_in = dag_queue_generation_;
+  addInclusive(running, frame.enter_ns, time_ns, measured);
   stack_.pop_back(); // `frame` is gone from here on
   if (!stack_.empty()) appendChild(dag_node, dag_hash);
   if (dag_queue_.size() >= kDagQueueLength) accountDagQueue();
@@ -175,8 +185,10 @@ void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
                                                               uint64_t enter_ns, uint64_t exit_ns,
                                                               bool measured) {
   const LeafIds& ids = leafIds(function);
+  FunctionRunning& running = functions_[function];
+  addInclusive(running, enter_ns, exit_ns, measured);
   // A function's calls are accounted in the order they finished: its queued calls first.
-  if (functions_[function].queued_in == dag_queue_generation_) [[unlikely]]
+  if (running.queued_in == dag_queue_generation_) [[unlikely]]
     accountDagQueue();
   account(function, ids.shape, enter_ns, exit_ns, measured);
   if (ids.dag_node & kShapeOnly)
@@ -184,6 +196,13 @@ void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
   else if (measured)
     addToDagStats(result_.dag_stats[ids.dag_node], exit_ns - enter_ns);
   if (!stack_.empty()) appendChild(ids.dag_node, ids.dag_hash);
+}
+
+// A finished call's time, when no call of its function is open below it (see FunctionRunning).
+[[gnu::always_inline]] inline void ThreadAnalyzer::addInclusive(FunctionRunning& running,
+                                                                uint64_t enter_ns,
+                                                                uint64_t exit_ns, bool measured) {
+  if (running.open == 0 && measured) running.inclusive_ns += exit_ns - enter_ns;
 }
 
 // The statistics, outlier judgement and timeline of a finished call whose shape is known.
@@ -495,6 +514,7 @@ std::map<uint32_t, FunctionState> ThreadAnalyzer::functionStates() const {
     FunctionState& state = states[function];
     state.stats.moments = functionMoments(function);
     state.outliers = running.outliers;
+    state.inclusive_ns = running.inclusive_ns;
   });
   // A shape has one base function, so the function's calls and histogram are its shapes' summed.
   for (ShapeId shape = 1; shape < result_.shape_states.size(); ++shape) {

@@ -116,6 +116,10 @@ private:
     uint64_t outliers = 0;
     ShapeId sole_shape = kNullShape; // of all its measured calls so far, or kManyShapes
     uint64_t queued_in = 0; // the queue generation its last call with children was queued in
+    // Its calls on the stack now, and the time of its measured outermost calls (no call of the
+    // same function open below them): a recursive chain is counted once, as flame graphs do.
+    uint32_t open = 0;
+    uint64_t inclusive_ns = 0;
   };
   static constexpr ShapeId kManyShapes = UINT32_MAX;
   struct DagUpdate {
@@ -140,6 +144,8 @@ private:
   void enter(uint32_t function, uint64_t time_ns);
   void leave(uint32_t function, uint64_t time_ns);
   void finishTop(uint64_t time_ns, bool measured);
+  void discardFrames();
+  void addInclusive(FunctionRunning& running, uint64_t enter_ns, uint64_t exit_ns, bool measured);
   void finishLeaf(uint32_t function, uint64_t enter_ns, uint64_t exit_ns, bool measured);
   void account(uint32_t function, ShapeId shape, uint64_t enter_ns, uint64_t exit_ns,
                bool measured);

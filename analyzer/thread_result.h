@@ -74,6 +74,9 @@ struct FunctionState {
   DurationStats stats;
   uint64_t outliers = 0;
   uint64_t calls = 0; // measured and unmeasured
+  // The time of its measured calls with no call of the same function open below them on the
+  // thread: inclusive time with a recursive chain counted once (stats.sum counts every level).
+  uint64_t inclusive_ns = 0;
 };
 
 struct ShapeState {

@@ -112,6 +112,7 @@ void writeThread(s::Thread::Builder out, const analyzer::ThreadInput& input) {
     if (f.calls == 0)
       continue;
     functions[at].setId(id);
+    functions[at].setInclusiveNs(f.inclusive_ns);
     writeStats(functions[at].initStats(), f.stats, f.calls, f.outliers);
     ++at;
   }
@@ -238,7 +239,13 @@ HostThread readThread(s::Thread::Reader in) {
     if (id >= analyzer::kMaxFunctionId)
       bad("function id " + std::to_string(id));
     auto stats = function.getStats();
-    if (!result.functions.try_emplace(id, readStats(stats), stats.getOutliers(), stats.getCalls())
+    const DurationStats durations = readStats(stats);
+    // Outermost calls are some of its calls: their time is within the calls' summed time.
+    if (function.getInclusiveNs() > durations.moments.sum())
+      bad("function " + std::to_string(id) + "'s inclusive time exceeds its calls' summed time");
+    if (!result.functions
+             .try_emplace(id, durations, stats.getOutliers(), stats.getCalls(),
+                          function.getInclusiveNs())
              .second)
       bad("function " + std::to_string(id) + " listed twice");
   }

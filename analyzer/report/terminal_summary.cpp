@@ -41,8 +41,8 @@ std::string clusterTables(const Analysis& a, size_t clusters, size_t outliers,
     return sx != sy ? sx > sy : x < y;
   });
   if (!order.empty()) {
-    std::snprintf(line, sizeof line, "%-44s %6s %10s %10s %10s %10s%s\n", "cluster (by total time)",
-                  "shapes", "calls", "mean", "p99", "total", hosts.of_cluster ? "  hosts" : "");
+    std::snprintf(line, sizeof line, "%-44s %6s %10s %10s %10s %10s%s\n", "cluster (by time summed over calls)",
+                  "shapes", "calls", "mean", "p99", "summed", hosts.of_cluster ? "  hosts" : "");
     out += line;
   }
   for (size_t i = 0; i < order.size() && i < clusters; ++i) {
@@ -59,6 +59,9 @@ std::string clusterTables(const Analysis& a, size_t clusters, size_t outliers,
     if (hosts.of_cluster) out += "  " + hosts.of_cluster(order[i]);
     out += "\n";
   }
+  if (!order.empty())
+    out += "(summed: the calls' durations added up over every thread; calls running at once on "
+           "several threads add up, so it can exceed the run's wall time)\n";
   if (!a.outliers.empty() && outliers > 0) out += "\nmost extreme outliers\n";
   for (size_t i = 0; i < a.outliers.size() && i < outliers; ++i) {
     const Outlier& o = a.outliers[i];

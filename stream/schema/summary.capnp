@@ -97,6 +97,9 @@ struct Cell {
 struct FunctionStats {
   id @0 :UInt32;
   stats @1 :Stats;
+  # Its measured outermost calls' time (a recursive chain counted once); 0 in summaries written
+  # before it existed.
+  inclusiveNs @2 :UInt64;
 }
 
 struct Outlier {

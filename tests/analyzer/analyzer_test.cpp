@@ -290,6 +290,19 @@ TEST(AnalyzerTest, MergedStatisticsEqualOneThreadsWorth) {
   EXPECT_EQ(two.dag_stats.back().count, 4u);
 }
 
+TEST(AnalyzerTest, InclusiveTimeIsSummedOverThreadsWithTheBusiestThreadApart) {
+  // f(2) recursive on thread 1 (outer call 40 ns), called twice on thread 2 (20 ns each).
+  const Analysis a = run({batchItem(1, 1, 0, eventsOf({call(1, {call(2, {call(2, {}, 15)}, 25)})})),
+                          batchItem(1, 2, 0, eventsOf({call(1, {call(2, {}, 20), call(2, {}, 20)})}))});
+  const auto f = std::find_if(a.functions.begin(), a.functions.end(),
+                              [](const FunctionSummary& s) { return s.name == "fn#2"; });
+  ASSERT_NE(f, a.functions.end());
+  EXPECT_EQ(f->inclusive_ns, 40u + 40u);
+  EXPECT_EQ(f->busiest_thread_ns, 40u);
+  EXPECT_EQ(f->threads, 2u);
+  EXPECT_TRUE(f->stats.moments.sum() == 40u + 15u + 40u);
+}
+
 TEST(AnalyzerTest, MergedDagNodesKeepTheirShapes) {
   const Analysis a = run(randomTrace(6), 2);
   ASSERT_GT(a.dag.size(), 10u);

@@ -44,6 +44,29 @@ TEST(ThreadAnalyzerTest, ShapesOfFinishedCalls) {
   EXPECT_EQ(a.diagnostics(), Diagnostics{});
 }
 
+TEST(ThreadAnalyzerTest, InclusiveTimeCountsARecursiveChainOnce) {
+  ThreadAnalyzer a;
+  // main(1) -> f(2) -> g(3) -> f(2) -> f(2), then a leaf f(2) called from main: each call spends
+  // 10 ns besides its children. The chain's outer f lasts 40 ns and holds f calls of 20 and 10 ns.
+  a.onEvents(eventsOf({call(1, {call(2, {call(3, {call(2, {call(2)})})}), call(2)})}));
+  a.onEnd();
+  const auto states = a.functionStates();
+  EXPECT_TRUE(states.at(2).stats.moments.sum() == 40u + 20u + 10u + 10u); // every level
+  EXPECT_EQ(states.at(2).inclusive_ns, 40u + 10u); // the chain once, and the leaf
+  EXPECT_EQ(states.at(3).inclusive_ns, 30u);
+  EXPECT_EQ(states.at(1).inclusive_ns, 60u);
+}
+
+TEST(ThreadAnalyzerTest, FramesLostAtAGapAreNoLongerOpen) {
+  ThreadAnalyzer a;
+  // f(2) opens, the gap discards it; f's later calls are outermost again.
+  a.onEvents(std::vector<Event>{enter(100, 2)});
+  a.onGapMarker(5, 0);
+  a.onEvents(eventsOf({call(2, {}, 40), call(2, {call(2, {}, 5)}, 5)}, 1000));
+  a.onEnd();
+  EXPECT_EQ(a.functionStates().at(2).inclusive_ns, 40u + 10u);
+}
+
 TEST(ThreadAnalyzerTest, DagKeepsExactSequencesWithCountSumAndSquares) {
   ThreadAnalyzer a;
   a.onEvents(eventsOf({call(1, {call(2), call(3)}), call(1, {call(3), call(2)}),

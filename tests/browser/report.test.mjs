@@ -317,3 +317,83 @@ test('a process that ended without a process end makes the loss unknown, never z
   assert.deepEqual(page.problems, []);
   await page.close();
 });
+
+// Each function's time computed here from the recording's own events (`dump -f json`): its calls
+// with no call of the same function open below them on their thread, summed over threads; the
+// thread that spent the most; the threads that called it; and the run's first and last event.
+function timesFromEvents(dumpJson) {
+  const byName = new Map(), stacks = new Map();
+  let first = Infinity, last = 0;
+  for (const line of dumpJson.split('\n').filter(Boolean)) {
+    const item = JSON.parse(line);
+    if (item.kind !== 'event_batch') continue;
+    const thread = `${item.process}:${item.thread}`;
+    if (!stacks.has(thread)) stacks.set(thread, []);
+    const stack = stacks.get(thread);
+    for (const e of item.events) {
+      first = Math.min(first, e.t);
+      last = Math.max(last, e.t);
+      if (e.kind === 'enter') { stack.push(e); continue; }
+      const entry = stack.pop();
+      assert.equal(entry.f, e.f, 'the recording nests its calls');
+      if (stack.some((open) => open.f === e.f)) continue; // inside a call of the same function
+      const fn = byName.get(e.name) ?? { total: 0, threads: new Map() };
+      fn.total += e.t - entry.t;
+      fn.threads.set(thread, (fn.threads.get(thread) ?? 0) + e.t - entry.t);
+      byName.set(e.name, fn);
+    }
+  }
+  return { first, last, byName };
+}
+
+test('wall time and time summed over threads are labelled apart and equal the recording\'s', { timeout: 90_000 }, async () => {
+  const dir = path.join(work, 'times');
+  execFileSync(fixture, [path.join(dir, 'rec')]);
+  const report = path.join(dir, 'report.html');
+  execFileSync(shapetrace, ['report', path.join(dir, 'rec'), '-o', report]);
+  const expected = timesFromEvents(execFileSync(shapetrace, ['dump', '-f', 'json', path.join(dir, 'rec')],
+    { encoding: 'utf8', maxBuffer: 1 << 28 }));
+  const model = embeddedData(await readFile(report, 'utf8')).model;
+  const page = await openPage(browser.context, report);
+  await page.waitForSelector('body[data-ready="true"]');
+  const ns = (v) => page.evaluate((x) => ST.fmt.ns(x), v);
+
+  const wall = page.locator('[data-summary="wall time"]');
+  assert.equal(await wall.locator('b').innerText(), await ns(expected.last - expected.first));
+  assert.match(await wall.getAttribute('title'), /wall time/);
+
+  await page.locator('#tabs button[data-tab="functions"]').click();
+  const table = page.locator('table[data-table="functions"]');
+  const header = async (col) => ({
+    text: await table.locator(`th[data-col="${col}"]`).innerText(),
+    title: await table.locator(`th[data-col="${col}"]`).getAttribute('title'),
+  });
+  const summed = await header('total'), busiest = await header('busiest');
+  assert.match(summed.text, /Σ threads/);
+  assert.match(summed.title, /added up over threads.*can exceed the run's wall time/);
+  assert.match(busiest.title, /wall time, within the run's/);
+  // Rows are sorted by the summed time; each row's figures against the recording's.
+  const rows = await table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) =>
+    [...tr.querySelectorAll('td')].map((td) => td.innerText)));
+  const columns = await table.locator('th').evaluateAll((ths) => ths.map((th) => th.dataset.col));
+  const at = (row, col) => row[columns.indexOf(col)];
+  let exceedsWall = 0;
+  const called = model.functions.filter((f) => f.calls > 0);
+  assert.ok(called.length > 5);
+  for (const fn of called) {
+    const want = expected.byName.get(fn.name);
+    assert.ok(want, `${fn.name} has calls in the recording`);
+    const short = await page.evaluate((n) => ST.fmt.shortName(n), fn.name);
+    const row = rows.find((r) => at(r, 'function').trim() === short);
+    assert.ok(row, `a row for ${fn.name}`);
+    assert.equal(at(row, 'total'), await ns(want.total), fn.name);
+    assert.equal(at(row, 'busiest'), await ns(Math.max(...want.threads.values())), fn.name);
+    assert.equal(at(row, 'threads'), String(want.threads.size), fn.name);
+    if (want.total > expected.last - expected.first) exceedsWall += 1;
+  }
+  // The fixture's workers overlap: their summed time is more than the run's wall time.
+  assert.ok(exceedsWall > 0);
+  await saveScreenshot(page, 'report-function-times');
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});

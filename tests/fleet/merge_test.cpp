@@ -140,6 +140,26 @@ TEST(FleetMerge, ASummaryNamingTheLargestFunctionIdCostsWhatItsBytesDo) {
   EXPECT_LT(shapetrace::testing::peakRssMib() - before, 200);
 }
 
+// A function's time with recursion counted once is part of its calls' summed time: a summary
+// claiming more is refused, so that a forged figure cannot swell the fleet's.
+TEST(FleetMerge, AnInclusiveTimeAboveTheCallsSumIsRefused) {
+  HostSummary summary = decodeSummary(hostSummary(1, 1, testing::hostItems(1)));
+  Analyzer::MergeInputs inputs;
+  for (HostThread& thread : summary.threads) {
+    for (auto& [id, f] : thread.result.functions)
+      f.inclusive_ns = static_cast<uint64_t>(f.stats.moments.sum()) + 1;
+    inputs.threads.push_back({thread.key, thread.name, thread.ended, &thread.result});
+  }
+  inputs.functions = &summary.functions;
+  try {
+    decodeSummary(encodeSummary(summary.header, inputs));
+    FAIL() << "decoded";
+  } catch (const wire::FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("inclusive time exceeds its calls' summed time"),
+              std::string::npos) << e.what();
+  }
+}
+
 TEST(FleetMerge, ASummaryOfAnotherVersionIsRefused) {
   capnp::MallocMessageBuilder message;
   auto root = message.initRoot<wire::summary_schema::HostSummary>();

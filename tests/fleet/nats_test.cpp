@@ -105,7 +105,7 @@ TEST_F(FleetNats, ThreeHostsMergeToTheSingleAnalyzerModelOfTheirUnion) {
   EXPECT_EQ(fleet["malformed"], 0);
   // The terminal summary: live's tables, each row with the hosts it comes from.
   EXPECT_NE(fleet_out.find("3 hosts, 12 threads"), std::string::npos) << fleet_out;
-  EXPECT_NE(fleet_out.find("cluster (by total time)"), std::string::npos) << fleet_out;
+  EXPECT_NE(fleet_out.find("cluster (by time summed over calls)"), std::string::npos) << fleet_out;
   EXPECT_NE(fleet_out.find("  hosts\n"), std::string::npos) << fleet_out;
   EXPECT_NE(fleet_out.find("  host-0,host-1,host-2\n"), std::string::npos) << fleet_out;
 }

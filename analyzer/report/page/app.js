@@ -60,7 +60,7 @@ ST.App = class {
     const chip = (value, label, warn, title) => `<span class="chip${warn ? ' warn' : ''}" data-summary="${label}"${title ? ` title="${f.html(title)}"` : ''}><b>${value}</b><span>${label}</span></span>`;
     document.getElementById('summary').innerHTML = this.progressChips(chip) +
       chip(f.count(s.threads), 'threads') + chip(f.count(s.events, true), 'events') +
-      chip(f.count(s.calls, true), 'calls') + chip(f.ns(m.t1 - m.t0), 'span') +
+      chip(f.count(s.calls, true), 'calls') + chip(f.ns(m.wallNs()), 'wall time', false, ST.labels.wallTime) +
       chip(f.count(s.shapes), 'shapes') + chip(f.count(s.clusters), 'clusters') +
       chip(f.count(s.outliers_found ?? m.outliers.length), 'outliers', m.outliers.length > 0,
         `${f.count(s.outliers_found ?? m.outliers.length)} calls judged outliers; the ${f.count(m.outliers.length)} most extreme are kept with their details`) +

@@ -35,7 +35,7 @@ ST.tabs.register({
       { id: 'callee', label: 'Function', value: (e) => name(e.callee), cell: (e) => f.html(f.shortName(name(e.callee))), cls: 'name' },
       { id: 'caller', label: 'Called by', value: (e) => name(e.caller), cell: (e) => f.html(f.shortName(name(e.caller))), cls: 'name' },
       { id: 'calls', label: 'Calls', num: true, value: (e) => e.calls, text: (v) => f.count(v) },
-      { id: 'total', label: 'Total time', num: true, value: (e) => e.total_ns, text: f.ns },
+      { id: 'total', label: 'Time Σ threads', num: true, value: (e) => e.total_ns, text: f.ns, title: 'The durations of the callee\'s calls from this caller, added up over every thread: calls running at once on several threads add up, so this can exceed the run\'s wall time.' },
       { id: 'self', label: 'Self time', num: true, value: (e) => e.self_ns, text: f.ns },
       { id: 'mean', label: 'Mean', num: true, value: (e) => e.mean, text: f.ns },
     ];

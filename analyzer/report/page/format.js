@@ -34,6 +34,15 @@ ST.tabs = {
   addColumn(spec) { this.columns.push(spec); },
 };
 
+// What the page's time figures are, in their headers' tooltips: wall time and time summed over
+// threads are different quantities, and a table that adds calls up says which it shows.
+ST.labels = {
+  wallTime: 'From the first event of the run to its last: the wall time. Times summed over threads can exceed it.',
+  clusterTime: 'The durations of the cluster\'s calls added up over every thread: calls running at once on several threads add up, so this can exceed the run\'s wall time.',
+  functionTime: 'Time inside the function, added up over threads, a recursive chain counted once: calls running at once on several threads add up, so this can exceed the run\'s wall time.',
+  busiestThread: 'The same time on the one thread that spent the most in the function: a wall time, within the run\'s.',
+};
+
 ST.fmt = {
   // A duration in the largest unit that keeps it >= 1, three significant digits.
   ns(value) {

@@ -22,10 +22,16 @@ ST.Model = class {
       c.color = ST.color.forFunction(c.function, n);
       c.totalNs = Number(c.stats.sum_ns);
       c.outliers = c.shapes.reduce((sum, id) => sum + (this.shapes.get(id)?.outliers || 0), 0);
+      c.threads = 0;
+    }
+    for (const t of m.threads) {
+      const seen = new Set((t.shapes || []).map((id) => this.shapes.get(id)?.cluster).filter((c) => c !== undefined && c !== null));
+      for (const id of seen) if (this.clusters[id]) this.clusters[id].threads += 1;
     }
     for (const f of this.functions) {
       f.color = ST.color.forFunction(f.id);
-      f.totalNs = Number(f.stats.sum_ns);
+      // A recursive chain counted once, summed over threads (older models: every level summed).
+      f.totalNs = Number(f.inclusive_ns ?? f.stats.sum_ns);
     }
 
     this.threads = m.threads.map((t) => this.buildThread(t, m.threads.length));
@@ -74,6 +80,13 @@ ST.Model = class {
       events: t.events, calls: t.calls, ended: t.ended, diagnostics: t.diagnostics,
       ribbons, ribbonOfCluster, threadCount,
     };
+  }
+
+  // The run's wall time: its first recorded event to its last, when the recording says; else the
+  // drawn range (widened to whole timeline bins).
+  wallNs() {
+    const run = this.data.run || {};
+    return run.first_ns && run.last_ns ? run.last_ns - run.first_ns : this.t1 - this.t0;
   }
 
   // The run's time range [t0, t1] in absolute nanoseconds: the occurrence cells, widened to the

@@ -98,7 +98,7 @@ ST.ClusterPanel = class {
       `<div class="cluster-sub">cluster #${clusterId} · ${c.shapes.length} shape${c.shapes.length === 1 ? '' : 's'} · depth ${c.depth}` +
       `${c.trivial ? ' · leaf' : ''}</div>` +
       `<div class="stats">` +
-      stat('calls', f.count(s.count)) + stat('total', f.ns(c.totalNs)) + stat('mean', s.count ? f.ns(s.mean_ns) : '–') +
+      stat('calls', f.count(s.count)) + stat('time Σ calls', f.ns(c.totalNs)) + stat('threads', f.count(c.threads)) + stat('mean', s.count ? f.ns(s.mean_ns) : '–') +
       stat('sd', s.count > 1 ? f.ns(s.sd_ns) : '–') + stat('p50', f.ns(s.p50_ns)) + stat('p99', f.ns(s.p99_ns)) +
       stat('min', f.ns(s.min_ns)) + stat('max', f.ns(s.max_ns)) + stat('outliers', f.count(c.outliers), c.outliers > 0) +
       stat('max distance', c.max_distance.toFixed(2)) +

@@ -46,7 +46,7 @@ ST.Tables = class {
       return ascending ? order : -order;
     }).slice(0, 2000);
     const head = def.columns.map((c) =>
-      `<th data-col="${c.id}" class="${c.num ? 'num' : ''}${c.id === column.id ? ` sorted${ascending ? ' asc' : ''}` : ''}">${c.label}</th>`).join('');
+      `<th data-col="${c.id}" class="${c.num ? 'num' : ''}${c.id === column.id ? ` sorted${ascending ? ' asc' : ''}` : ''}"${c.title ? ` title="${ST.fmt.html(c.title)}"` : ''}>${c.label}</th>`).join('');
     const body = rows.map((r) => `<tr data-key="${ST.fmt.html(def.key(r))}">` + def.columns.map((c) => {
       const v = c.value(r);
       const content = c.cell ? c.cell(r) : ST.fmt.html(c.text ? c.text(v, r) : v);
@@ -100,7 +100,8 @@ ST.tabs.register({
         { id: 'function', label: 'Function', value: (c) => name(c.function), cell: (c) => `<span class="swatch" style="background:${c.color}"></span> ${f.html(f.shortName(name(c.function)))}`, cls: 'name' },
         { id: 'shapes', label: 'Shapes', num: true, value: (c) => c.shapes.length },
         { id: 'calls', label: 'Calls', num: true, value: (c) => c.stats.count, text: (v) => f.count(v) },
-        { id: 'total', label: 'Total time', num: true, value: (c) => c.totalNs, text: f.ns },
+        { id: 'total', label: 'Time Σ calls', num: true, value: (c) => c.totalNs, text: f.ns, title: ST.labels.clusterTime },
+        { id: 'threads', label: 'Threads', num: true, value: (c) => c.threads, text: (v) => f.count(v), title: 'Threads with calls of this cluster' },
         { id: 'mean', label: 'Mean', num: true, value: (c) => c.stats.mean_ns, text: (v, c) => (c.stats.count ? f.ns(v) : '–') },
         { id: 'p50', label: 'p50', num: true, value: (c) => c.stats.p50_ns, text: f.ns },
         { id: 'p99', label: 'p99', num: true, value: (c) => c.stats.p99_ns, text: f.ns },
@@ -128,7 +129,9 @@ ST.tabs.register({
       columns: [
         { id: 'function', label: 'Function', value: (fn) => fn.name, cell: (fn) => `<span class="swatch" style="background:${fn.color}"></span> ${f.html(f.shortName(fn.name))}`, cls: 'name' },
         { id: 'calls', label: 'Calls', num: true, value: (fn) => fn.calls, text: (v) => f.count(v) },
-        { id: 'total', label: 'Total time', num: true, value: (fn) => fn.totalNs, text: f.ns },
+        { id: 'total', label: 'Time Σ threads', num: true, value: (fn) => fn.totalNs, text: f.ns, title: ST.labels.functionTime },
+        { id: 'busiest', label: 'Busiest thread', num: true, value: (fn) => fn.busiest_thread_ns ?? 0, text: f.ns, title: ST.labels.busiestThread },
+        { id: 'threads', label: 'Threads', num: true, value: (fn) => fn.threads ?? 0, text: (v) => f.count(v), title: 'Threads that called it' },
         { id: 'mean', label: 'Mean', num: true, value: (fn) => fn.stats.mean_ns, text: (v, fn) => (fn.stats.count ? f.ns(v) : '–') },
         { id: 'p99', label: 'p99', num: true, value: (fn) => fn.stats.p99_ns, text: f.ns },
         { id: 'max', label: 'Max', num: true, value: (fn) => fn.stats.max_ns, text: f.ns },
