@@ -176,7 +176,10 @@ int runCompare(const CompareArgs& args) {
       if (function_b == UINT32_MAX)
         throw std::runtime_error(args.with + " has no call of " + aa.functions[function_a].name);
     }
-    const auto found = findTypicalCall(*second.reader, ba, function_b, a.info.thread);
+    // Across recordings the call's shape is not one of B's: B's most common shape of it.
+    const auto found = findTypicalCall(*second.reader, ba, typicalShape(ba, function_b),
+                                       a.info.thread, two ? std::nullopt
+                                                          : std::optional(a.info.start_ns));
     if (!found)
       throw std::runtime_error("no typical call of " + ba.functions[function_b].name + " in " +
                                (two ? args.with : args.dir));

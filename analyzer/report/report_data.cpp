@@ -115,7 +115,7 @@ std::vector<ReportInstance> collectInstances(InstanceReader& reader, const Analy
       continue;
     }
     ++summary.outlier_instances;
-    keep({InstanceReason::kOutlier, kNoCluster, std::move(*found)});
+    keep({InstanceReason::kOutlier, kNoCluster, std::move(*found), o.shape_outlier});
   }
 
   // Exemplars: clusters by total time, largest first.
@@ -194,8 +194,8 @@ std::vector<ReportComparison> collectComparisons(InstanceReader& reader,
                                                  std::vector<ReportInstance>& instances,
                                                  const DetailLimits& limits) {
   std::vector<ReportComparison> out;
-  // One typical call per (function, thread): outliers of one function share it.
-  std::map<std::pair<uint32_t, ThreadKey>, std::optional<size_t>> typical_of;
+  // One typical call per (shape, thread): outliers compared with the same shape share it.
+  std::map<std::pair<ShapeId, ThreadKey>, std::optional<size_t>> typical_of;
   auto callsOf = [](const Instance& in) {
     std::vector<std::pair<uint32_t, uint32_t>> calls;
     for (const InstanceCall& c : in.calls)
@@ -206,11 +206,14 @@ std::vector<ReportComparison> collectComparisons(InstanceReader& reader,
   for (size_t i = 0; i < outliers && out.size() < limits.comparisons; ++i) {
     if (instances[i].reason != InstanceReason::kOutlier) continue;
     const Instance& o = instances[i].instance;
-    const std::pair key{o.function, ThreadKey{o.process, o.thread}};
+    const summaries::TypicalShape choice = summaries::typicalShapeFor(analysis, o.function, o.shape, instances[i].same_work_slower);
+    if (choice.shape == kNullShape) continue;
+    const std::pair key{choice.shape, ThreadKey{o.process, o.thread}};
     auto [it, added] = typical_of.try_emplace(key);
     if (added) {
-      const auto ref = summaries::findTypicalCall(recording, analysis, o.function, key.second);
-      if (ref && !(ref->thread == key.second && ref->start_ns == o.start_ns)) {
+      const auto ref =
+          summaries::findTypicalCall(recording, analysis, choice.shape, key.second, o.start_ns);
+      if (ref) {
         auto found = reader.find(
             ref->thread.process, ref->thread.thread, ref->start_ns, ref->start_ns + 1,
             [&](const CallCandidate& c) { return c.function == o.function && c.shape == ref->shape; },
@@ -233,6 +236,7 @@ std::vector<ReportComparison> collectComparisons(InstanceReader& reader,
         [&](uint32_t f) { return f < analysis.functions.size() ? analysis.functions[f].name : ""; },
         summaries::SymbolForm::kCalls);
     json["truncated"] = instances[i].instance.omitted_calls != 0 || typical.omitted_calls != 0;
+    json["typical_reason"] = choice.reason;
     out.push_back({i, *it->second, std::move(json)});
   }
   return out;

@@ -39,6 +39,8 @@ struct ReportInstance {
   InstanceReason reason = InstanceReason::kFirst;
   ClusterId cluster = kNoCluster; // the cluster it was looked up for (exemplars)
   Instance instance;
+  // Outliers: slower than the calls of its own shape (Outlier::shape_outlier): the same work.
+  bool same_work_slower = false;
 };
 
 struct DetailSummary {

@@ -3,8 +3,11 @@
 
 #include "call_stack.h"
 #include "replay.h"
+#include "shape_metric.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <string>
 
 namespace shapetrace::analyzer::summaries {
 namespace {
@@ -182,12 +185,12 @@ void feedThread(ThreadEvents& events, const ThreadKey& thread, uint64_t from_ns,
 // Stops at the first finished call of `function` with `shape` and a duration at most `limit`.
 class TypicalFinder {
 public:
-  TypicalFinder(uint32_t function, ShapeId shape, uint64_t limit)
-      : function_(function), shape_(shape), limit_(limit) {}
+  TypicalFinder(uint32_t function, ShapeId shape, uint64_t limit, std::optional<uint64_t> skip)
+      : function_(function), shape_(shape), limit_(limit), skip_(skip) {}
   void onEnter(uint32_t, uint32_t, uint64_t) {}
   void onCall(const FinishedCall& call) {
     if (found_ || call.function != function_ || call.shape != shape_ || !call.measured) return;
-    if (call.exit_ns - call.enter_ns > limit_) return;
+    if (call.exit_ns - call.enter_ns > limit_ || call.enter_ns == skip_) return;
     found_ = call;
   }
   void onReset() {}
@@ -197,6 +200,7 @@ private:
   uint32_t function_;
   ShapeId shape_;
   uint64_t limit_;
+  std::optional<uint64_t> skip_;
   std::optional<FinishedCall> found_;
 };
 
@@ -261,11 +265,77 @@ ShapeId typicalShape(const Analysis& analysis, uint32_t function) {
   return best;
 }
 
+namespace {
+
+bool isCommon(const Analysis& analysis, ShapeId shape) {
+  return analysis.shape_states[shape].stats.moments.count() >=
+         std::max<uint64_t>(analysis.settings.thread.outlier_min_samples, 1);
+}
+
+std::string callsText(uint64_t calls) {
+  return std::to_string(calls) + (calls == 1 ? " call" : " calls");
+}
+
+// The common shape of `function` other than `shape` nearest to it by the Shape metric, with the
+// distance as text.
+std::optional<std::pair<ShapeId, std::string>>
+nearestCommonShape(const Analysis& analysis, uint32_t function, ShapeId shape) {
+  ShapeMetric metric(analysis.shapes);
+  ShapeId nearest = kNullShape;
+  double nearest_distance = 0;
+  for (ShapeId s = 1; s < analysis.shapes.size(); ++s) {
+    if (s == shape || analysis.shapes.function(s) != function || !isCommon(analysis, s)) continue;
+    const double d = metric.distance(shape, s);
+    const bool closer = nearest == kNullShape || d < nearest_distance ||
+                        (d == nearest_distance && analysis.shape_states[s].calls >
+                                                      analysis.shape_states[nearest].calls);
+    if (closer) {
+      nearest = s;
+      nearest_distance = d;
+    }
+  }
+  if (nearest == kNullShape) return std::nullopt;
+  char distance[32];
+  std::snprintf(distance, sizeof distance, "%g", nearest_distance);
+  return std::pair{nearest, std::string(distance)};
+}
+
+} // namespace
+
+TypicalShape typicalShapeFor(const Analysis& analysis, uint32_t function, ShapeId call_shape,
+                             bool same_work_slower) {
+  const bool known = call_shape != kNullShape && call_shape < analysis.shapes.size();
+  const uint64_t own_calls = known ? analysis.shape_states[call_shape].stats.moments.count() : 0;
+  if (known && same_work_slower && own_calls >= 2)
+    return {call_shape, "its own shape (" + callsText(own_calls) +
+                            "): it did the same work as they do, slower"};
+  if (!known) {
+    const ShapeId most = typicalShape(analysis, function);
+    if (most == kNullShape) return {};
+    return {most, "its own shape is not known: the function's most common shape (" +
+                      callsText(analysis.shape_states[most].stats.moments.count()) + ")"};
+  }
+  if (const auto nearest = nearestCommonShape(analysis, function, call_shape))
+    return {nearest->first, "it did other work than its function's usual calls (shape #" +
+                                std::to_string(call_shape) + ", " + callsText(own_calls) +
+                                "); shape #" + std::to_string(nearest->first) +
+                                " is the common shape of the function nearest to it (Shape "
+                                "metric " +
+                                nearest->second + ", " +
+                                callsText(analysis.shape_states[nearest->first].stats.moments.count()) +
+                                ")"};
+  const ShapeId most = typicalShape(analysis, function);
+  if (most == kNullShape || (most == call_shape && own_calls < 2)) return {};
+  return {most, "no other shape of the function is common (at least " +
+                    std::to_string(analysis.settings.thread.outlier_min_samples) +
+                    " measured calls): its most common shape"};
+}
+
 std::optional<CallRef> findTypicalCall(recording::RecordingReader& reader,
-                                       const Analysis& analysis, uint32_t function,
-                                       const ThreadKey& prefer) {
-  const ShapeId shape = typicalShape(analysis, function);
+                                       const Analysis& analysis, ShapeId shape,
+                                       const ThreadKey& prefer, std::optional<uint64_t> skip) {
   if (shape == kNullShape) return std::nullopt;
+  const uint32_t function = analysis.shapes.function(shape);
   const uint64_t median = analysis.shape_states[shape].stats.quantile(0.5);
   std::vector<ThreadKey> order{prefer};
   for (const ThreadSummary& t : analysis.threads)
@@ -274,7 +344,7 @@ std::optional<CallRef> findTypicalCall(recording::RecordingReader& reader,
   // The median is a histogram's (within 3%): when no call is that fast, any call of the shape.
   for (const uint64_t limit : {median, UINT64_MAX})
     for (const ThreadKey& thread : order) {
-      TypicalFinder finder(function, shape, limit);
+      TypicalFinder finder(function, shape, limit, thread == prefer ? skip : std::nullopt);
       CallStack<TypicalFinder> stack(finder, ShapeLookup::find(analysis.shapes),
                                      analysis.settings.thread.max_depth);
       feedThread(events, thread, 0, stack, [&](uint64_t) { return !finder.found(); });

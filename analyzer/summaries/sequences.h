@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace shapetrace::analyzer::summaries {
 
@@ -60,11 +61,28 @@ struct CallRef {
 };
 // The shape most of the function's calls have (kNullShape when it has none): its usual work.
 ShapeId typicalShape(const Analysis& analysis, uint32_t function);
-// A typical call of `function`: the first call with the function's usual shape that took at most
-// that shape's median time (with its own exit), on `prefer` first, then on the other threads in
-// order; nullopt when there is none.
+
+// What a call is compared with: a shape of its function, and why that one.
+struct TypicalShape {
+  ShapeId shape = kNullShape;
+  std::string reason;
+};
+// For a call of shape `call_shape` (kNullShape: not known): that shape, when the call did the
+// same work as its shape's other calls, only slower (`same_work_slower`: Outlier::shape_outlier,
+// the analysis' judgement), so that the two align completely; else the call did other work than
+// its function's usual calls, and it is compared with the common shape (at least the outlier
+// rule's minimum of measured calls) of the same function nearest to it by the Shape metric, the
+// least different work (more calls, then the smaller id, break ties): a put that waited for a
+// flush with a put, not with the more frequent get; else with the function's most common shape.
+// kNullShape when the function has no other call.
+TypicalShape typicalShapeFor(const Analysis& analysis, uint32_t function, ShapeId call_shape,
+                             bool same_work_slower);
+// A typical call of `shape`: the first call of it that took at most the shape's median time (with
+// its own exit), on `prefer` first, then on the other threads in order; nullopt when there is
+// none. A call starting at `skip` on `prefer` (the one being explained) is not taken.
 std::optional<CallRef> findTypicalCall(recording::RecordingReader& reader,
-                                       const Analysis& analysis, uint32_t function,
-                                       const ThreadKey& prefer);
+                                       const Analysis& analysis, ShapeId shape,
+                                       const ThreadKey& prefer,
+                                       std::optional<uint64_t> skip = std::nullopt);
 
 } // namespace shapetrace::analyzer::summaries

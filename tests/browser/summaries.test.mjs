@@ -109,6 +109,25 @@ test('an opened call is summarised, and an outlier is compared with a typical ca
   const head = await page.locator('#compare-head').innerText();
   assert.match(head, new RegExp(`score ${c.score} \\(match 1, mismatch -1, gap -1\\)`));
   assert.match(head, new RegExp(`${c.only_a} only in the outlier`));
+  // Which call it is compared with, and why: its own shape when the analysis judged it the same
+  // work done slower, else the nearest common shape of its function (docs/summaries.md).
+  assert.equal(await page.locator('#compare-head [data-typical-reason]').innerText(), `compared with ${c.typical_reason}`);
+  let own = 0, other = 0;
+  for (const each of data.comparisons) {
+    const o = data.instances[each.outlier], t = data.instances[each.typical];
+    const judged = data.model.outliers.find((x) => x.start_ns === o.start_ns && x.thread === o.thread);
+    assert.ok(judged, 'the comparison is of an outlier the analysis judged');
+    if (judged.shape_outlier) {
+      own += 1;
+      assert.equal(t.shape, o.shape, 'the same work is compared with a call of its own shape');
+      assert.match(each.typical_reason, /^its own shape \(\d+ calls\): it did the same work as they do, slower$/);
+    } else {
+      other += 1;
+      assert.notEqual(t.shape, o.shape, 'other work is compared with another shape');
+      assert.match(each.typical_reason, new RegExp(`^it did other work than its function's usual calls \\(shape #${o.shape}, \\d+ calls?\\); shape #${t.shape} is the common shape of the function nearest to it`));
+    }
+  }
+  assert.ok(own > 0 && other > 0, `both kinds of comparison (${own} same work, ${other} other work)`);
   // The divergences, in the page's words.
   const items = await page.locator('#compare-divergences li').allInnerTexts();
   assert.equal(items.length, c.divergences.length);

@@ -198,15 +198,17 @@ TEST_F(ReportTest, OutliersAreComparedWithATypicalCallOfTheirFunction) {
     const Instance& t = embedded[c.typical].instance;
     EXPECT_EQ(embedded[c.outlier].reason, InstanceReason::kOutlier);
     EXPECT_EQ(embedded[c.typical].reason, InstanceReason::kTypical);
-    // A call of the same function with its usual shape, exactly as recorded.
+    // A call of the same function with the shape chosen for it, exactly as recorded, and why.
     EXPECT_EQ(t.function, o.function);
-    EXPECT_EQ(t.shape, summaries::typicalShape(analysis, o.function));
+    const summaries::TypicalShape choice = summaries::typicalShapeFor(analysis, o.function, o.shape, embedded[c.outlier].same_work_slower);
+    EXPECT_EQ(t.shape, choice.shape);
+    EXPECT_EQ(c.alignment["typical_reason"], choice.reason);
     EXPECT_EQ(t.calls, truth(t.process, t.thread, t.start_ns, t.function));
     EXPECT_EQ(c.alignment["score"], needlemanWunsch(functionsOf(o), functionsOf(t)));
     EXPECT_EQ(c.alignment["a"]["calls"], o.calls.size());
     EXPECT_EQ(c.alignment["b"]["calls"], t.calls.size());
   }
-  // Outliers of one function on one thread share their typical call.
+  // Outliers compared with one shape on one thread share their typical call.
   std::set<size_t> typical;
   for (const ReportComparison& c : comparisons)
     typical.insert(c.typical);
