@@ -450,16 +450,15 @@ private:
   }
 
   // Each NEW cluster against the BASE cluster of its function holding most of its calls' shapes.
+  // A function left with one unmatched cluster on each side (its calls' work changed, so no shape
+  // is shared: main calling a new worker) has that pair matched too, rather than reading as the
+  // same function vanished and new.
   void compareClusters() {
+    std::vector<int64_t> base_of(new_.clusters.size(), -1);
+    std::vector<double> shared_of(new_.clusters.size(), 0);
     std::set<size_t> matched_base;
     for (size_t n = 0; n < new_.clusters.size(); ++n) {
       const ClusterEntry& b = new_.clusters[n];
-      ClusterChange c;
-      c.new_cluster = static_cast<int64_t>(n);
-      c.function = shared_.names[b.function];
-      c.new_calls = b.calls;
-      c.now = b.stats;
-      double best = 0;
       for (size_t o = 0; o < base_.clusters.size(); ++o) {
         const ClusterEntry& a = base_.clusters[o];
         if (a.function != b.function) continue;
@@ -467,35 +466,73 @@ private:
         double shared_calls = 0;
         for (ShapeId id : b.members)
           if (members.count(id)) shared_calls += static_cast<double>(entry(new_, id)->calls);
-        if (shared_calls > best) {
-          best = shared_calls;
-          c.base_cluster = static_cast<int64_t>(o);
+        if (shared_calls > shared_of[n]) {
+          shared_of[n] = shared_calls;
+          base_of[n] = static_cast<int64_t>(o);
         }
       }
-      if (c.base_cluster >= 0) {
-        const ClusterEntry& a = base_.clusters[static_cast<size_t>(c.base_cluster)];
-        matched_base.insert(static_cast<size_t>(c.base_cluster));
-        c.base_calls = a.calls;
-        c.base = a.stats;
-        c.shared = b.calls ? best / static_cast<double>(b.calls) : 0;
-        if (a.stats.count >= settings_.min_calls && b.stats.count >= settings_.min_calls) {
-          c.z = welchZ(a.stats, b.stats);
-          c.relative_change = relative(a.stats.mean_ns, b.stats.mean_ns);
-          c.significant = std::fabs(c.z) >= settings_.z &&
-                          std::fabs(c.relative_change) >= settings_.min_change;
-        }
-      }
-      diff_.clusters.push_back(std::move(c));
+      if (base_of[n] >= 0) matched_base.insert(static_cast<size_t>(base_of[n]));
     }
-    for (size_t o = 0; o < base_.clusters.size(); ++o) {
-      if (matched_base.count(o)) continue;
-      ClusterChange c; // vanished
-      c.base_cluster = static_cast<int64_t>(o);
-      c.function = shared_.names[base_.clusters[o].function];
-      c.base_calls = base_.clusters[o].calls;
-      c.base = base_.clusters[o].stats;
-      diff_.clusters.push_back(std::move(c));
+    pairLoneClusters(base_of, matched_base);
+    for (size_t n = 0; n < new_.clusters.size(); ++n)
+      diff_.clusters.push_back(base_of[n] < 0 ? newCluster(n)
+                                              : clusterChange(static_cast<size_t>(base_of[n]), n,
+                                                              shared_of[n]));
+    for (size_t o = 0; o < base_.clusters.size(); ++o)
+      if (!matched_base.count(o)) diff_.clusters.push_back(vanishedCluster(o));
+  }
+
+  // The unmatched clusters of a function with exactly one on each side: matched to each other.
+  void pairLoneClusters(std::vector<int64_t>& base_of, std::set<size_t>& matched_base) const {
+    std::map<uint32_t, std::vector<size_t>> base_left, new_left;
+    for (size_t o = 0; o < base_.clusters.size(); ++o)
+      if (!matched_base.count(o)) base_left[base_.clusters[o].function].push_back(o);
+    for (size_t n = 0; n < new_.clusters.size(); ++n)
+      if (base_of[n] < 0) new_left[new_.clusters[n].function].push_back(n);
+    for (const auto& [function, news] : new_left) {
+      const auto bases = base_left.find(function);
+      if (news.size() != 1 || bases == base_left.end() || bases->second.size() != 1) continue;
+      base_of[news.front()] = static_cast<int64_t>(bases->second.front());
+      matched_base.insert(bases->second.front());
     }
+  }
+
+  ClusterChange newCluster(size_t n) const {
+    const ClusterEntry& b = new_.clusters[n];
+    ClusterChange c;
+    c.new_cluster = static_cast<int64_t>(n);
+    c.function = shared_.names[b.function];
+    c.new_calls = b.calls;
+    c.now = b.stats;
+    return c;
+  }
+
+  ClusterChange vanishedCluster(size_t o) const {
+    const ClusterEntry& a = base_.clusters[o];
+    ClusterChange c;
+    c.base_cluster = static_cast<int64_t>(o);
+    c.function = shared_.names[a.function];
+    c.base_calls = a.calls;
+    c.base = a.stats;
+    return c;
+  }
+
+  // BASE cluster `o` against NEW cluster `n`; `shared_calls`: NEW's calls in shapes both hold.
+  ClusterChange clusterChange(size_t o, size_t n, double shared_calls) const {
+    const ClusterEntry& a = base_.clusters[o];
+    const ClusterEntry& b = new_.clusters[n];
+    ClusterChange c = newCluster(n);
+    c.base_cluster = static_cast<int64_t>(o);
+    c.base_calls = a.calls;
+    c.base = a.stats;
+    c.shared = b.calls ? shared_calls / static_cast<double>(b.calls) : 0;
+    if (a.stats.count >= settings_.min_calls && b.stats.count >= settings_.min_calls) {
+      c.z = welchZ(a.stats, b.stats);
+      c.relative_change = relative(a.stats.mean_ns, b.stats.mean_ns);
+      c.significant =
+          std::fabs(c.z) >= settings_.z && std::fabs(c.relative_change) >= settings_.min_change;
+    }
+    return c;
   }
 
   // Sentences for the largest movements of time: functions that got slower or faster, with the

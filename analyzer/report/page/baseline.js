@@ -94,7 +94,9 @@ ST.BaselineView = class {
       base: change.base_cluster === null ? null : base.get(change.base_cluster) ?? null,
       now: change.new_cluster === null ? null : now.get(change.new_cluster) ?? null,
       impact: rate(change.new, d.new.seconds) - rate(change.base, d.base.seconds),
+      // Matched without a shared shape: the function's only cluster on each side, its work changed.
       status: change.base_cluster === null ? 'new' : change.new_cluster === null ? 'vanished'
+        : change.shared === 0 ? 'reshaped'
         : change.significant ? (change.relative_change > 0 ? 'slower' : 'faster') : '',
     }));
     // Changes first (new, vanished, significant), then by the time they moved.
@@ -134,7 +136,7 @@ ST.BaselineView = class {
       g.fillText(text.length > 44 ? `${text.slice(0, 43)}…` : text, 4, y + 13);
       this.drawLane(g, r.base, label, y + 3, lane, H - 6, ch.base_cluster === null ? null : colour);
       this.drawLane(g, r.now, label + lane + gap, y + 3, lane, H - 6, ch.new_cluster === null ? null : colour);
-      const badge = { new: '#188038', vanished: '#80868b', slower: '#d93025', faster: '#1a73e8' }[r.status];
+      const badge = { new: '#188038', vanished: '#80868b', reshaped: '#b06000', slower: '#d93025', faster: '#1a73e8' }[r.status];
       const x = label + 2 * lane + 2 * gap;
       if (badge) { g.fillStyle = badge; g.fillText(r.status, x, y + 13); }
       g.fillStyle = '#636c76';

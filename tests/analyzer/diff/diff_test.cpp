@@ -91,6 +91,29 @@ TEST(DiffTest, ANewChildCallIsFoundRankedFirstAndDescribed) {
   EXPECT_THAT(d.explanations.front(), ::testing::StartsWith("put got slower"));
 }
 
+// main's one call holds a new shape of serve in NEW: main's only cluster on each side shares no
+// shape, and is one reshaped row, not main vanished and main new.
+TEST(DiffTest, AFunctionsLoneClustersAreMatchedEvenWithoutASharedShape) {
+  Workload base;
+  Workload now = base;
+  now.wait_share = 0.2;
+  now.seed = 2;
+  const RunDiff d = diffRuns(runOf(base), runOf(now));
+  std::vector<ClusterChange> mains;
+  for (const ClusterChange& c : d.clusters)
+    if (c.function == "main") mains.push_back(c);
+  ASSERT_EQ(mains.size(), 1u);
+  EXPECT_GE(mains[0].base_cluster, 0);
+  EXPECT_GE(mains[0].new_cluster, 0);
+  EXPECT_EQ(mains[0].shared, 0);
+  EXPECT_EQ(mains[0].base_calls, 1u);
+  EXPECT_EQ(mains[0].new_calls, 1u);
+  // Clusters matched by their shapes are untouched: serve's get path shares its shape.
+  EXPECT_TRUE(std::any_of(d.clusters.begin(), d.clusters.end(), [](const ClusterChange& c) {
+    return c.function == "serve" && c.shared > 0;
+  }));
+}
+
 TEST(DiffTest, AFunctionSlowerInOneShapeOnlyIsThatShape) {
   Workload base;
   Workload now = base;
