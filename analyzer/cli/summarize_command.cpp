@@ -48,7 +48,7 @@ struct SummarizeArgs {
   bool balanced = false;
   uint32_t levels = 3;
   uint32_t intervals = 32;
-  size_t max_sequences = 20;
+  summaries::Encoder::TextLimits text;
   std::string json;
   bool readable = false; // --readable: output files 0644, not 0600
   std::string dot;
@@ -185,7 +185,7 @@ int runSummarize(const SummarizeArgs& args) {
                                                  : std::string()) +
                            "\n";
   if (!args.json.empty()) {
-    nlohmann::ordered_json json = encoder.json(analysis, args.max_sequences);
+    nlohmann::ordered_json json = encoder.json(analysis, args.text.max_sequences);
     json["scope"] = {{"description", scope.description},
                      {"sequences", stats.sequences},
                      {"calls", stats.calls},
@@ -195,7 +195,7 @@ int runSummarize(const SummarizeArgs& args) {
   if (!args.dot.empty()) write(args.dot, encoder.dot(analysis), args.readable);
   if (args.json != "-" && args.dot != "-") {
     std::cout << head;
-    encoder.writeText(std::cout, analysis, args.max_sequences);
+    encoder.writeText(std::cout, analysis, args.text);
     std::cout.flush();
   }
   return 0;
@@ -234,10 +234,17 @@ cli::Runner setupSummarize(CLI::App& command) {
   command.add_option("--intervals", args->intervals, "intervals: at most this many")
       ->check(CLI::Range(2u, 1u << 20))
       ->capture_default_str();
-  command.add_option("--max-sequences", args->max_sequences,
+  command.add_option("--max-sequences", args->text.max_sequences,
                      "Most distinct sequences (nlevel: tuples) written")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  command.add_option("--max-runs", args->text.max_runs,
+                     "Text output: most runs written per sequence or rule body, and lines per "
+                     "summary (the rest counted; 0: all; the JSON has everything)")
+      ->capture_default_str();
+  command.add_flag("--full-names", args->text.full_names,
+                   "Text output: functions by their full demangled names (default: short names, "
+                   "made unique with #2, #3...)");
   command.add_flag("--readable", args->readable, cli::kReadableHelp);
   command.add_option("--json", args->json,
                      "Write the result as JSON (docs/summaries.md) to this file ('-': stdout)");

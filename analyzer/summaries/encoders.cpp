@@ -1,6 +1,8 @@
 // The encodings as sequence sinks, and how their results are written.
 #include "summaries/encoders.h"
 
+#include "function_names.h"
+
 #include "scope.h"
 
 #include <algorithm>
@@ -220,9 +222,56 @@ std::vector<DistinctSequence> distinctOf(const ProcessedGrammar& g, const Gramma
 
 } // namespace
 
-void Encoder::writeText(std::ostream& stream, const Analysis& a, size_t max_sequences) const {
+namespace {
+
+// How a person is told what the text left out, and where to get it.
+constexpr const char* kElidedHint =
+    " left out (--max-runs 0 writes them all; --json FILE has everything)";
+
+// Runs written for a person: lines wrapped near kTextWidth characters (between runs), at most
+// `max_runs` of them (0: all), and a line saying how many more there were.
+class WrappedRuns {
+public:
+  static constexpr size_t kTextWidth = 120;
+  WrappedRuns(RunFormatter format, uint64_t max_runs, std::string& out)
+      : format_(std::move(format)), max_runs_(max_runs), out_(out), line_start_(out.size()) {}
+  void append(const Run& run) {
+    if (max_runs_ != 0 && written_ >= max_runs_) {
+      ++elided_;
+      return;
+    }
+    if (out_.size() - line_start_ > kTextWidth) {
+      out_ += "\n   ";
+      line_start_ = out_.size() - 3;
+    }
+    format_.append(run, out_);
+    ++written_;
+  }
+  // `out` was written out and emptied: the current line goes on from its start.
+  void flushed() { line_start_ = 0; }
+  void finish() {
+    out_ += "\n";
+    if (elided_ != 0) out_ += "# " + std::to_string(elided_) + " more runs" + kElidedHint + "\n";
+  }
+
+private:
+  RunFormatter format_;
+  uint64_t max_runs_;
+  std::string& out_;
+  size_t line_start_;
+  uint64_t written_ = 0, elided_ = 0;
+};
+
+} // namespace
+
+void Encoder::writeText(std::ostream& stream, const Analysis& a, const TextLimits& limits) const {
   const SymbolForm form = options_.form;
-  auto terminal = [&](uint32_t s) { return terminalText(a, form, s); };
+  const size_t max_sequences = limits.max_sequences;
+  ShortNames short_names;
+  auto name = [&](uint32_t f) -> std::string {
+    return limits.full_names ? functionName(a, f) : short_names.of(functionName(a, f));
+  };
+  auto terminal = [&](uint32_t s) { return symbolText(s, form, name); };
   std::string out;
   switch (encoding_) {
   case Encoding::kRle: {
@@ -231,16 +280,17 @@ void Encoder::writeText(std::ostream& stream, const Analysis& a, size_t max_sequ
     for (size_t n = 0; n < order.size() && n < max_sequences; ++n) {
       const size_t i = order[n];
       out += header(sink.sequences()[i], a, "S" + std::to_string(n + 1)) + "\n";
-      // A thread's encoding can be gigabytes: written as it is made.
-      RunFormatter format(sink.cutoff(), terminal, {}, true);
+      // A thread's encoding can be gigabytes: written as it is made, and bounded.
+      WrappedRuns runs(RunFormatter(sink.cutoff(), terminal, {}, true), limits.max_runs, out);
       sink.forEachRun(i, [&](const Run& run) {
-        format.append(run, out);
+        runs.append(run);
         if (out.size() >= (size_t{1} << 16)) {
           stream << out;
           out.clear();
+          runs.flushed();
         }
       });
-      out += "\n";
+      runs.finish();
     }
     if (order.size() > max_sequences)
       out += "# " + std::to_string(order.size() - max_sequences) + " more distinct sequences\n";
@@ -249,15 +299,24 @@ void Encoder::writeText(std::ostream& stream, const Analysis& a, size_t max_sequ
   case Encoding::kSequitur: {
     const auto& sink = static_cast<const GrammarSink&>(*sink_);
     const ProcessedGrammar g = postProcess(sink.table(), {options_.cutoff, options_.balanced});
-    for (size_t r = 1; r < g.rules.size(); ++r)
-      out += "R" + std::to_string(g.rules[r].name) + " ::= " +
-             formatBody(g, g.rules[r].body, terminal) + "\n";
+    auto body = [&](const std::vector<Run>& runs) {
+      WrappedRuns wrapped(RunFormatter(g.cutoff, terminal,
+                                       [&](uint32_t r) { return "R" + std::to_string(g.rules[r].name); }),
+                          limits.max_runs, out);
+      for (const Run& run : runs)
+        wrapped.append(run);
+      wrapped.finish();
+    };
+    for (size_t r = 1; r < g.rules.size(); ++r) {
+      out += "R" + std::to_string(g.rules[r].name) + " ::= ";
+      body(g.rules[r].body);
+    }
     const auto distinct = distinctOf(g, sink);
     const auto order = byCount(distinct);
     for (size_t n = 0; n < order.size() && n < max_sequences; ++n) {
-      const std::string name = order.size() == 1 ? "S" : "S" + std::to_string(n + 1);
-      out += header(distinct[order[n]], a, name) + "\n" + name +
-             " ::= " + formatBody(g, g.sequences[order[n]].body, terminal) + "\n";
+      const std::string sequence = order.size() == 1 ? "S" : "S" + std::to_string(n + 1);
+      out += header(distinct[order[n]], a, sequence) + "\n" + sequence + " ::= ";
+      body(g.sequences[order[n]].body);
     }
     if (order.size() > max_sequences)
       out += "# " + std::to_string(order.size() - max_sequences) + " more distinct sequences\n";
@@ -273,8 +332,14 @@ void Encoder::writeText(std::ostream& stream, const Analysis& a, size_t max_sequ
     const auto order = byCount(distinct);
     for (size_t n = 0; n < order.size() && n < max_sequences; ++n) {
       out += header(distinct[order[n]], a, "sequence " + std::to_string(n + 1)) + "\n";
-      for (const std::string& line : formatSummary(summarize(g, order[n]), terminal))
-        out += line + "\n";
+      const auto lines = formatSummary(summarize(g, order[n]), terminal);
+      const size_t kept = limits.max_runs == 0 ? lines.size()
+                                               : std::min<size_t>(lines.size(), limits.max_runs);
+      for (size_t l = 0; l < kept; ++l)
+        out += lines[l] + "\n";
+      if (kept < lines.size())
+        out += "# " + std::to_string(lines.size() - kept) + " more lines of this summary" +
+               kElidedHint + "\n";
     }
     if (order.size() > max_sequences)
       out += "# " + std::to_string(order.size() - max_sequences) + " more distinct sequences\n";
@@ -304,7 +369,7 @@ void Encoder::writeText(std::ostream& stream, const Analysis& a, size_t max_sequ
       const auto& e = entries[i];
       std::string tuple;
       for (uint32_t f : e.tuple)
-        tuple += (tuple.empty() ? "" : " > ") + functionName(a, f);
+        tuple += (tuple.empty() ? "" : " > ") + name(f);
       std::snprintf(line, sizeof line, "%12llu %12s %12s %14s  ",
                     static_cast<unsigned long long>(e.count), ns(e.mean()).c_str(),
                     ns(e.sd()).c_str(), ns(static_cast<double>(e.sum_ns)).c_str());
@@ -329,7 +394,7 @@ void Encoder::writeText(std::ostream& stream, const Analysis& a, size_t max_sequ
       });
       out += "+" + ns(static_cast<double>(i * c.widthNs())) + ":";
       for (size_t j = 0; j < cells.size() && j < 4; ++j)
-        out += (j == 0 ? " " : ", ") + functionName(a, cells[j].first) + " " +
+        out += (j == 0 ? " " : ", ") + name(cells[j].first) + " " +
                ns(static_cast<double>(cells[j].second.inclusive_ns)) + " (" +
                ns(static_cast<double>(cells[j].second.exclusive_ns)) + ")";
       if (cells.size() > 4) out += ", +" + std::to_string(cells.size() - 4) + " more";

@@ -185,9 +185,18 @@ public:
   Encoder(Encoding encoding, const EncoderOptions& options);
   SequenceSink& sink() { return *sink_; }
 
-  // The papers' notation (fsa: its transitions, "0 -A-> 1"), at most `max_sequences` distinct
-  // sequences (the rest counted), written as it is made.
-  void writeText(std::ostream& out, const Analysis& analysis, size_t max_sequences) const;
+  // What the text output writes for a person: at most `max_sequences` distinct sequences (nlevel:
+  // tuples), at most `max_runs` runs per sequence, rule body or summary (0: all; what is left out
+  // is counted and said), and functions by their short names (function_names.h) unless
+  // `full_names`. A thread's sequence can be millions of runs of names thousands of characters
+  // long: written whole, one line of it was 150 MB. The JSON keeps everything.
+  struct TextLimits {
+    size_t max_sequences = 20;
+    uint64_t max_runs = 500;
+    bool full_names = false;
+  };
+  // The papers' notation (fsa: its transitions, "0 -A-> 1"), lines wrapped, written as it is made.
+  void writeText(std::ostream& out, const Analysis& analysis, const TextLimits& limits) const;
   // The JSON document (docs/summaries.md), functions as analysis indices.
   nlohmann::ordered_json json(const Analysis& analysis, size_t max_sequences) const;
   // fsa only: the automaton in Graphviz.

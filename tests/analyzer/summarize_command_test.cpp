@@ -109,6 +109,38 @@ TEST_F(SummarizeCommandTest, RunLengthEncodingOfThePapersString) {
   EXPECT_EQ(body(r.out), (std::vector<std::string>{"main A *:B C 3:D BCDC"}));
 }
 
+// Text is for a person: functions by their short names (the full ones a flag away), and a long
+// sequence bounded, saying how much it left out; the JSON keeps everything.
+TEST_F(SummarizeCommandTest, TextNamesAreShortAndLongSequencesBounded) {
+  const fs::path rec = record("rec", "ns::Outer<std::basic_string<char>>::");
+  const std::string scope = " --thread locker --function 'ns::Outer<std::basic_string<char>>::main' "
+                            "--depth 1 -e rle --form calls";
+  Result r = shapetrace("summarize " + rec.string() + scope);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(body(r.out), (std::vector<std::string>{
+                             "ns::Outer<...>::main 64:ns::Outer<...>::lock ns::Outer<...>::A"}));
+  r = shapetrace("summarize " + rec.string() + scope + " --max-runs 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(body(r.out), (std::vector<std::string>{"ns::Outer<...>::main 64:ns::Outer<...>::lock"}));
+  EXPECT_NE(r.out.find("\n# 1 more runs left out (--max-runs 0 writes them all; --json FILE has "
+                       "everything)\n"),
+            std::string::npos)
+      << r.out;
+  r = shapetrace("summarize " + rec.string() + scope + " --full-names");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(body(r.out),
+            (std::vector<std::string>{"ns::Outer<std::basic_string<char>>::main "
+                                      "64:ns::Outer<std::basic_string<char>>::lock "
+                                      "ns::Outer<std::basic_string<char>>::A"}));
+  // Lines are wrapped between runs: 40 calls of C { D } in enter-exit form.
+  r = shapetrace("summarize " + rec.string() + " --thread server -e rle --form enter-exit");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto lines = body(r.out);
+  ASSERT_GT(lines.size(), 1u) << r.out;
+  for (const std::string& line : lines)
+    EXPECT_LT(line.size(), 200u) << line;
+}
+
 TEST_F(SummarizeCommandTest, SequiturWithRunLengthPostProcessing) {
   const fs::path rec = record();
   // 002: "R3 ::= BCD" and "S ::= A 8:B R3 2:D R3 C" (here after main's own call).
