@@ -306,8 +306,9 @@ private:
   const DumpOptions& options_;
 };
 
-// Chrome Trace Event format: {"traceEvents": [...]} with B/E duration events (ts in microseconds)
-// and process_name/thread_name metadata. Written as it goes, one event per line.
+// Chrome Trace Event format: {"traceEvents": [...]} with B/E duration events (ts in microseconds;
+// E without its name, as the format allows) and process_name/thread_name metadata. Written as it
+// goes, one event per line.
 class ChromeSink : public Sink {
 public:
   explicit ChromeSink(const DumpOptions& o) : options_(o) {
@@ -327,12 +328,16 @@ public:
         if ((options_.from && e.timestamp < *options_.from) ||
             (options_.to && e.timestamp > *options_.to))
           continue;
+        const bool enter = e.kind == EventKind::Enter;
         char head[160];
         std::snprintf(head, sizeof head,
-                      "{\"ph\":\"%c\",\"pid\":%u,\"tid\":%u,\"ts\":%" PRIu64 ".%03u,\"name\":",
-                      e.kind == EventKind::Enter ? 'B' : 'E', pid, batch->thread,
-                      e.timestamp / 1000, static_cast<unsigned>(e.timestamp % 1000));
-        emit(head + nameJson(names, item.process, e.function_id) + "}");
+                      "{\"ph\":\"%c\",\"pid\":%u,\"tid\":%u,\"ts\":%" PRIu64 ".%03u",
+                      enter ? 'B' : 'E', pid, batch->thread, e.timestamp / 1000,
+                      static_cast<unsigned>(e.timestamp % 1000));
+        // An E event closes the thread's innermost open B: its name would only repeat the B's
+        // (C++ names run to hundreds of bytes, and were half of the output).
+        emit(enter ? head + (",\"name\":" + nameJson(names, item.process, e.function_id)) + "}"
+                   : head + std::string("}"));
       }
     } else if (const auto* note = std::get_if<wire::Annotation>(&item.body)) {
       annotation(pid, *note);
