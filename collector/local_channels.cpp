@@ -1,4 +1,5 @@
 #include "local_channels.h"
+#include "pidfd_exit.h"
 
 #include "channel/control.h"
 #include "channel/rings.h"
@@ -173,8 +174,12 @@ struct LocalChannels::Channel {
   std::optional<channel::RingsReader> rings;
   bool hung_up = false;
   uint64_t look_again_ns = 0;
+  // The process itself, for its wait status once a parent that is not us reaped it.
+  int pidfd = -1;
 
   ~Channel() {
+    if (pidfd >= 0)
+      ::close(pidfd);
     if (reader)
       reader->markLeft();
     if (mapping)
@@ -311,6 +316,7 @@ bool LocalChannels::take(Channel& c, int memfd, std::string& error) {
   c.reader.emplace(mapping);
   c.reader->beat(channel::monotonicNs());
   c.start_ticks = readProcess(c.pid).start_ticks;
+  c.pidfd = openPidfd(c.pid);
   return true;
 }
 
@@ -396,10 +402,12 @@ bool LocalChannels::finished(Channel& c, const OnMessage& on_message,
     return false; // alive: the program closed the socket under its runtime; read on
   ++counters_.vanished;
   const RingsFinished rings = finishRings(c, on_message);
+  // A zombie shows its wait status in /proc; once its parent reaped it (`collect` is not that
+  // parent), only the pidfd still can.
   on_vanished(c.pid,
               process.exists && process.zombie && process.start_ticks == c.start_ticks
                   ? std::optional<int>(process.wait_status)
-                  : std::nullopt,
+                  : reapedExitStatus(c.pidfd),
               rings);
   return true;
 }

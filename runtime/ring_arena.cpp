@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fcntl.h>
 #include <new>
 #include <sys/mman.h>
@@ -97,7 +98,12 @@ void RingArena::release(const RingMemory& ring) {
   }
   if (!base_)
     return;
-  // The control page and the events, freed: the next thread of the slot starts from zeros.
+  // The control page and the events, freed. The next thread of the slot must start from zeroed
+  // indices, and madvise is only advice: qemu-user ignores MADV_REMOVE and still returns 0, so
+  // the next thread found the last one's indices (its events were never read, and its unsent
+  // count wrapped around). The control page is zeroed by hand; its users are gone (the slot is
+  // still marked used).
+  std::memset(static_cast<void*>(ring.control), 0, channel::kRingControlBytes);
   const int saved_errno = errno;
   ::madvise(ring.control, channel::kRingControlBytes + capacity_ * sizeof(Event), MADV_REMOVE);
   errno = saved_errno;

@@ -2,6 +2,7 @@
 // shapetrace plugin and runtime, recorded at once by `shapetrace record`. Every event arrives
 // exactly once and in order per thread, checked against the counts the targets kept (the runtime's
 // ThreadEnd counts and the program's own count of leaf() calls).
+#include "pidfd_exit.h"
 #include "process.h"
 #include "recording/recording.h"
 
@@ -12,6 +13,7 @@
 #include <csignal>
 #include <map>
 #include <optional>
+#include <sys/wait.h>
 #include <thread>
 
 namespace shapetrace {
@@ -194,6 +196,42 @@ TEST(EndToEnd, CrashingChildrenUnderASeparateCollectorAreEachRecordedWithTheirSi
                              {"SHAPETRACE_ENABLED", "1"},
                              {"SHAPETRACE_DRAIN_INTERVAL_US", "1000000"}});
   ASSERT_EQ(code, 3) << output;
+  std::this_thread::sleep_for(std::chrono::milliseconds(500)); // the last channels are read
+  collect.signal(SIGINT);
+  ASSERT_EQ(collect.wait(), 0) << collect.readAll();
+  expectCrashedChildren(tmp.sub("rec"));
+}
+
+// Whether this kernel keeps a reaped process's wait status for a pidfd (Linux 6.15): a child of
+// ours, reaped, read back through the pidfd opened before.
+bool pidfdKeepsExitStatus() {
+  const pid_t child = fork();
+  if (child == 0)
+    _exit(7);
+  const int pidfd = collector::openPidfd(uint32_t(child));
+  int status = 0;
+  waitpid(child, &status, 0);
+  const std::optional<int> read = collector::reapedExitStatus(pidfd);
+  if (pidfd >= 0)
+    close(pidfd);
+  return read == status;
+}
+
+// The same children, reaped by their parent as soon as they died: /proc has forgotten them by the
+// time the collector looks, and the pidfd it opened when each one connected tells how each died.
+TEST(EndToEnd, CrashingChildrenReapedAtOnceByTheirParentAreStillRecordedWithTheirSignal) {
+  if (!pidfdKeepsExitStatus())
+    GTEST_SKIP() << "this kernel keeps no wait status for a pidfd (PIDFD_INFO_EXIT: Linux 6.15)";
+  TempDir tmp;
+  const std::string endpoint = "ipc://" + tmp.sub("c.sock");
+  testing::Child collect({SHAPETRACE_BIN, "collect", "--listen", endpoint, "-o", tmp.sub("rec")});
+  ASSERT_TRUE(collect.readLine().has_value()); // listening
+  auto [code, output] = run({TRACED_PROGRAM, "crash-children", "200", "10", "0"},
+                            {{"SHAPETRACE_ENDPOINT", endpoint},
+                             {"SHAPETRACE_ENABLED", "1"},
+                             {"SHAPETRACE_DRAIN_INTERVAL_US", "1000000"}});
+  ASSERT_EQ(code, 3) << output;
+  EXPECT_NE(output.find("abort 67 segv 67 kill 66"), std::string::npos) << output;
   std::this_thread::sleep_for(std::chrono::milliseconds(500)); // the last channels are read
   collect.signal(SIGINT);
   ASSERT_EQ(collect.wait(), 0) << collect.readAll();

@@ -24,12 +24,13 @@
 //   traced_program longjmp D N        N times: setjmp inside work, D nested leaves, longjmp out
 //   traced_program serve FILE         a service: a thread calls work every 100 us until FILE exists
 //   traced_program exec-missing-serve FILE  a failed exec first, then serve FILE
-//   traced_program crash-children C N  C fork children, each N calls, then enters work and dies
+//   traced_program crash-children C N [LINGER_MS]  C fork children, each N calls, then enters work and dies
 //                                     there: abort() (child 0, 3, 6...), raise(SIGSEGV) (1, 4,
 //                                     ...), or SIGKILL from the parent right after its last call
 //                                     (2, 5, ...; it flushed after its first N/2 calls);
-//                                     the parent reaps them 500 ms after the last one died and
-//                                     prints how many died by each signal
+//                                     the parent reaps them 500 ms after the last one died (or
+//                                     the LINGER_MS given as a third number: 0 reaps at once)
+//                                     and prints how many died by each signal
 // Prints "done <args>" and exits with status 3 (so tests can see the exit code unchanged), unless
 // the command ends the process otherwise.
 #include "shapetrace/abi.h"
@@ -153,7 +154,7 @@ __attribute__((noinline)) void jumpFromDepth(long depth) {
   _exit(1); // not reached: the signal ends the process
 }
 
-void crashChildren(long count, long n) {
+void crashChildren(long count, long n, long linger_ms) {
   std::fflush(stdout);
   int ready[2];
   if (pipe(ready) != 0)
@@ -171,13 +172,14 @@ void crashChildren(long count, long n) {
       kill(child, SIGKILL);
     }
   }
-  // Reaped late, so that a collector that is not our parent can still read how they died.
+  // Reaped late by default, so that a collector that is not our parent can still read how they
+  // died in /proc.
   std::vector<int> died(NSIG, 0);
   for (const pid_t child : children) {
     siginfo_t info{};
     waitid(P_PID, id_t(child), &info, WEXITED | WNOWAIT);
   }
-  const timespec linger{0, 500000000};
+  const timespec linger{linger_ms / 1000, (linger_ms % 1000) * 1000000};
   nanosleep(&linger, nullptr);
   for (const pid_t child : children) {
     int status = 0;
@@ -194,7 +196,7 @@ int run(int argc, char** argv) {
   if (command == "calls") {
     calls(arg(2));
   } else if (command == "crash-children") {
-    crashChildren(arg(2), arg(3));
+    crashChildren(arg(2), arg(3), argc > 4 ? arg(4) : 500);
   } else if ((command == "serve" || command == "exec-missing-serve") && argc > 2) {
     if (command == "exec-missing-serve")
       execl("/nonexistent/program", "program", (char*)nullptr);
