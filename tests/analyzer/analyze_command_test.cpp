@@ -14,6 +14,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -236,6 +237,17 @@ TEST_F(AnalyzeCommandTest, ExplainReadsATableOfRuns) {
   EXPECT_EQ(short_row.exit_code, 1);
   EXPECT_NE(short_row.err.find("short.csv:2: 3 cells, the header has 4"), std::string::npos)
       << short_row.err;
+  // A column named by bytes that are not UTF-8 (found by explain_csv_fuzzer): the JSON model
+  // replaces them (U+FFFD) instead of the command failing on them.
+  std::string not_utf8 = table;
+  not_utf8.replace(not_utf8.find("decompress"), 1, "\xD0");
+  std::ofstream(dir / "bytes.csv") << not_utf8;
+  const Result bytes = shapetrace("explain --csv " + (dir / "bytes.csv").string() + " --json " +
+                                  (dir / "bytes.json").string());
+  ASSERT_EQ(bytes.exit_code, 0) << bytes.err;
+  std::ifstream bytes_json(dir / "bytes.json");
+  const std::string model((std::istreambuf_iterator<char>(bytes_json)), {});
+  EXPECT_NE(model.find("\xEF\xBF\xBD" "ecompress"), std::string::npos) << model;
   EXPECT_EQ(shapetrace("explain " + (dir / "rec").string() + " --csv " + csv.string()).exit_code, 2);
   EXPECT_EQ(shapetrace("explain").exit_code, 2);
 }
