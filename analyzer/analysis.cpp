@@ -2,6 +2,7 @@
 #include "analysis.h"
 
 #include "id_table.h"
+#include "shape_merge.h"
 
 #include <algorithm>
 #include <set>
@@ -67,52 +68,6 @@ private:
   IdTable<uint32_t> index_;
 };
 
-// Interns every shape of a thread into the analysis' shapes, returning the local -> global id map.
-std::vector<ShapeId> mergeShapes(const ShapeTable& local, ShapeTable& global,
-                                 ProcessFunctions& functions) {
-  std::vector<ShapeId> to_global(local.size(), kNullShape);
-  std::vector<ShapeId> children;
-  for (ShapeId id = 1; id < local.size(); ++id) {
-    children.clear();
-    for (ShapeId child : local.children(id))
-      children.push_back(to_global[child]);
-    const size_t size = canonicalizeChildSet(children);
-    to_global[id] = global.intern(functions.indexOf(local.function(id)),
-                                  std::span(children).first(size));
-  }
-  return to_global;
-}
-
-// The same for a thread's DAG, which outgrows the caches: a node's slot is prefetched a few
-// nodes ahead. That works because its Merkle hash (over analysis function indices) needs only
-// its children's hashes, all computed first, never their global ids. A new node keeps its shape
-// (the analysis' id of the local node's shape, `shape_map`) in its payload word, as the threads'
-// nodes do.
-std::vector<ShapeId> mergeDag(const ShapeTable& local, const std::vector<ShapeId>& shape_map,
-                              ShapeTable& global, ProcessFunctions& functions) {
-  std::vector<uint64_t> hashes(local.size());
-  for (ShapeId id = 1; id < local.size(); ++id) {
-    ShapeTable::Hash hash(functions.indexOf(local.function(id)));
-    for (ShapeId child : local.children(id))
-      hash.add(hashes[child]);
-    hashes[id] = hash.value(local.children(id).size());
-  }
-  constexpr size_t kAhead = 16;
-  std::vector<ShapeId> to_global(local.size(), kNullShape);
-  std::vector<ShapeId> children;
-  for (ShapeId id = 1; id < local.size(); ++id) {
-    if (id + kAhead < local.size()) global.prefetch(hashes[id + kAhead]);
-    children.clear();
-    for (ShapeId child : local.children(id))
-      children.push_back(to_global[child]);
-    const ShapeTable::Node node = global.internNode(
-        ShapeTable::Key{functions.indexOf(local.function(id)), children, hashes[id]});
-    if (node.added) *node.payload = shape_map[local.payload(id)];
-    to_global[id] = node.id;
-  }
-  return to_global;
-}
-
 template <typename State> State& at(std::vector<State>& states, size_t index) {
   if (index >= states.size()) states.resize(index + 1);
   return states[index];
@@ -132,6 +87,7 @@ IdMaps mergeThread(Analysis& analysis, const ThreadInput& input, FunctionIndex& 
   summary.key = input.key;
   summary.name = input.name;
   summary.ended = input.ended;
+  summary.folded_threads = thread.folded_threads;
   summary.events = thread.events;
   summary.calls = thread.calls;
   summary.open_calls = thread.open_calls;
@@ -154,7 +110,8 @@ IdMaps mergeThread(Analysis& analysis, const ThreadInput& input, FunctionIndex& 
     ++f.threads;
   }
 
-  std::vector<ShapeId> shape_map = mergeShapes(thread.shapes, analysis.shapes, process_functions);
+  auto functionOf = [&process_functions](uint32_t id) { return process_functions.indexOf(id); };
+  std::vector<ShapeId> shape_map = mergeShapes(thread.shapes, analysis.shapes, functionOf);
   for (ShapeId id = 1; id < shape_map.size(); ++id) {
     ShapeState& global = at(analysis.shape_states, shape_map[id]);
     const ShapeState& local = thread.shape_states[id];
@@ -165,11 +122,13 @@ IdMaps mergeThread(Analysis& analysis, const ThreadInput& input, FunctionIndex& 
   }
   std::sort(summary.shapes.begin(), summary.shapes.end());
 
-  std::vector<ShapeId> dag_map = mergeDag(thread.dag, shape_map, analysis.dag, process_functions);
+  std::vector<ShapeId> dag_map = mergeDag(thread.dag, shape_map, analysis.dag, functionOf);
 
   for (Outlier outlier : thread.outliers) {
-    outlier.process = process;
-    outlier.thread = input.key.thread;
+    if (thread.folded_threads == 0) {
+      outlier.process = process;
+      outlier.thread = input.key.thread;
+    }
     outlier.function = process_functions.indexOf(outlier.function);
     outlier.shape = shape_map[outlier.shape];
     analysis.outliers.push_back(outlier);
@@ -320,6 +279,13 @@ Analysis analyze(std::vector<ThreadInput> threads, const FunctionResolver& resol
   countTables(analysis);
   buildRibbonsAndTimeline(analysis, threads, maps, relations);
   return analysis;
+}
+
+uint64_t threadCount(const Analysis& analysis) {
+  uint64_t count = 0;
+  for (const ThreadSummary& thread : analysis.threads)
+    count += std::max<uint64_t>(thread.folded_threads, 1);
+  return count;
 }
 
 uint64_t tracerWaitNs(const Analysis& analysis, const ThreadKey& thread) {

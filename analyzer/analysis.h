@@ -83,6 +83,9 @@ struct ThreadSummary {
   ThreadKey key;
   std::string name;
   bool ended = false;
+  // 0 for a thread; for a process's folded threads (thread_fold.h), how many ended threads the
+  // entry stands for.
+  uint64_t folded_threads = 0;
   uint64_t events = 0;
   uint64_t calls = 0;
   size_t open_calls = 0;
@@ -106,6 +109,10 @@ struct AnalysisSettings {
   // clusters, ribbons, timeline and Tables 1-2 are left empty (pairwise shape distances are
   // quadratic in the shapes: on the DRT paper's R_200, 98% of the time).
   bool cluster_shapes = true;
+  // Ended threads kept whole, each its own entry of the model; past them, the threads that ended
+  // first are folded into their process' folded threads (thread_fold.h), so memory follows the
+  // threads alive. A recording with fewer threads is analysed as if there were no such bound.
+  size_t kept_ended_threads = 1000;
 };
 
 struct Analysis {
@@ -138,6 +145,9 @@ struct Analysis {
     return it == function_index.end() ? UINT32_MAX : it->second;
   }
 };
+
+// The threads the analysis holds, each of a process's folded threads counted.
+uint64_t threadCount(const Analysis& analysis);
 
 // One thread's input to the merge.
 struct ThreadInput {

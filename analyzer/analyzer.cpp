@@ -2,6 +2,7 @@
 #include "analyzer.h"
 
 #include "thread_analyzer.h"
+#include "thread_fold.h"
 
 #include <malloc.h>
 
@@ -240,11 +241,13 @@ void Analyzer::consume(wire::StreamItem item) {
     slotFor(process, name->thread).name = name->name;
   } else if (auto* end = std::get_if<wire::ThreadEnd>(&item.body)) {
     ThreadSlot& slot = slotFor(process, end->thread);
+    if (!slot.ended && slot.consumers.empty()) ended_.push_back(ThreadKey{process, end->thread});
     slot.ended = true;
     Task task;
     task.kind = Task::Kind::End;
     task.sequence = end->batches; // what the runtime sent: a lost tail shows
     dispatch(slot, std::move(task));
+    if (ended_.size() >= settings_.kept_ended_threads + kFoldBatch) foldEnded();
   }
   // ProcessStart, ProcessEnd, ExecFailed, ExitStatus and annotations (items of their own or a
   // batch's) carry nothing the shape analysis uses; extensions see them in observe().
@@ -254,6 +257,23 @@ void Analyzer::drain() {
   runHeld();
   for (auto& worker : workers_)
     worker->waitIdle();
+}
+
+// The threads that ended first, past the ones kept whole, go into their process' folded threads
+// and their slots are freed. A thread's items after its end (its id used again) start a new slot.
+void Analyzer::foldEnded() {
+  drain();
+  while (ended_.size() > settings_.kept_ended_threads) {
+    const ThreadKey key = ended_.front();
+    ended_.pop_front();
+    const auto it = threads_.find(key);
+    if (it == threads_.end()) continue;
+    auto folded = folded_.find(key.process);
+    if (folded == folded_.end())
+      folded = folded_.emplace(key.process, foldedThreads(settings_.thread)).first;
+    foldThread(folded->second, it->second->analyzer.result(), key, settings_.thread);
+    threads_.erase(it);
+  }
 }
 
 void Analyzer::finish() {
@@ -276,6 +296,11 @@ Analyzer::MergeInputs Analyzer::mergeInputs() {
   MergeInputs inputs{{}, &functions_, input_diagnostics_};
   for (const auto& [key, slot] : threads_)
     inputs.threads.push_back(ThreadInput{key, slot->name, slot->ended, &slot->analyzer.result()});
+  for (const auto& [process, folded] : folded_)
+    inputs.threads.push_back(ThreadInput{ThreadKey{process, kFoldedThreadsId},
+                                         std::to_string(folded.folded_threads) +
+                                             " threads folded",
+                                         true, &folded});
   return inputs;
 }
 

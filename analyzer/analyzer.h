@@ -14,6 +14,7 @@
 #include "extension.h"
 #include "wire/items.h"
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <vector>
@@ -87,6 +88,11 @@ private:
   void hold(ThreadSlot& slot, Task task);
   void runHeld();
   void drain();
+  void foldEnded();
+
+  // Ended threads are folded this many at a time past the ones kept whole
+  // (AnalysisSettings::kept_ended_threads): each fold waits for the workers.
+  static constexpr size_t kFoldBatch = 256;
 
   // Batches held with jobs == 1 before the threads' tasks run in one go (64 batches of 4096
   // events: 4 MiB).
@@ -105,6 +111,10 @@ private:
   uint64_t items_ = 0;
   std::vector<ThreadSlot*> holding_; // slots with held tasks, in order of their first one
   size_t held_tasks_ = 0;
+  // Ended threads not folded yet, in the order their ends came (threads with extensions'
+  // consumers are not folded: the extensions keep their per-thread state).
+  std::deque<ThreadKey> ended_;
+  std::map<uint64_t, ThreadResult> folded_; // by process (thread_fold.h)
 };
 
 } // namespace shapetrace::analyzer

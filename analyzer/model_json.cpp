@@ -83,7 +83,7 @@ Json settingsJson(const AnalysisSettings& settings) {
 Json summaryJson(const Analysis& analysis) {
   return Json{{"events", analysis.events},
               {"calls", analysis.calls},
-              {"threads", analysis.threads.size()},
+              {"threads", threadCount(analysis)},
               {"functions", analysis.functions.size()},
               {"shapes", analysis.shapes.size() - 1},
               {"dag_nodes", analysis.dag.size() - 1},
@@ -185,7 +185,7 @@ Json threadJson(const ThreadSummary& t) {
       row.push_back(Json{{"cluster", cells.cluster}, {"cells", cellsJson(cells.cells)}});
     timeline.push_back(std::move(row));
   }
-  return Json{{"process", t.key.process},
+  Json thread{{"process", t.key.process},
               {"thread", t.key.thread},
               {"name", t.name},
               {"ended", t.ended},
@@ -202,6 +202,9 @@ Json threadJson(const ThreadSummary& t) {
               {"ribbons", t.ribbons},
               {"timeline", std::move(timeline)},
               {"diagnostics", diagnosticsJson(t.diagnostics, false)}};
+  // Only on a process's folded threads (thread_fold.h): a model without any is as it was.
+  if (t.folded_threads > 0) thread["folded_threads"] = t.folded_threads;
+  return thread;
 }
 
 Json outlierJson(const Outlier& o) {

@@ -78,15 +78,25 @@ std::string inputLossLine(const Analysis& a) {
 }
 
 std::string threadLabel(const Analysis& a, const ThreadKey& thread) {
-  bool several_processes = false;
-  std::string name;
+  return ThreadLabels(a)(thread);
+}
+
+ThreadLabels::ThreadLabels(const Analysis& a) {
   for (const ThreadSummary& t : a.threads) {
-    several_processes |= t.key.process != a.threads.front().key.process;
-    if (t.key == thread) name = t.name;
+    several_processes_ |= t.key.process != a.threads.front().key.process;
+    threads_[t.key] = &t; // a key listed twice: the last one names it
   }
-  std::string label = name.empty() ? std::to_string(thread.thread)
-                                    : name + " (" + std::to_string(thread.thread) + ")";
-  return several_processes ? std::to_string(thread.process) + ":" + label : label;
+}
+
+std::string ThreadLabels::operator()(const ThreadKey& thread) const {
+  const auto it = threads_.find(thread);
+  const std::string name = it == threads_.end() ? std::string() : it->second->name;
+  // A process's folded threads (thread_fold.h) have no thread id of their own.
+  const bool folded = it != threads_.end() && it->second->folded_threads > 0;
+  std::string label = folded         ? name
+                      : name.empty() ? std::to_string(thread.thread)
+                                     : name + " (" + std::to_string(thread.thread) + ")";
+  return several_processes_ ? std::to_string(thread.process) + ":" + label : label;
 }
 
 bool namesFunction(const FunctionName& f, std::string_view name) {

@@ -64,6 +64,17 @@ bool needsAnalysis(const ScopeRequest& request);
 std::vector<ThreadKey> selectThreads(const Analysis& analysis, const std::string& selector);
 // "worker-0 (13789)"; the process key is added only when the trace holds several processes.
 std::string threadLabel(const Analysis& analysis, const ThreadKey& thread);
+// threadLabel() for many threads of one analysis: the threads are looked at once, not once a
+// label (a table of 100,000 threads would otherwise take 10^10 steps).
+class ThreadLabels {
+public:
+  explicit ThreadLabels(const Analysis& analysis);
+  std::string operator()(const ThreadKey& thread) const;
+
+private:
+  bool several_processes_ = false;
+  std::map<ThreadKey, const ThreadSummary*> threads_;
+};
 // "LOSS: the input is not what was recorded: 25 event batches lost at threads' ends, ...; threads
 // 7:101, 7:102 (see diagnostics)": the headline every command prints when the recording or the
 // live input lost or repeated batches or frames; empty when it did not.

@@ -100,6 +100,9 @@ struct ThreadResult {
   uint64_t calls = 0; // finished
   size_t open_calls = 0;
   uint64_t outliers_found = 0; // calls judged outliers (of their function or shape); `outliers` keeps the most extreme
+  // 0 for a thread; for a process's folded threads (thread_fold.h), how many ended threads they
+  // hold (its outliers then name their threads already).
+  uint64_t folded_threads = 0;
 };
 
 } // namespace shapetrace::analyzer

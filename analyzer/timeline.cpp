@@ -94,4 +94,50 @@ void OccurrenceTimeline::coarsenTo(unsigned shift) {
     coarsenOnce();
 }
 
+uint64_t OccurrenceTimeline::lastBin() const {
+  uint64_t last = first_bin_;
+  for (const auto& cells : per_shape_)
+    if (!cells.empty()) last = std::max(last, cells.back().bin);
+  return last;
+}
+
+void OccurrenceTimeline::add(OccurrenceTimeline other, std::span<const ShapeId> shape_map) {
+  if (!other.started_) return;
+  const unsigned shift = std::max(shift_, other.shift_);
+  coarsenTo(shift);
+  other.coarsenTo(shift);
+  uint64_t last = std::max(started_ ? lastBin() : 0, other.lastBin());
+  first_bin_ = started_ ? std::min(first_bin_, other.first_bin_) : other.first_bin_;
+  started_ = true;
+  while (last - first_bin_ >= max_bins_) {
+    coarsenOnce();
+    other.coarsenOnce();
+    last >>= 1;
+  }
+  std::vector<TimelineCell> sum;
+  for (ShapeId local = 0; local < other.per_shape_.size(); ++local) {
+    const auto& theirs = other.per_shape_[local];
+    if (theirs.empty()) continue;
+    const ShapeId shape = shape_map[local];
+    if (shape >= per_shape_.size()) per_shape_.resize(shape + 1);
+    auto& ours = per_shape_[shape];
+    // Both in bin order: one pass.
+    sum.clear();
+    auto a = ours.cbegin();
+    auto b = theirs.cbegin();
+    while (a != ours.end() || b != theirs.end()) {
+      if (b == theirs.end() || (a != ours.end() && a->bin < b->bin)) {
+        sum.push_back(*a++);
+      } else if (a == ours.end() || b->bin < a->bin) {
+        sum.push_back(*b++);
+      } else {
+        sum.push_back({a->bin, a->count + b->count, a->busy_ns + b->busy_ns});
+        ++a;
+        ++b;
+      }
+    }
+    ours.swap(sum);
+  }
+}
+
 } // namespace shapetrace::analyzer

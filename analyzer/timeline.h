@@ -14,6 +14,7 @@
 #include "shape_table.h"
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace shapetrace::analyzer {
@@ -52,6 +53,10 @@ public:
                                      std::vector<std::vector<TimelineCell>> per_shape);
   // Re-bins onto a wider width (shift >= shift()), as merging with other threads needs.
   void coarsenTo(unsigned shift);
+  // Adds another timeline's cells (an ended thread folded into its process' folded threads,
+  // thread_fold.h), its shapes renamed by `shape_map` (its id -> this timeline's), at the wider
+  // of the two widths, and wider still while the two together span more than the maximum bins.
+  void add(OccurrenceTimeline other, std::span<const ShapeId> shape_map);
 
   unsigned shift() const { return shift_; }
   uint64_t firstBin() const { return first_bin_; }
@@ -64,6 +69,7 @@ private:
   void recordSlow(ShapeId shape, uint64_t start_ns, uint64_t end_ns);
   void coarsenOnce();
   void addCell(std::vector<TimelineCell>& cells, uint64_t bin, uint64_t count, uint64_t busy_ns);
+  uint64_t lastBin() const;
 
   uint32_t max_bins_;
   unsigned shift_ = 0;

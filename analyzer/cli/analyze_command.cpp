@@ -46,10 +46,10 @@ void writeModel(const Analysis& analysis, const AnalyzeArgs& args) {
 }
 
 void printSummary(const Analysis& a, FILE* out) {
-  std::fprintf(out, "%llu events, %llu calls, %zu threads, %zu functions, %zu shapes, %zu clusters, "
+  std::fprintf(out, "%llu events, %llu calls, %llu threads, %zu functions, %zu shapes, %zu clusters, "
                "%zu ribbons\n",
                static_cast<unsigned long long>(a.events), static_cast<unsigned long long>(a.calls),
-               a.threads.size(), a.functions.size(), a.shapes.size() - 1,
+               static_cast<unsigned long long>(threadCount(a)), a.functions.size(), a.shapes.size() - 1,
                a.clustering.clusters.size(), a.ribbons.size());
   if (const std::string lost = callsNotAnalysed(a.diagnostics); !lost.empty())
     std::fprintf(out, "%s: see diagnostics\n", lost.c_str());
@@ -66,8 +66,9 @@ void printSummary(const Analysis& a, FILE* out) {
                  static_cast<unsigned long long>(n));
   std::fprintf(out, "\n%-24s %8s %8s %8s | %8s %8s %8s\n", "thread", "shapes", "new", "all",
                "clusters", "new", "all");
+  const ThreadLabels labels(a);
   for (const ThreadSummary& t : a.threads) {
-    const std::string label = threadLabel(a, t.key);
+    const std::string label = labels(t.key);
     const ThreadCounts& c = t.counts;
     std::fprintf(out, "%-24.24s %8zu %8zu %8zu | %8zu %8zu %8zu\n", label.c_str(),
                  c.shapes_in_thread, c.additional_shapes, c.all_shapes, c.clusters_in_thread,

@@ -19,6 +19,7 @@
 #include "extension.h"
 #include "id_table.h"
 
+#include <istream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -69,6 +70,11 @@ struct ExplainData {
 // Clusters, picks K, grows the tree: the "explain" model (docs/explain.md "JSON"). Throws
 // ExplainError.
 nlohmann::ordered_json explainData(const ExplainData& data, const ExplainSettings& settings);
+// A table of runs in the layout of the DRT paper's data, "id,input_size,time,f1,...,fm" (`explain
+// --csv`): a header naming the columns, then one run per line with its input, its time (read as
+// nanoseconds) and the calls of each function. Each run is one data point; each function column a
+// variable. A malformed table is an ExplainError naming `name` and the line.
+ExplainData readRunsTable(std::istream& in, const std::string& name);
 // The model as text a person can act on.
 std::string describeExplanation(const nlohmann::ordered_json& model);
 

@@ -89,7 +89,7 @@ void inputFamilies(PrometheusText& out, const Analysis& a, const RunInfo& run,
              "Messages that did not decode (counted and skipped)");
   out.sample("", {}, static_cast<double>(input.undecodable));
   out.family("shapetrace_threads", "gauge", "Threads seen");
-  out.sample("", {}, static_cast<double>(a.threads.size()));
+  out.sample("", {}, static_cast<double>(threadCount(a)));
   out.family("shapetrace_shapes", "gauge", "Distinct shapes (without null)");
   out.sample("", {}, static_cast<double>(a.shapes.size() - 1));
   out.family("shapetrace_clusters", "gauge", "Clusters of shapes");

@@ -4,6 +4,7 @@
 #include "model_json.h"
 #include "scope.h"
 #include "thread_analyzer.h"
+#include "thread_fold.h"
 #include "trace_builder.h"
 #include "support/memory.h"
 
@@ -430,6 +431,110 @@ TEST(AnalyzerTest, TimelineCellsAddUpToTheCalls) {
           cells_count += cell.count;
     EXPECT_EQ(cells_count, thread.calls);
   }
+}
+
+// A thread-per-request service: `count` threads of process 7, each started, making 12 calls of
+// f1{f2} (thread 5's last one slow: an outlier of its shape), and ended, in turn.
+std::vector<wire::StreamItem> shortThreads(uint32_t count) {
+  std::vector<wire::StreamItem> items{moduleTable(7)};
+  for (uint32_t thread = 1; thread <= count; ++thread) {
+    const uint64_t start = uint64_t{thread} * 100'000;
+    std::vector<Call> calls;
+    for (int i = 0; i < 12; ++i)
+      calls.push_back(call(1, {call(2)}, thread == 5 && i == 11 ? 50'000 : 10 + (thread + i) % 3));
+    if (thread % 2 == 0) calls.push_back(call(3)); // two shapes of threads
+    items.push_back({7, wire::ThreadStart{thread, start, "request"}});
+    items.push_back(batchItem(7, thread, 0, eventsOf(calls, start + 10)));
+    items.push_back({7, wire::ThreadEnd{thread, start + 90'000, 0, 0, 1}});
+  }
+  return items;
+}
+
+uint64_t timelineCalls(const ThreadSummary& thread) {
+  uint64_t calls = 0;
+  for (const auto& ribbon : thread.timeline)
+    for (const ClusterCells& cluster : ribbon)
+      for (const TimelineCell& cell : cluster.cells)
+        calls += cell.count;
+  return calls;
+}
+
+// Past the ended threads kept whole, the first to end are folded into their process' entry: the
+// model's figures are those of every thread taken apart, and the folded ones are one entry.
+TEST(AnalyzerTest, EndedThreadsPastTheKeptOnesAreFolded) {
+  const auto items = shortThreads(300);
+  AnalysisSettings folding;
+  folding.kept_ended_threads = 2;
+  const Analysis whole = run(items);
+  const Analysis folded = run(items, 1, folding);
+  ASSERT_EQ(whole.threads.size(), 300u);
+  // The 258th end folds the 256 that ended first, leaving 2; 42 more end after them.
+  ASSERT_EQ(folded.threads.size(), 45u);
+  const ThreadSummary& entry = folded.threads.back();
+  EXPECT_EQ(entry.key, (ThreadKey{7, kFoldedThreadsId}));
+  EXPECT_EQ(entry.folded_threads, 256u);
+  EXPECT_EQ(entry.name, "256 threads folded");
+  EXPECT_TRUE(entry.ended);
+  EXPECT_EQ(folded.threads.front().key, (ThreadKey{7, 257}));
+  EXPECT_EQ(threadCount(folded), 300u);
+  EXPECT_EQ(threadCount(whole), 300u);
+  EXPECT_EQ(entry.events, 256u * 48 + 128 * 2);
+  EXPECT_EQ(entry.calls, 256u * 24 + 128);
+  EXPECT_EQ(timelineCalls(entry), entry.calls);
+
+  EXPECT_EQ(folded.events, whole.events);
+  EXPECT_EQ(folded.calls, whole.calls);
+  EXPECT_EQ(folded.outliers_found, whole.outliers_found);
+  EXPECT_EQ(folded.shapes.size(), whole.shapes.size());
+  EXPECT_EQ(folded.dag.size(), whole.dag.size());
+  EXPECT_EQ(folded.diagnostics, whole.diagnostics);
+  ASSERT_EQ(folded.functions.size(), whole.functions.size());
+  for (size_t f = 0; f < whole.functions.size(); ++f) {
+    EXPECT_EQ(folded.functions[f].identity, whole.functions[f].identity);
+    EXPECT_EQ(folded.functions[f].calls, whole.functions[f].calls);
+    const Moments& a = folded.functions[f].stats.moments;
+    const Moments& b = whole.functions[f].stats.moments;
+    EXPECT_EQ(a.count(), b.count());
+    EXPECT_NEAR(a.mean(), b.mean(), 1e-9 * b.mean()); // merged in another order
+  }
+  // The slow call still names its thread, folded or not.
+  ASSERT_FALSE(folded.outliers.empty());
+  EXPECT_EQ(whole.outliers.front().thread, 5u);
+  EXPECT_EQ(folded.outliers.front().thread, 5u);
+  EXPECT_EQ(folded.outliers.front().duration_ns, whole.outliers.front().duration_ns);
+  EXPECT_EQ(ThreadLabels(folded)(entry.key), "256 threads folded");
+  EXPECT_EQ(toJson(folded)["threads"].back()["folded_threads"], 256);
+  EXPECT_EQ(toJson(folded)["summary"]["threads"], 300);
+  EXPECT_FALSE(toJson(whole)["threads"].back().contains("folded_threads"));
+}
+
+TEST(AnalyzerTest, FoldingGivesTheSameModelWithAnyNumberOfWorkers) {
+  const auto items = shortThreads(600);
+  AnalysisSettings folding;
+  folding.kept_ended_threads = 10;
+  const std::string sequential = toJson(run(items, 1, folding), {true}).dump();
+  EXPECT_EQ(toJson(run(items, 2, folding), {true}).dump(), sequential);
+  EXPECT_EQ(toJson(run(items, 3, folding), {true}).dump(), sequential);
+}
+
+// Memory follows the threads alive: 100,000 threads that each ended cost what 1,000 kept whole and
+// the folded entry do, not 100,000 analyses (about 9 KB each before: 883 MB).
+TEST(AnalyzerTest, AHundredThousandShortThreadsFitInBoundedMemory) {
+  const int64_t before = shapetrace::testing::peakRssMib();
+  Analyzer analyzer(AnalysisSettings{}, 2);
+  analyzer.consume(moduleTable(7));
+  for (uint32_t thread = 1; thread <= 100'000; ++thread) {
+    const uint64_t start = uint64_t{thread} * 1000;
+    analyzer.consume({7, wire::ThreadStart{thread, start, "request"}});
+    analyzer.consume(batchItem(7, thread, 0, eventsOf({call(1, {call(2)})}, start + 10)));
+    analyzer.consume({7, wire::ThreadEnd{thread, start + 50, 4, 0, 1}});
+  }
+  analyzer.finish();
+  const Analysis analysis = analyzer.snapshot();
+  EXPECT_EQ(analysis.events, 400'000u);
+  EXPECT_EQ(threadCount(analysis), 100'000u);
+  EXPECT_LE(analysis.threads.size(), 1000u + 256u + 1u);
+  EXPECT_LT(shapetrace::testing::peakRssMib() - before, 150);
 }
 
 } // namespace

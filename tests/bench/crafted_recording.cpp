@@ -6,6 +6,10 @@
 //   crafted_recording module-id PROCESSES DIR   (PROCESSES processes whose module table names
 //                                                `serve` with id 0xFFFFFFF0, each with one thread
 //                                                calling function 1)
+//   crafted_recording short-threads THREADS DIR (one process of THREADS threads one after the
+//                                                other, each started, one call of `serve` under
+//                                                `main` (4 events) and ended: a thread-per-request
+//                                                service)
 //
 // then, for example, `shapetrace analyze DIR` or `shapetrace explain DIR --function serve --input
 // size`. Not a test: it makes no assertion.
@@ -30,15 +34,38 @@ std::vector<Event> callOf(uint32_t outer, uint32_t inner) {
 
 } // namespace
 
+// Threads that each start, make one call and end, in turn, each at its own time.
+void shortThreads(uint32_t count, recording::RecordingWriter& writer) {
+  auto append = [&](const wire::StreamItem& item) { writer.append(wire::encodeItem(item)); };
+  append({1, wire::ModuleTable{"m", 0,
+                               {{1, "_Z4mainv", "main()", "", 0}, {2, "_Z5servev", "serve()", "", 0}}}});
+  for (uint32_t thread = 1; thread <= count; ++thread) {
+    const uint64_t start = uint64_t{thread} * 1000;
+    append({1, wire::ThreadStart{thread, start, "request"}});
+    const std::vector<Event> events{Event{start + 10, 1, EventKind::Enter},
+                                    Event{start + 20, 2, EventKind::Enter},
+                                    Event{start + 20 + thread % 7, 2, EventKind::Exit},
+                                    Event{start + 40, 1, EventKind::Exit}};
+    append({1, wire::EventBatch{thread, 0, events, {}, {}}});
+    append({1, wire::ThreadEnd{thread, start + 50, 4, 0, 1}});
+  }
+}
+
 int main(int argc, char** argv) {
-  if (argc != 4 || (std::strcmp(argv[1], "function-id") != 0 &&
-                    std::strcmp(argv[1], "module-id") != 0)) {
-    std::fprintf(stderr, "usage: crafted_recording function-id|module-id COUNT DIR\n");
+  const bool known = argc == 4 && (std::strcmp(argv[1], "function-id") == 0 ||
+                                   std::strcmp(argv[1], "module-id") == 0 ||
+                                   std::strcmp(argv[1], "short-threads") == 0);
+  if (!known) {
+    std::fprintf(stderr, "usage: crafted_recording function-id|module-id|short-threads COUNT DIR\n");
     return 2;
   }
   const bool function_id = std::strcmp(argv[1], "function-id") == 0;
   const auto count = static_cast<uint32_t>(std::strtoul(argv[2], nullptr, 10));
   recording::RecordingWriter writer(argv[3]);
+  if (std::strcmp(argv[1], "short-threads") == 0) {
+    shortThreads(count, writer);
+    return writer.close() ? 0 : 1;
+  }
   auto append = [&](const wire::StreamItem& item) { writer.append(wire::encodeItem(item)); };
   for (uint32_t i = 1; i <= count; ++i) {
     const uint64_t process = function_id ? 1 : i;

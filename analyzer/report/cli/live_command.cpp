@@ -174,9 +174,10 @@ void printSummary(const LiveSnapshot& s, const std::string& endpoint, const std:
   const Analysis& a = *s.analysis;
   out += progressLine(s.progress, s.run.droppedEvents()) + "\n";
   std::snprintf(line, sizeof line,
-                "%zu threads  %llu events  %llu calls  %zu shapes  %zu clusters  %llu outliers "
+                "%llu threads  %llu events  %llu calls  %zu shapes  %zu clusters  %llu outliers "
                 "(%zu most extreme kept)\n\n",
-                a.threads.size(), static_cast<unsigned long long>(a.events),
+                static_cast<unsigned long long>(threadCount(a)),
+                static_cast<unsigned long long>(a.events),
                 static_cast<unsigned long long>(a.calls), a.shapes.size() - 1,
                 a.clustering.clusters.size(), static_cast<unsigned long long>(a.outliers_found),
                 a.outliers.size());

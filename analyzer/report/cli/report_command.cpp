@@ -90,9 +90,9 @@ int runReport(const ReportArgs& args) {
       without_end ? " + an unknown number (" + std::to_string(without_end) +
                         " process(es) ended without a process end)"
                   : "";
-  std::printf("%s: %zu threads, %llu events, %zu shapes, %zu clusters, %llu outliers (%zu most "
+  std::printf("%s: %llu threads, %llu events, %zu shapes, %zu clusters, %llu outliers (%zu most "
               "extreme kept), %llu dropped events%s\n",
-              args.output.c_str(), analysis.threads.size(),
+              args.output.c_str(), static_cast<unsigned long long>(threadCount(analysis)),
               static_cast<unsigned long long>(analysis.events), analysis.shapes.size() - 1,
               analysis.clustering.clusters.size(),
               static_cast<unsigned long long>(analysis.outliers_found), analysis.outliers.size(),
