@@ -103,11 +103,9 @@ IdMaps mergeThread(Analysis& analysis, const ThreadInput& input, FunctionIndex& 
     f.stats.merge(state.stats);
     f.calls += state.calls;
     f.outliers += state.outliers;
-    // Saturating: a summary from another host is input, and real sums stay far below 2^64.
-    if (__builtin_add_overflow(f.inclusive_ns, state.inclusive_ns, &f.inclusive_ns))
-      f.inclusive_ns = UINT64_MAX;
-    f.busiest_thread_ns = std::max(f.busiest_thread_ns, state.inclusive_ns);
-    ++f.threads;
+    f.inclusive_ns = saturatingAdd(f.inclusive_ns, state.inclusive_ns);
+    f.busiest_thread_ns = std::max(f.busiest_thread_ns, state.busiest_thread_ns);
+    f.threads = static_cast<uint32_t>(std::min<uint64_t>(f.threads + state.threads, UINT32_MAX));
   }
 
   auto functionOf = [&process_functions](uint32_t id) { return process_functions.indexOf(id); };

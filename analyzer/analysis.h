@@ -60,7 +60,7 @@ struct FunctionSummary : FunctionName {
   uint64_t inclusive_ns = 0;
   // The same on the one thread that spent the most time in it: a wall time, within the run's.
   uint64_t busiest_thread_ns = 0;
-  uint32_t threads = 0; // threads that called it
+  uint32_t threads = 0; // threads that called it (folded ones each counted)
 };
 
 // Tables 1 and 2 of the paper for one thread, threads taken in order (null and [f, {null}] shapes,

@@ -515,6 +515,8 @@ std::map<uint32_t, FunctionState> ThreadAnalyzer::functionStates() const {
     state.stats.moments = functionMoments(function);
     state.outliers = running.outliers;
     state.inclusive_ns = running.inclusive_ns;
+    state.busiest_thread_ns = running.inclusive_ns;
+    state.threads = 1;
   });
   // A shape has one base function, so the function's calls and histogram are its shapes' summed.
   for (ShapeId shape = 1; shape < result_.shape_states.size(); ++shape) {

@@ -9,17 +9,6 @@
 
 namespace shapetrace::analyzer {
 
-namespace {
-
-// One thread's calls of a DAG node never overlap, so their summed durations fit 64 bits
-// (DagStats); over many threads they may not (a hostile stream's calls of 2^61 ns). The sum stops
-// at its largest value rather than wrap.
-uint64_t saturatingAdd(uint64_t a, uint64_t b) {
-  return a > std::numeric_limits<uint64_t>::max() - b ? std::numeric_limits<uint64_t>::max()
-                                                       : a + b;
-}
-
-} // namespace
 
 ThreadResult foldedThreads(const ThreadAnalyzerSettings& settings) {
   ThreadResult folded;
@@ -57,6 +46,9 @@ void foldThread(ThreadResult& folded, const ThreadResult& thread, const ThreadKe
     into.stats.merge(from.stats);
     into.outliers += from.outliers;
     into.calls += from.calls;
+    into.inclusive_ns = saturatingAdd(into.inclusive_ns, from.inclusive_ns);
+    into.busiest_thread_ns = std::max(into.busiest_thread_ns, from.busiest_thread_ns);
+    into.threads += from.threads;
   }
 
   // Both lists are most extreme first: one merge, not a sort per thread folded.

@@ -77,7 +77,18 @@ struct FunctionState {
   // The time of its measured calls with no call of the same function open below them on the
   // thread: inclusive time with a recursive chain counted once (stats.sum counts every level).
   uint64_t inclusive_ns = 0;
+  // For one thread, its inclusive time and 1; for folded threads (thread_fold.h), the largest of
+  // theirs and how many of them called it.
+  uint64_t busiest_thread_ns = 0;
+  uint64_t threads = 0;
 };
+
+// Sums of durations over one thread fit 64 bits (a thread's calls of one function or DAG node
+// never overlap); over many threads they may not (a hostile stream's calls of 2^61 ns, a forged
+// summary). Such a sum stops at its largest value rather than wrap.
+inline uint64_t saturatingAdd(uint64_t a, uint64_t b) {
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
 
 struct ShapeState {
   DurationStats stats;

@@ -113,6 +113,8 @@ void writeThread(s::Thread::Builder out, const analyzer::ThreadInput& input) {
       continue;
     functions[at].setId(id);
     functions[at].setInclusiveNs(f.inclusive_ns);
+    functions[at].setBusiestThreadNs(f.busiest_thread_ns);
+    functions[at].setThreads(f.threads);
     writeStats(functions[at].initStats(), f.stats, f.calls, f.outliers);
     ++at;
   }
@@ -243,9 +245,15 @@ HostThread readThread(s::Thread::Reader in) {
     // Outermost calls are some of its calls: their time is within the calls' summed time.
     if (function.getInclusiveNs() > durations.moments.sum())
       bad("function " + std::to_string(id) + "'s inclusive time exceeds its calls' summed time");
+    // A thread's busiest time is within its inclusive time, and a thread is at least one.
+    const uint64_t threads = std::max<uint64_t>(function.getThreads(), 1);
+    const uint64_t busiest =
+        function.getThreads() == 0 ? function.getInclusiveNs() : function.getBusiestThreadNs();
+    if (busiest > function.getInclusiveNs())
+      bad("function " + std::to_string(id) + "'s busiest thread exceeds its inclusive time");
     if (!result.functions
              .try_emplace(id, durations, stats.getOutliers(), stats.getCalls(),
-                          function.getInclusiveNs())
+                          function.getInclusiveNs(), busiest, threads)
              .second)
       bad("function " + std::to_string(id) + " listed twice");
   }

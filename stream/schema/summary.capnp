@@ -100,6 +100,11 @@ struct FunctionStats {
   # Its measured outermost calls' time (a recursive chain counted once); 0 in summaries written
   # before it existed.
   inclusiveNs @2 :UInt64;
+  # The largest of one thread's inclusive times, and the threads that called it: the thread's
+  # own and 1, or for folded threads their largest and their count; 0 in older summaries (taken
+  # as inclusiveNs and 1).
+  busiestThreadNs @3 :UInt64;
+  threads @4 :UInt64;
 }
 
 struct Outlier {
