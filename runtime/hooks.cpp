@@ -13,6 +13,7 @@
 #include "channel/futex.h"
 #include "runtime.h"
 #include "shapetrace/abi.h"
+#include "throttle.h"
 
 #include <cerrno>
 #include <sched.h>
@@ -154,11 +155,24 @@ void pushTracerWait(ThreadState& state, uint64_t from) {
   return recorded;
 }
 
+// Recording is off, or throttling is on (g_hot.record_every_call is clear): whether this call is
+// left unrecorded. A throttled function's call is skipped and counted, unless skipping it would need
+// a run the thread has no room for (kMaxRuns switches open: it is recorded); a call inside skipped
+// calls with no run left for a recorded one is skipped, uncounted.
+[[gnu::noinline]] bool leftUnrecorded(const ThreadLocal& local, uint32_t function_id) {
+  if (!recordingEnabled())
+    return true;
+  if (local.top_count != 0 && local.runs >= ThreadLocal::kMaxRuns)
+    return !local.top_recorded;
+  return g_hot.throttled != nullptr && skipThrottled(g_hot.throttled, function_id);
+}
+
 [[gnu::always_inline]] inline void onEnter(uint32_t function_id) {
   ThreadLocal& local = t_local;
   if (local.busy) [[unlikely]]
     return nestedEvent(local);
-  if (!recordingEnabled()) [[unlikely]] {
+  if (!g_hot.record_every_call.load(std::memory_order_relaxed) &&
+      leftUnrecorded(local, function_id)) [[unlikely]] {
     if (local.top_count == 0)
       return; // nothing open: the exit will find nothing open either
     if (local.top_recorded)

@@ -59,6 +59,8 @@ std::string clusterTables(const Analysis& a, size_t clusters, size_t outliers,
     if (hosts.of_cluster) out += "  " + hosts.of_cluster(order[i]);
     out += "\n";
   }
+  if (const std::string throttled = throttledLines(a); !throttled.empty())
+    out += "\n" + throttled;
   if (!a.outliers.empty() && outliers > 0) out += "\nmost extreme outliers\n";
   for (size_t i = 0; i < a.outliers.size() && i < outliers; ++i) {
     const Outlier& o = a.outliers[i];
