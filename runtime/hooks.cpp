@@ -159,7 +159,7 @@ void pushTracerWait(ThreadState& state, uint64_t from) {
 // left unrecorded. A throttled function's call is skipped and counted, unless skipping it would need
 // a run the thread has no room for (kMaxRuns switches open: it is recorded); a call inside skipped
 // calls with no run left for a recorded one is skipped, uncounted.
-[[gnu::noinline]] bool leftUnrecorded(const ThreadLocal& local, uint32_t function_id) {
+[[gnu::always_inline]] inline bool leftUnrecorded(const ThreadLocal& local, uint32_t function_id) {
   if (!recordingEnabled())
     return true;
   if (local.top_count != 0 && local.runs >= ThreadLocal::kMaxRuns)
@@ -167,20 +167,17 @@ void pushTracerWait(ThreadState& state, uint64_t from) {
   return g_hot.throttled != nullptr && skipThrottled(g_hot.throttled, function_id);
 }
 
-[[gnu::always_inline]] inline void onEnter(uint32_t function_id) {
-  ThreadLocal& local = t_local;
-  if (local.busy) [[unlikely]]
-    return nestedEvent(local);
-  if (!g_hot.record_every_call.load(std::memory_order_relaxed) &&
-      leftUnrecorded(local, function_id)) [[unlikely]] {
-    if (local.top_count == 0)
-      return; // nothing open: the exit will find nothing open either
-    if (local.top_recorded)
-      openRun(local, false);
-    else
-      ++local.top_count;
-    return;
-  }
+// A call not recorded: tracked only inside open calls, so that its exit is skipped too.
+[[gnu::always_inline]] inline void skipEnter(ThreadLocal& local) {
+  if (local.top_count == 0)
+    return; // nothing open: the exit will find nothing open either
+  if (local.top_recorded)
+    openRun(local, false);
+  else
+    ++local.top_count;
+}
+
+[[gnu::always_inline]] inline void recordEnter(ThreadLocal& local, uint32_t function_id) {
   enterGuard(local);
   ThreadState* state = local.state;
   if (!state) [[unlikely]]
@@ -193,6 +190,22 @@ void pushTracerWait(ThreadState& state, uint64_t from) {
       openRun(local, true);
   }
   leaveGuard(local);
+}
+
+// Out of line, entered by a tail call: the fast path keeps nothing alive across it.
+[[gnu::noinline]] void enterOffOrThrottled(ThreadLocal& local, uint32_t function_id) {
+  if (leftUnrecorded(local, function_id))
+    return skipEnter(local);
+  recordEnter(local, function_id);
+}
+
+[[gnu::always_inline]] inline void onEnter(uint32_t function_id) {
+  ThreadLocal& local = t_local;
+  if (local.busy) [[unlikely]]
+    return nestedEvent(local);
+  if (!g_hot.record_every_call.load(std::memory_order_relaxed)) [[unlikely]]
+    return enterOffOrThrottled(local, function_id);
+  recordEnter(local, function_id);
 }
 
 [[gnu::always_inline]] inline void onExit(uint32_t function_id, EventKind kind) {
