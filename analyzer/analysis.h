@@ -115,6 +115,19 @@ struct AnalysisSettings {
   size_t kept_ended_threads = 1000;
 };
 
+// A function the runtime stopped recording (SHAPETRACE_THROTTLE, docs/runtime.md): from `at_ns` on,
+// the process recorded no call of it that began later than each thread saw the throttle (within
+// one drain interval), as if a filter had left it out from then on.
+struct ThrottledFunction {
+  uint64_t process = 0;
+  uint32_t thread = 0;    // whose call reached the count
+  uint32_t function = 0;  // index in Analysis::functions
+  uint64_t at_ns = 0;     // the end of that call
+  uint64_t short_calls = 0;
+  uint64_t calls_not_recorded = 0; // from the process's end; 0 without one
+  bool count_known = false;        // the process's end gave the count
+};
+
 struct Analysis {
   AnalysisSettings settings;
   std::vector<FunctionSummary> functions;
@@ -136,6 +149,8 @@ struct Analysis {
   uint64_t calls = 0;
   // A process's function id -> its index in `functions`, for every id the threads used.
   std::map<std::pair<uint64_t, uint32_t>, uint32_t> function_index;
+  // Throttled functions, by time (then process, function).
+  std::vector<ThrottledFunction> throttled;
   // The extensions' results, in the order they ran (extension.h); written under "extensions".
   std::vector<std::pair<std::string, nlohmann::ordered_json>> extensions;
 

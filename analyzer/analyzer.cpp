@@ -6,9 +6,11 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <tuple>
 #include <thread>
 
 namespace shapetrace::analyzer {
@@ -219,7 +221,21 @@ void Analyzer::consume(wire::StreamItem item) {
     bool& ended = process_ended_[process];
     if (item.kind() == wire::ItemKind::ProcessEnd) ended = true;
   }
+  if (auto* end = std::get_if<wire::ProcessEnd>(&item.body))
+    for (const auto& [function, calls] : end->throttled_calls) {
+      ThrottledFunction& throttled = throttles_[{process, function}];
+      throttled.calls_not_recorded = calls;
+      throttled.count_known = true;
+    }
   if (auto* batch = std::get_if<wire::EventBatch>(&item.body)) {
+    for (const wire::Throttle& mark : batch->throttles) {
+      ThrottledFunction& throttled = throttles_[{process, mark.function}];
+      if (throttled.short_calls != 0) continue; // the first mark stands
+      throttled.process = process;
+      throttled.thread = batch->thread;
+      throttled.at_ns = mark.timestamp_ns;
+      throttled.short_calls = mark.short_calls;
+    }
     Task task;
     task.sequence = batch->sequence;
     task.events = std::move(batch->events);
@@ -313,6 +329,17 @@ Analysis Analyzer::snapshot() {
   Analysis analysis = analyze(std::move(inputs), resolve, settings_);
   analysis.diagnostics.merge(input_diagnostics_);
   FunctionIndex functions(analysis, resolve);
+  for (const auto& [key, throttle] : throttles_) {
+    if (throttle.short_calls == 0) continue; // a count without its mark: nothing says when
+    ThrottledFunction named = throttle;
+    named.function = functions.indexOf(key.first, key.second);
+    analysis.throttled.push_back(named);
+  }
+  std::sort(analysis.throttled.begin(), analysis.throttled.end(),
+            [](const ThrottledFunction& a, const ThrottledFunction& b) {
+              return std::tie(a.at_ns, a.process, a.function) <
+                     std::tie(b.at_ns, b.process, b.function);
+            });
   for (const NamedExtension& named : extensions_)
     analysis.extensions.emplace_back(named.name, named.extension->result(analysis, functions));
   return analysis;

@@ -107,6 +107,9 @@ private:
   Diagnostics input_diagnostics_;
   // Every process seen, and whether its ProcessEnd came.
   std::map<uint64_t, bool> process_ended_;
+  // Throttle marks (EventBatch.throttles) and counts (ProcessEnd.throttledCalls) by (process,
+  // function id); `function` holds the id until the snapshot maps it.
+  std::map<std::pair<uint64_t, uint32_t>, ThrottledFunction> throttles_;
   bool finished_ = false;
   uint64_t items_ = 0;
   std::vector<ThreadSlot*> holding_; // slots with held tasks, in order of their first one

@@ -235,6 +235,18 @@ nlohmann::ordered_json toJson(const Analysis& analysis, const ModelSections& sec
   model["summary"] = summaryJson(analysis);
   model["diagnostics"] = diagnosticsListJson(analysis.diagnostics);
   model["functions"] = functionsJson(analysis);
+  if (!analysis.throttled.empty()) {
+    Json throttled = Json::array();
+    for (const ThrottledFunction& t : analysis.throttled)
+      throttled.push_back({{"function", t.function},
+                           {"process", t.process},
+                           {"thread", t.thread},
+                           {"at_ns", t.at_ns},
+                           {"short_calls", t.short_calls},
+                           {"calls_not_recorded", t.count_known ? Json(t.calls_not_recorded)
+                                                                : Json(nullptr)}});
+    model["throttled"] = std::move(throttled);
+  }
   model["shapes"] = shapesJson(analysis);
   if (sections.dag) model["dag"] = dagJson(analysis);
   model["clusters"] = clustersJson(analysis);

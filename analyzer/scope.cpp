@@ -46,6 +46,19 @@ std::vector<ThreadKey> selectThreads(const Analysis& a, const std::string& selec
   return out;
 }
 
+std::string throttledLines(const Analysis& a) {
+  if (a.throttled.empty()) return {};
+  std::string out = "throttled (SHAPETRACE_THROTTLE; not recorded from then on):\n";
+  for (const ThrottledFunction& t : a.throttled)
+    out += "  " + shortFunctionName(a.functions[t.function].name) + "  at " +
+           std::to_string(t.at_ns) + " ns on thread " + threadLabel(a, {t.process, t.thread}) +
+           ", after " + std::to_string(t.short_calls) + " short calls; " +
+           (t.count_known ? std::to_string(t.calls_not_recorded) + " calls not recorded"
+                          : std::string("calls not recorded: unknown (no process end)")) +
+           "\n";
+  return out;
+}
+
 std::string inputLossLine(const Analysis& a) {
   const std::pair<Stat, const char*> parts[] = {
       {Stat::batches_lost_at_end, "event batches lost at threads' ends"},

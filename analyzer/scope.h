@@ -79,6 +79,10 @@ private:
 // 7:101, 7:102 (see diagnostics)": the headline every command prints when the recording or the
 // live input lost or repeated batches or frames; empty when it did not.
 std::string inputLossLine(const Analysis& analysis);
+// "throttled (SHAPETRACE_THROTTLE; not recorded from then on):" and a line per throttled function
+// (when, on which thread, after how many short calls, how many calls were not recorded); empty
+// when the runtime throttled none.
+std::string throttledLines(const Analysis& analysis);
 // Whether `name` names the function: its display name, that name without its parameter list
 // ("ns::Class::method"), or its mangled name.
 bool namesFunction(const FunctionName& function, std::string_view name);

@@ -46,6 +46,10 @@ Drain::Drain(Runtime& runtime, std::unique_ptr<Sink> sink, Calibration calibrati
   next_calibration_ns_ = process_start_.start_ns + kFirstCalibrationNs;
   calibration_step_ns_ = kFirstCalibrationNs;
   sem_init(&wake_, 0, 0);
+  if (ThrottleLimits limits; g_hot.throttled && parseThrottle(flags().throttle, limits)) {
+    throttler_ = std::make_unique<Throttler>(limits, g_hot.throttled);
+    threads_.throttleWith(throttler_.get());
+  }
   // Attach on demand starts attached when a collector may be listening (an ipc:// socket file
   // exists; any tcp:// endpoint) until the first connection attempt says otherwise, so that a
   // program started under a running collector is recorded from its first call.
@@ -434,12 +438,14 @@ void Drain::finishImage(const EndInfo& end) {
     unsent += state->drain.unreported_drops;
   }
   unsent += g_hot.late_events.load(std::memory_order_relaxed);
-  const wire::ProcessEnd process_end{now,
-                                     threads_.eventsSent(),
-                                     threads_.dropsReported() + unsent,
-                                     end.exit_status,
-                                     end.reason,
-                                     end.exec_path};
+  wire::ProcessEnd process_end{now,
+                               threads_.eventsSent(),
+                               threads_.dropsReported() + unsent,
+                               end.exit_status,
+                               end.reason,
+                               end.exec_path};
+  if (throttler_)
+    process_end.throttled_calls = throttler_->throttledCalls();
   bool sent = false;
   while (process_start_sent_ && !(sent = sendItem(process_end)) && may_wait &&
          Clock::now() < end.deadline)

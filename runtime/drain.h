@@ -124,6 +124,7 @@ private:
   uint64_t next_calibration_ns_ = 0;
   uint64_t calibration_step_ns_ = 0;
   ThreadDrain threads_; // every ring's events, through send()
+  std::unique_ptr<Throttler> throttler_; // SHAPETRACE_THROTTLE on: times calls, throttles
   Clock::time_point last_success_ = Clock::now();
   bool ever_sent_ = false;
   bool send_refused_ = false; // the sink had no room in this cycle

@@ -4,6 +4,7 @@
 #include "channel/channel.h"
 
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -100,6 +101,10 @@ void validate(Flags& flags, const Flags& defaults, std::vector<std::string>& err
     check(false, "CLOCK", "auto, counter (tsc) or monotonic", errors);
     flags.clock = defaults.clock;
   }
+  if (ThrottleLimits limits; !flags.throttle.empty() && !parseThrottle(flags.throttle, limits)) {
+    check(false, "THROTTLE", "CALLS:NS, two integers of at least 1 (100000:10000)", errors);
+    flags.throttle = defaults.throttle;
+  }
 }
 
 Flags& storage() {
@@ -108,6 +113,23 @@ Flags& storage() {
 }
 
 } // namespace
+
+bool parseThrottle(const std::string& text, ThrottleLimits& out) {
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos)
+    return false;
+  const auto positive = [](const char* begin, const char* end, uint64_t& value) {
+    const auto [stop, error] = std::from_chars(begin, end, value);
+    return error == std::errc() && stop == end && value != 0;
+  };
+  ThrottleLimits limits;
+  const char* begin = text.data();
+  if (!positive(begin, begin + colon, limits.calls) ||
+      !positive(begin + colon + 1, begin + text.size(), limits.max_ns))
+    return false;
+  out = limits;
+  return true;
+}
 
 Flags parseFlags(const char* (*getenv_fn)(const char*), std::vector<std::string>& errors) {
   const Flags defaults;

@@ -22,6 +22,16 @@ struct Flags {
 #undef SHAPETRACE_FLAG
 };
 
+// SHAPETRACE_THROTTLE (throttle.h): stop recording a function after `calls` calls shorter than
+// `max_ns` each.
+struct ThrottleLimits {
+  uint64_t calls = 0;  // 0: throttling off
+  uint64_t max_ns = 0; // a call counts when it lasted less than this
+  bool on() const { return calls != 0; }
+};
+// "N:T", both decimal integers of at least 1; false for anything else.
+bool parseThrottle(const std::string& text, ThrottleLimits& out);
+
 // Parses the environment through `getenv_fn` (getenv in production, a map in tests). Problems are
 // appended to `errors` as complete sentences naming the variable.
 Flags parseFlags(const char* (*getenv_fn)(const char*), std::vector<std::string>& errors);

@@ -13,6 +13,7 @@
 #include "channel/futex.h"
 #include "runtime.h"
 #include "shapetrace/abi.h"
+#include "throttle.h"
 
 #include <cerrno>
 #include <sched.h>
@@ -154,19 +155,29 @@ void pushTracerWait(ThreadState& state, uint64_t from) {
   return recorded;
 }
 
-[[gnu::always_inline]] inline void onEnter(uint32_t function_id) {
-  ThreadLocal& local = t_local;
-  if (local.busy) [[unlikely]]
-    return nestedEvent(local);
-  if (!recordingEnabled()) [[unlikely]] {
-    if (local.top_count == 0)
-      return; // nothing open: the exit will find nothing open either
-    if (local.top_recorded)
-      openRun(local, false);
-    else
-      ++local.top_count;
-    return;
-  }
+// Recording is off, or throttling is on (g_hot.record_every_call is clear): whether this call is
+// left unrecorded. A throttled function's call is skipped and counted, unless skipping it would need
+// a run the thread has no room for (kMaxRuns switches open: it is recorded); a call inside skipped
+// calls with no run left for a recorded one is skipped, uncounted.
+[[gnu::always_inline]] inline bool leftUnrecorded(const ThreadLocal& local, uint32_t function_id) {
+  if (!recordingEnabled())
+    return true;
+  if (local.top_count != 0 && local.runs >= ThreadLocal::kMaxRuns)
+    return !local.top_recorded;
+  return g_hot.throttled != nullptr && skipThrottled(g_hot.throttled, function_id);
+}
+
+// A call not recorded: tracked only inside open calls, so that its exit is skipped too.
+[[gnu::always_inline]] inline void skipEnter(ThreadLocal& local) {
+  if (local.top_count == 0)
+    return; // nothing open: the exit will find nothing open either
+  if (local.top_recorded)
+    openRun(local, false);
+  else
+    ++local.top_count;
+}
+
+[[gnu::always_inline]] inline void recordEnter(ThreadLocal& local, uint32_t function_id) {
   enterGuard(local);
   ThreadState* state = local.state;
   if (!state) [[unlikely]]
@@ -179,6 +190,22 @@ void pushTracerWait(ThreadState& state, uint64_t from) {
       openRun(local, true);
   }
   leaveGuard(local);
+}
+
+// Out of line, entered by a tail call: the fast path keeps nothing alive across it.
+[[gnu::noinline]] void enterOffOrThrottled(ThreadLocal& local, uint32_t function_id) {
+  if (leftUnrecorded(local, function_id))
+    return skipEnter(local);
+  recordEnter(local, function_id);
+}
+
+[[gnu::always_inline]] inline void onEnter(uint32_t function_id) {
+  ThreadLocal& local = t_local;
+  if (local.busy) [[unlikely]]
+    return nestedEvent(local);
+  if (!g_hot.record_every_call.load(std::memory_order_relaxed)) [[unlikely]]
+    return enterOffOrThrottled(local, function_id);
+  recordEnter(local, function_id);
 }
 
 [[gnu::always_inline]] inline void onExit(uint32_t function_id, EventKind kind) {

@@ -5,6 +5,7 @@
 #include "drain.h"
 #include "fd_guard.h"
 #include "ring_arena.h"
+#include "throttle.h"
 #include "flags.h"
 #include "shapetrace/abi.h"
 #include "shapetrace/shapetrace.h"
@@ -396,6 +397,7 @@ void onForkChild() {
     mine->start_ticks = readTicks();
     mine->describeRing();
   }
+  clearThrottleTable();
   rt.control_queue.clear();
   for (const wire::ModuleTable& module : rt.modules)
     rt.control_queue.push_back({0, module});
@@ -458,6 +460,12 @@ void startOnce() {
   rt.on_demand.store(config.output.empty() && !getenv("SHAPETRACE_ENABLED"));
   g_hot.blocking = config.blocking;
   g_hot.blocking_wait.store(config.blocking);
+  if (ThrottleLimits limits; parseThrottle(config.throttle, limits)) {
+    if (makeThrottleTable())
+      g_hot.throttled = throttleTable();
+    else
+      warn("SHAPETRACE_THROTTLE: no memory for the table of throttled functions; not throttling");
+  }
   rt.process_key = randomKey();
   g_pid.store(getpid());
   pthread_key_create(&g_thread_key, onThreadExit);
@@ -544,6 +552,7 @@ bool endImageForExec(const char* path) {
 
 void setRecordingEnabled(bool on) {
   std::atomic_ref<uint8_t>(__shapetrace_enabled).store(on ? 1 : 0, std::memory_order_release);
+  g_hot.record_every_call.store(on && g_hot.throttled == nullptr, std::memory_order_release);
   Runtime& rt = runtime();
   std::lock_guard lock(rt.modules_mutex);
   copyFlagToImages(rt);
@@ -551,6 +560,7 @@ void setRecordingEnabled(bool on) {
 
 void setRecordingOffAtImageEnd() {
   std::atomic_ref<uint8_t>(__shapetrace_enabled).store(0, std::memory_order_release);
+  g_hot.record_every_call.store(0, std::memory_order_release);
   Runtime& rt = runtime();
   std::unique_lock lock(rt.modules_mutex, std::try_to_lock);
   if (lock.owns_lock())

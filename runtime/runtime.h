@@ -63,6 +63,11 @@ struct HotState {
   // Threads waiting for ring space right now (blocking mode): the drain then runs back to back.
   std::atomic<uint32_t> waiting_producers{0};
   bool blocking = false;
+  // Recording is on and no call may be throttled (SHAPETRACE_THROTTLE off): the hooks' one test.
+  // Otherwise they look further (recordingEnabled, the function's throttle word).
+  std::atomic<uint8_t> record_every_call{0};
+  // The throttle table (throttle.h) when throttling is on, set before recording starts.
+  std::atomic<uint64_t>* throttled = nullptr;
   // Events from threads after their exit destructor ran, or after shutdown began, or that
   // interrupted a hook before the thread had a ring.
   std::atomic<uint64_t> late_events{0};

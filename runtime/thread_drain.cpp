@@ -62,6 +62,7 @@ bool ThreadDrain::discardBatch() {
   batch_.clear();
   batch_annotations_.clear();
   batch_waits_.clear();
+  batch_throttles_.clear();
   return false;
 }
 
@@ -70,7 +71,7 @@ bool ThreadDrain::sendBatch(ThreadState& state, uint64_t up_to) {
   if (batch_.count() != 0) {
     const wire::Bytes message = wire::encodeEventBatch(
         output_.processKey(), state.tid, cursor.next_sequence, batch_,
-        {batch_annotations_, batch_waits_});
+        {batch_annotations_, batch_waits_, batch_throttles_});
     if (!output_.send(message)) {
       cursor.abandoned_in_batch = 0;
       return false;
@@ -88,6 +89,9 @@ bool ThreadDrain::sendBatch(ThreadState& state, uint64_t up_to) {
   }
   batch_annotations_.clear();
   batch_waits_.clear();
+  batch_throttles_.clear();
+  std::erase_if(cursor.throttle_marks,
+                [up_to](const DrainCursor::ThrottleMark& mark) { return mark.index < up_to; });
   // Every slot before up_to is in a sent batch, or a marker that made nothing else to send.
   cursor.abandoned_sent += cursor.abandoned_in_batch;
   cursor.abandoned_in_batch = 0;
@@ -99,6 +103,37 @@ bool ThreadDrain::sendBatch(ThreadState& state, uint64_t up_to) {
   publishProgress(state);
   state.ring.release(up_to);
   return true;
+}
+
+void ThreadDrain::timeCall(DrainCursor& cursor, const Event& slot, uint64_t index) {
+  auto& open = cursor.timed_calls;
+  if (slot.kind == EventKind::Enter) {
+    open.emplace_back(slot.function_id, slot.timestamp);
+    return;
+  }
+  // An exit ends the innermost open call of its function; calls above it were left by a longjmp
+  // (their abandoned exits come as a marker) or their exits were lost: they are not timed.
+  size_t depth = open.size();
+  while (depth > 0 && open[depth - 1].first != slot.function_id)
+    --depth;
+  if (depth == 0) {
+    open.clear(); // an exit of a call entered before the thread's timing began
+    return;
+  }
+  const uint64_t enter_ns = output_.toNs(open[depth - 1].second);
+  const uint64_t exit_ns = output_.toNs(slot.timestamp);
+  open.resize(depth - 1);
+  if (const uint64_t count =
+          throttler_->callEnded(slot.function_id, exit_ns > enter_ns ? exit_ns - enter_ns : 0))
+    cursor.throttle_marks.push_back({index, wire::Throttle{0, exit_ns, slot.function_id, count}});
+}
+
+void ThreadDrain::placeThrottleMarks(const DrainCursor& cursor, uint64_t index) {
+  for (const DrainCursor::ThrottleMark& mark : cursor.throttle_marks)
+    if (mark.index == index) {
+      batch_throttles_.push_back(mark.mark);
+      batch_throttles_.back().before_event = uint32_t(batch_.count());
+    }
 }
 
 bool ThreadDrain::sendPendingGap(ThreadState& state, uint64_t from_ns, uint64_t to_ns) {
@@ -153,8 +188,12 @@ bool ThreadDrain::drain(ThreadState& state) {
       continue;
     }
     Event& slot = ring.slot(index);
-    if ((cursor.tracking || cursor.continuing) && isEvent(slot)) [[unlikely]]
+    if ((cursor.tracking || cursor.continuing || throttler_) && isEvent(slot)) [[unlikely]] {
+      const bool first = index >= cursor.applied_up_to;
       firstSight(cursor, slot, index);
+      if (first && throttler_ && isEvent(slot))
+        timeCall(cursor, slot, index);
+    }
     if (isEvent(slot)) {
       if (isUnnamed(slot)) [[unlikely]] {
         index = dropUnnamedEvents(state, index, head);
@@ -163,6 +202,8 @@ bool ThreadDrain::drain(ThreadState& state) {
         continue;
       }
       batch_.append(output_.toNs(slot.timestamp), slot.function_id, slot.kind);
+      if (!cursor.throttle_marks.empty()) [[unlikely]]
+        placeThrottleMarks(cursor, index);
       ++index;
       if (batch_.full() && !sendBatch(state, index))
         return discardBatch();

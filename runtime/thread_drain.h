@@ -11,6 +11,7 @@
 #pragma once
 
 #include "thread_state.h"
+#include "throttle.h"
 #include "wire/codec.h"
 
 #include <cstdint>
@@ -50,6 +51,9 @@ public:
 
   // Over every thread since the last reset: events sent in batches, and events announced lost.
   uint64_t eventsSent() const { return events_sent_; }
+  // Times the recorded calls and throttles functions through `throttler` (the runtime's drain,
+  // when SHAPETRACE_THROTTLE is on); nullptr: no timing.
+  void throttleWith(Throttler* throttler) { throttler_ = throttler; }
   uint64_t dropsReported() const { return drops_reported_; }
   void resetTotals() { events_sent_ = drops_reported_ = 0; }
 
@@ -57,7 +61,14 @@ private:
   bool sendBatch(ThreadState& state, uint64_t up_to);
   // A batch holds at most as many marks as events (a thread that only annotates still sends
   // messages of bounded size).
-  bool marksFull() const { return batch_annotations_.size() + batch_waits_.size() >= batch_events_; }
+  bool marksFull() const {
+    return batch_annotations_.size() + batch_waits_.size() + batch_throttles_.size() >=
+           batch_events_;
+  }
+  // The first look at an event (throttling on): times the call an exit ends.
+  void timeCall(DrainCursor& cursor, const Event& slot, uint64_t index);
+  // The throttle marks decided at the event at `index`, just appended to the batch.
+  void placeThrottleMarks(const DrainCursor& cursor, uint64_t index);
   // An annotation or tracer wait (the marker and the slot after it) placed at the batch's end.
   void addMark(const ThreadState& state, const Event& marker, const Event& payload);
   // Forgets the batch being made (a send failed: its slots stay in the ring for the next cycle).
@@ -77,6 +88,8 @@ private:
   // The batch's annotations and tracer waits, placed among its events.
   std::vector<wire::Annotation> batch_annotations_;
   std::vector<wire::TracerWait> batch_waits_;
+  std::vector<wire::Throttle> batch_throttles_;
+  Throttler* throttler_ = nullptr;
   uint64_t events_sent_ = 0;
   uint64_t drops_reported_ = 0;
 };

@@ -9,10 +9,12 @@
 
 #include "ring.h"
 #include "ring_arena.h"
+#include "wire/items.h"
 
 #include <atomic>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace shapetrace::rt {
@@ -87,6 +89,14 @@ struct DrainCursor {
   // A vector: unlike a deque it allocates nothing until used (a state is made in a signal handler
   // too). Rarely more than one entry.
   std::vector<StretchStart> stretch_starts;
+  // Throttling (throttle.h): the thread's open recorded calls (function id, enter ticks), innermost
+  // last, and the marks of throttles decided at an event of the ring (its index) not sent yet.
+  std::vector<std::pair<uint32_t, uint64_t>> timed_calls;
+  struct ThrottleMark {
+    uint64_t index;
+    wire::Throttle mark;
+  };
+  std::vector<ThrottleMark> throttle_marks;
 };
 
 struct ThreadState {

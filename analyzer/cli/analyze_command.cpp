@@ -84,6 +84,8 @@ void printSummary(const Analysis& a, FILE* out) {
                  static_cast<unsigned long long>(a.diagnostics.count(stat)),
                  std::string(severityName(statSeverity(stat))).c_str());
   }
+  if (const std::string throttled = throttledLines(a); !throttled.empty())
+    std::fprintf(out, "\n%s", throttled.c_str());
   if (!a.outliers.empty())
     std::fprintf(out, "\nmost extreme outliers (%llu found, %zu kept):\n",
                  static_cast<unsigned long long>(a.outliers_found), a.outliers.size());

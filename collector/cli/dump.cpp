@@ -115,7 +115,7 @@ public:
     const uint32_t thread = threadOf(item);
     if (const auto* batch = std::get_if<wire::EventBatch>(&item.body)) {
       int& depth = depth_[{item.process, thread}];
-      size_t next_annotation = 0, next_wait = 0;
+      size_t next_annotation = 0, next_wait = 0, next_throttle = 0;
       // The batch's annotations and tracer waits before event `i`, each on a line of its own.
       const auto marksBefore = [&](size_t i) {
         for (; next_annotation < batch->annotations.size() &&
@@ -133,6 +133,15 @@ public:
           if (inRange(wait.start_ns))
             std::printf("%" PRIu64 " %u/%u %*s# tracer wait %" PRIu64 " ns\n", wait.start_ns, pid,
                         thread, 2 * depth, "", wait.duration_ns);
+        }
+        for (; next_throttle < batch->throttles.size() &&
+               batch->throttles[next_throttle].before_event <= i;
+             ++next_throttle) {
+          const wire::Throttle& mark = batch->throttles[next_throttle];
+          if (inRange(mark.timestamp_ns))
+            std::printf("%" PRIu64 " %u/%u %*s# throttled %s after %" PRIu64 " short calls\n",
+                        mark.timestamp_ns, pid, thread, 2 * depth, "",
+                        names.function(item.process, mark.function).c_str(), mark.short_calls);
         }
       };
       for (size_t i = 0; i < batch->events.size(); ++i) {
@@ -184,6 +193,9 @@ public:
                         body.events_dropped);
             if (body.written_by_collector)
               std::printf(" (written by the collector)");
+            for (const auto& [function, calls] : body.throttled_calls)
+              std::printf(", %s throttled: %" PRIu64 " calls not recorded",
+                          names.function(item.process, function).c_str(), calls);
           } else if constexpr (std::is_same_v<T, wire::ExecFailed>)
             std::printf(" %s: %s", body.path.c_str(), std::strerror(body.error));
           else if constexpr (std::is_same_v<T, wire::ExitStatus>)
@@ -240,6 +252,16 @@ public:
                                  {"before_event", wait.before_event}});
               j["tracer_waits"] = std::move(waits);
             }
+            if (!body.throttles.empty()) {
+              nlohmann::json marks = nlohmann::json::array();
+              for (const wire::Throttle& mark : body.throttles)
+                marks.push_back({{"t", mark.timestamp_ns},
+                                 {"f", mark.function},
+                                 {"name", names.function(item.process, mark.function)},
+                                 {"short_calls", mark.short_calls},
+                                 {"before_event", mark.before_event}});
+              j["throttles"] = std::move(marks);
+            }
           } else if constexpr (std::is_same_v<T, wire::ProcessStart>) {
             j["pid"] = body.pid;
             j["executable"] = body.executable;
@@ -286,6 +308,14 @@ public:
             j["events_dropped"] = body.events_dropped;
             if (body.written_by_collector)
               j["written_by_collector"] = true;
+            if (!body.throttled_calls.empty()) {
+              nlohmann::json throttled = nlohmann::json::array();
+              for (const auto& [function, calls] : body.throttled_calls)
+                throttled.push_back({{"f", function},
+                                     {"name", names.function(item.process, function)},
+                                     {"calls_not_recorded", calls}});
+              j["throttled_calls"] = std::move(throttled);
+            }
           } else if constexpr (std::is_same_v<T, wire::ExecFailed>) {
             j["t"] = body.timestamp_ns;
             j["path"] = body.path;

@@ -139,6 +139,25 @@ struct EventBatch {
   # dozen events).
   annotations @6 :List(Annotation);
   tracerWaits @7 :List(TracerWait);
+  throttles @8 :List(Throttle);
+}
+
+# The runtime stopped recording `function` (SHAPETRACE_THROTTLE, docs/runtime.md): this thread's
+# call of it that ended at `timestampNs`, the event before the mark, was the `shortCalls`-th call
+# of it, over all threads, shorter than the throttle's limit. From then on its calls are not
+# recorded (those already open keep their exits), counted instead (ProcessEnd.throttledCalls).
+# Added after format version 1's first release: older readers ignore it.
+struct Throttle {
+  beforeEvent @0 :UInt32;
+  timestampNs @1 :UInt64;
+  function @2 :UInt32;
+  shortCalls @3 :UInt64;
+}
+
+# Calls of a throttled function that were not recorded, in all.
+struct ThrottledCalls {
+  function @0 :UInt32;
+  calls @1 :UInt64;
 }
 
 # The runtime made the thread wait `durationNs` for room in its ring (lossless recording,
@@ -196,6 +215,9 @@ struct ProcessEnd {
   # stream reported (drops the process had counted but not reported died with it). Added after
   # format version 1's first release: older readers ignore it.
   writtenByCollector @6 :Bool;
+  # SHAPETRACE_THROTTLE: per function throttled (EventBatch.throttles), its calls not recorded.
+  # Added after format version 1's first release: older readers ignore it.
+  throttledCalls @7 :List(ThrottledCalls);
 }
 
 # Why a process whose ProcessStart says origin execFailed exists: the exec of `path` by the image

@@ -120,6 +120,13 @@ void fill(s::TracerWait::Builder b, const TracerWait& v) {
   b.setDurationNs(v.duration_ns);
 }
 
+void fill(s::Throttle::Builder b, const Throttle& v) {
+  b.setBeforeEvent(v.before_event);
+  b.setTimestampNs(v.timestamp_ns);
+  b.setFunction(v.function);
+  b.setShortCalls(v.short_calls);
+}
+
 template <typename Builder, typename T> void fillList(Builder list, std::span<const T> values) {
   for (size_t i = 0; i < values.size(); ++i)
     fill(list[unsigned(i)], values[i]);
@@ -137,6 +144,8 @@ void fillBatch(s::EventBatch::Builder b, uint32_t thread, uint64_t sequence,
     fillList(b.initAnnotations(unsigned(marks.annotations.size())), marks.annotations);
   if (!marks.tracer_waits.empty())
     fillList(b.initTracerWaits(unsigned(marks.tracer_waits.size())), marks.tracer_waits);
+  if (!marks.throttles.empty())
+    fillList(b.initThrottles(unsigned(marks.throttles.size())), marks.throttles);
 }
 
 void fillBatch(s::EventBatch::Builder b, uint32_t thread, uint64_t sequence,
@@ -165,6 +174,13 @@ void fill(s::ProcessEnd::Builder b, const ProcessEnd& v) {
   b.setReason(static_cast<s::EndReason>(v.reason));
   b.setExecPath(text(v.exec_path));
   b.setWrittenByCollector(v.written_by_collector);
+  if (!v.throttled_calls.empty()) {
+    auto list = b.initThrottledCalls(unsigned(v.throttled_calls.size()));
+    for (unsigned i = 0; i < list.size(); ++i) {
+      list[i].setFunction(v.throttled_calls[i].first);
+      list[i].setCalls(v.throttled_calls[i].second);
+    }
+  }
 }
 
 void fill(s::ExecFailed::Builder b, const ExecFailed& v) {
@@ -255,6 +271,9 @@ Annotation read(s::Annotation::Reader r) {
 TracerWait read(s::TracerWait::Reader r) {
   return {r.getBeforeEvent(), r.getStartNs(), r.getDurationNs()};
 }
+Throttle read(s::Throttle::Reader r) {
+  return {r.getBeforeEvent(), r.getTimestampNs(), r.getFunction(), r.getShortCalls()};
+}
 ProcessEnd read(s::ProcessEnd::Reader r) {
   ProcessEnd v;
   v.timestamp_ns = r.getTimestampNs();
@@ -267,6 +286,8 @@ ProcessEnd read(s::ProcessEnd::Reader r) {
                                                                : EndReason::Exit;
   v.exec_path = str(r.getExecPath());
   v.written_by_collector = r.getWrittenByCollector();
+  for (const auto entry : r.getThrottledCalls())
+    v.throttled_calls.emplace_back(entry.getFunction(), entry.getCalls());
   return v;
 }
 ExecFailed read(s::ExecFailed::Reader r) {
@@ -321,6 +342,7 @@ EventBatch read(s::EventBatch::Reader r) {
   decodeEvents(bytes, r.getCount(), r.getBaseNs(), v.events);
   readMarks(r.getAnnotations(), r.getCount(), v.annotations);
   readMarks(r.getTracerWaits(), r.getCount(), v.tracer_waits);
+  readMarks(r.getThrottles(), r.getCount(), v.throttles);
   return v;
 }
 
@@ -394,7 +416,7 @@ Bytes encodeItem(const StreamItem& item) {
           fill(root.initThreadEnd(), body);
         else if constexpr (std::is_same_v<T, EventBatch>)
           fillBatch(root.initEventBatch(), body.thread, body.sequence, body.events,
-                    {body.annotations, body.tracer_waits});
+                    {body.annotations, body.tracer_waits, body.throttles});
         else if constexpr (std::is_same_v<T, Gap>)
           fill(root.initGap(), body);
         else if constexpr (std::is_same_v<T, Annotation>)
@@ -423,7 +445,8 @@ Bytes encodeEventBatch(uint64_t process, uint32_t thread, uint64_t sequence,
                        const EventEncoder& events, BatchMarks marks) {
   unsigned words = static_cast<unsigned>(events.bytes().size() / 8 + 32 +
                                          marks.annotations.size() * 8 +
-                                         marks.tracer_waits.size() * 4);
+                                         marks.tracer_waits.size() * 4 +
+                                         marks.throttles.size() * 5);
   capnp::MallocMessageBuilder message(words);
   fillBatch(initRoot(message, process).initEventBatch(), thread, sequence, events, marks);
   return toBytes(message);

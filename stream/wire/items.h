@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -112,12 +113,22 @@ struct TracerWait {
   friend bool operator==(const TracerWait&, const TracerWait&) = default;
 };
 
+// The runtime stopped recording a function (SHAPETRACE_THROTTLE): see stream.capnp's Throttle.
+struct Throttle {
+  uint32_t before_event = 0;
+  uint64_t timestamp_ns = 0;
+  uint32_t function = 0;
+  uint64_t short_calls = 0;
+  friend bool operator==(const Throttle&, const Throttle&) = default;
+};
+
 struct EventBatch {
   uint32_t thread = 0;
   uint64_t sequence = 0;
   std::vector<Event> events; // timestamps in nanoseconds
   std::vector<Annotation> annotations; // in order, each before_event <= events.size()
   std::vector<TracerWait> tracer_waits; // in order, each before_event <= events.size()
+  std::vector<Throttle> throttles{}; // in order, each before_event <= events.size()
   friend bool operator==(const EventBatch&, const EventBatch&) = default;
 };
 
@@ -140,6 +151,8 @@ struct ProcessEnd {
   EndReason reason = EndReason::Exit;
   std::string exec_path;
   bool written_by_collector = false; // for a process that died without warning (stream.capnp)
+  // Per function throttled (SHAPETRACE_THROTTLE), the calls not recorded: (function id, calls).
+  std::vector<std::pair<uint32_t, uint64_t>> throttled_calls{};
   friend bool operator==(const ProcessEnd&, const ProcessEnd&) = default;
 };
 

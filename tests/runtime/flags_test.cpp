@@ -67,6 +67,11 @@ TEST(Flags, BadValuesAreNamedAndReplacedByDefaults) {
       {{"SHAPETRACE_BLOCKING", "maybe"}},   {{"SHAPETRACE_CLOCK", "hpet"}},
       {{"SHAPETRACE_DRAIN_INTERVAL_US", "5"}}, {{"SHAPETRACE_CHANNEL", "1K"}},
       {{"SHAPETRACE_EXIT_TIMEOUT_MS", "99999999999999999999999"}},
+      {{"SHAPETRACE_THROTTLE", "100"}},      {{"SHAPETRACE_THROTTLE", "0:10"}},
+      {{"SHAPETRACE_THROTTLE", "10:0"}},     {{"SHAPETRACE_THROTTLE", "10:"}},
+      {{"SHAPETRACE_THROTTLE", ":10"}},      {{"SHAPETRACE_THROTTLE", "10:5us"}},
+      {{"SHAPETRACE_THROTTLE", "-1:10"}},    {{"SHAPETRACE_THROTTLE", "1:2:3"}},
+      {{"SHAPETRACE_THROTTLE", "99999999999999999999999:1"}},
   };
   const Flags defaults;
   for (const auto& env : bad) {
@@ -76,6 +81,23 @@ TEST(Flags, BadValuesAreNamedAndReplacedByDefaults) {
     EXPECT_THAT(errors[0], ::testing::HasSubstr(env.begin()->first));
     EXPECT_EQ(describeFlags(flags), describeFlags(defaults)) << env.begin()->first;
   }
+}
+
+// SHAPETRACE_THROTTLE=N:T; off (empty) by default.
+TEST(Flags, ThrottleIsCallsColonNanoseconds) {
+  std::vector<std::string> errors;
+  EXPECT_EQ(parse({}, errors).throttle, "");
+  ThrottleLimits limits;
+  EXPECT_FALSE(parseThrottle("", limits));
+  EXPECT_FALSE(limits.on());
+  const Flags flags = parse({{"SHAPETRACE_THROTTLE", "100000:10000"}}, errors);
+  EXPECT_TRUE(errors.empty());
+  ASSERT_TRUE(parseThrottle(flags.throttle, limits));
+  EXPECT_TRUE(limits.on());
+  EXPECT_EQ(limits.calls, 100000u);
+  EXPECT_EQ(limits.max_ns, 10000u);
+  ASSERT_TRUE(parseThrottle("1:18446744073709551615", limits));
+  EXPECT_EQ(limits.max_ns, UINT64_MAX);
 }
 
 TEST(Flags, DescribeListsEveryVariable) {

@@ -44,6 +44,9 @@ std::vector<StreamItem> everyItem() {
   batch.annotations = {{77, 999, "request_bytes", 512, 0}, {77, 1011, "phase", -1, 2},
                        {77, 1011, "phase", -2, 2}, {77, UINT64_MAX, "last", 0, 5}};
   batch.tracer_waits = {{1, 1001, 7}, {5, UINT64_MAX - 9, 9}};
+  batch.throttles = {{2, 1010, 18, 100000}, {5, UINT64_MAX, UINT32_MAX, UINT64_MAX}};
+  ProcessEnd throttled_end{8500, 10, 0, 0, EndReason::Exit, ""};
+  throttled_end.throttled_calls = {{18, 900}, {17, UINT64_MAX}};
   ProcessStart exec_start = start;
   exec_start.origin = ProcessOrigin::Exec;
   exec_start.previous_image = 0x99aabbccddeeff00;
@@ -68,6 +71,7 @@ std::vector<StreamItem> everyItem() {
       {16, ExitStatus{4242, 9000, -1, 9, true}},
       {0, ExitStatus{4243, 9100, 3, 0, false}},
       {17, ProcessEnd{8400, 9, 0, 15, EndReason::Signal, ""}},
+      {18, throttled_end},
   };
 }
 
