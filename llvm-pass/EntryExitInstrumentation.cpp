@@ -277,6 +277,16 @@ std::optional<CapturePlan> ModuleEntryExit::planFor(Function& F, const FunctionI
   ChosenValues Chosen = Filter.valueChoices().match(Info);
   if (Chosen.empty())
     return CapturePlan();
+  // A copy the optimiser made (f.specialized.1, f.constprop.0, f.argelim) has arguments of its
+  // own: some of the source's are constants in it, or gone.
+  if (F.getName().contains('.')) {
+    ORE.emit([&] {
+      return OptimizationRemarkMissed(PassName, "ValuesNotRecorded", &F)
+             << "'" << Info.Demangled << "' records no values: a copy the optimiser made, whose "
+             << "arguments are not the source's";
+    });
+    return CapturePlan();
+  }
   Expected<CapturePlan> Plan = planCapture(F, Info, Chosen);
   if (!Plan) {
     Ctx.emitError("shapetrace: " + toString(Plan.takeError()));

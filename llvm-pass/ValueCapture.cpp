@@ -212,8 +212,10 @@ Expected<CapturePlan> planCapture(const Function& F, const FunctionInfo& Info,
         inconvertibleErrorCode(),
         Name + " has " + Twine(Source.size() - 1) + " parameters in the source but the ABI passes " +
             Twine(Args.size()) +
-            " arguments (a struct by value split over several registers, or packed with "
-            "another): argument positions would not be the source's, so none can be recorded");
+            " arguments (a struct by value split over several registers or packed with another, "
+            "or arguments the optimiser removed from this internal function): argument positions "
+            "would not be the source's, so none can be recorded; SHAPETRACE_PASS_MODE="
+            "before-inlining records functions as the source declares them");
   for (unsigned Position : Chosen.Args) {
     if (Position > Args.size())
       return createStringError(inconvertibleErrorCode(),

@@ -35,6 +35,7 @@ Bytes encodeEventBatch(uint64_t process, uint32_t thread, uint64_t sequence,
 struct BatchMarks {
   std::span<const Annotation> annotations;
   std::span<const TracerWait> tracer_waits;
+  std::span<const CallValues> call_values;
 };
 // The same from events already encoded one by one (the runtime's drain path).
 Bytes encodeEventBatch(uint64_t process, uint32_t thread, uint64_t sequence,

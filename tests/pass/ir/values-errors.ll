@@ -32,13 +32,19 @@
 ; RUN: not %opt_shapetrace -passes=shapetrace-instrument -shapetrace-args='packed@arg1' -disable-output %t/debug.ll 2>&1 | FileCheck %s --check-prefix=PACKED
 ; PACKED: error: shapetrace: arg1 of 'packed' is a struct, class or union by value (the ABI passes it in registers or as a hidden reference): only integers up to 64 bits, pointers, float and double can be recorded
 ; RUN: not %opt_shapetrace -passes=shapetrace-instrument -shapetrace-args='split@arg2' -disable-output %t/debug.ll 2>&1 | FileCheck %s --check-prefix=SPLIT
-; SPLIT: error: shapetrace: 'split' has 2 parameters in the source but the ABI passes 3 arguments (a struct by value split over several registers, or packed with another): argument positions would not be the source's, so none can be recorded
+; SPLIT: error: shapetrace: 'split' has 2 parameters in the source but the ABI passes 3 arguments (a struct by value split over several registers or packed with another, or arguments the optimiser removed from this internal function): argument positions would not be the source's, so none can be recorded; SHAPETRACE_PASS_MODE=before-inlining records functions as the source declares them
 ; An unsigned int (i32 without zeroext on x86-64) is recorded unsigned: zero-extended, type 1.
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-args='unsigned_size@arg1,retval' -S %t/debug.ll | FileCheck %s --check-prefix=UNSIGNED
 ; UNSIGNED-LABEL: define internal i32 @unsigned_size.traced(
 ; UNSIGNED:         %shapetrace.value = zext i32 %n to i64
 ; UNSIGNED-NEXT:    call void @__shapetrace_value(i32 %{{.*}}, i32 257, i64 %shapetrace.value)
 ; UNSIGNED:         call void @__shapetrace_value(i32 %{{.*}}, i32 256, i64 %shapetrace.value{{[0-9]+}})
+
+; A copy the optimiser made (function specialisation, constant propagation) has arguments of its
+; own: it records nothing, with a remark.
+; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-args='scaled*@arg1' -pass-remarks-missed=shapetrace -S %t/sig.ll 2>&1 | FileCheck %s --check-prefix=COPY
+; COPY: remark: <unknown>:0:0: 'scaled.specialized.1' records no values: a copy the optimiser made, whose arguments are not the source's
+; COPY-NOT: call void @__shapetrace_value
 
 ; Choices that cannot be read.
 ; RUN: not %opt_shapetrace -passes=shapetrace-instrument -shapetrace-args='memory' -disable-output %t/sig.ll 2>&1 | FileCheck %s --check-prefix=NOVALUE
@@ -74,6 +80,9 @@ define { i64, i64 } @pair() {
 }
 define void @wide(i128 %x) {
   ret void
+}
+define i32 @scaled.specialized.1(i32 %x) {
+  ret i32 %x
 }
 define x86_fp80 @longdouble() {
   ret x86_fp80 0xK00000000000000000000
