@@ -69,7 +69,8 @@ std::string threadLabel(const Analysis& analysis, const ThreadKey& thread);
 // live input lost or repeated batches or frames; empty when it did not.
 std::string inputLossLine(const Analysis& analysis);
 // Whether `name` names the function: its display name, that name without its parameter list
-// ("ns::Class::method"), or its mangled name.
+// ("ns::Class::method") and also without ABI tags ("ns::make" for "ns::make[abi:cxx11]"), or its
+// mangled name.
 bool namesFunction(const FunctionName& function, std::string_view name);
 // Analysis function indices named by `name` (namesFunction). Throws ScopeError suggesting names
 // that contain it when none matches.

@@ -60,6 +60,22 @@ std::string nameWithoutParameters(const FunctionInfo& Info) {
   return Result;
 }
 
+/// The name without its ABI tags: `kv::makeValue[abi:cxx11]` is `kv::makeValue` to a user.
+std::string withoutAbiTags(StringRef Name) {
+  std::string Out;
+  while (!Name.empty()) {
+    size_t Tag = Name.find("[abi:");
+    size_t End = Tag == StringRef::npos ? Tag : Name.find(']', Tag);
+    if (End == StringRef::npos) {
+      Out += Name;
+      break;
+    }
+    Out += Name.take_front(Tag);
+    Name = Name.drop_front(End + 1);
+  }
+  return Out;
+}
+
 std::string typeName(const Type* Ty) {
   std::string Text;
   raw_string_ostream OS(Text);
@@ -178,9 +194,10 @@ ChosenValues ValueChoices::match(const FunctionInfo& Info) const {
   if (Choices.empty())
     return All;
   const std::string Base = nameWithoutParameters(Info);
+  const std::string Untagged = withoutAbiTags(Base);
   for (const Choice& C : Choices) {
     if (!C.Pattern.match(Info.Demangled) && !C.Pattern.match(Base) &&
-        !C.Pattern.match(Info.Mangled))
+        !C.Pattern.match(Untagged) && !C.Pattern.match(Info.Mangled))
       continue;
     for (unsigned Position : C.Values.Args)
       addSpec(All, Position);

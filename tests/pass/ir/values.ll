@@ -122,6 +122,14 @@ define void @_ZN6Widget3setEl(ptr %this, i64 %v) {
 }
 ; REMARK: remark: <unknown>:0:0: 'Widget::set(long)' records arg1, arg2
 
+; A name with an ABI tag is also matched without it: `Maker::make` names
+; `Maker::make[abi:cxx11](unsigned int)`.
+; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-args='Maker::make@arg2' -pass-remarks=shapetrace -disable-output %s 2>&1 | FileCheck %s --check-prefix=TAGGED
+; TAGGED: remark: <unknown>:0:0: 'Maker::make[abi:cxx11](unsigned int)' records arg2
+define void @_ZN5Maker4makeB5cxx11Ej(ptr sret(%struct.Big) %out, ptr %this, i32 %n) {
+  ret void
+}
+
 ; A struct returned in memory: the sret pointer is not counted, arg1 is the int.
 ; CHECK-LABEL: define internal void @make.traced(ptr sret(%struct.Big) %out, i32 %n)
 ; CHECK:         call void @__shapetrace_value(i32 %{{.*}}, i32 1, i64 %shapetrace.value)
