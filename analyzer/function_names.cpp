@@ -42,6 +42,21 @@ std::string withoutParameters(std::string_view name) {
   return std::string(name);
 }
 
+std::string withoutAbiTags(std::string_view name) {
+  std::string out;
+  for (size_t i = 0; i < name.size();) {
+    const size_t tag = name.find("[abi:", i);
+    const size_t end = tag == std::string_view::npos ? tag : name.find(']', tag);
+    if (end == std::string_view::npos) {
+      out += name.substr(i);
+      break;
+    }
+    out += name.substr(i, tag - i);
+    i = end + 1;
+  }
+  return out;
+}
+
 std::string shortFunctionName(std::string_view full) {
   const std::string bare = withoutParameters(full);
   const std::string_view name = bare;

@@ -11,6 +11,9 @@ namespace shapetrace::analyzer {
 // "ns::Class::method(int, char const*) const" -> "ns::Class::method": everything from the '(' that
 // matches the name's last ')'. A name without one (C) is returned unchanged.
 std::string withoutParameters(std::string_view name);
+// The name without its ABI tags: "kv::makeValue[abi:cxx11]" -> "kv::makeValue" (what a user types
+// for a function returning std::string).
+std::string withoutAbiTags(std::string_view name);
 
 // The name as a person reads it in a line of text: without its parameters and qualifiers, without
 // its return type (a template function's demangled name starts with it: "void ns::f<int>(int)"),

@@ -113,7 +113,10 @@ std::string ThreadLabels::operator()(const ThreadKey& thread) const {
 }
 
 bool namesFunction(const FunctionName& f, std::string_view name) {
-  return f.name == name || f.mangled == name || withoutParameters(f.name) == name;
+  if (f.name == name || f.mangled == name)
+    return true;
+  const std::string bare = withoutParameters(f.name);
+  return bare == name || withoutAbiTags(bare) == name;
 }
 
 std::vector<uint32_t> selectFunctions(const Analysis& a, const std::string& name) {

@@ -84,7 +84,8 @@ std::string inputLossLine(const Analysis& analysis);
 // when the runtime throttled none.
 std::string throttledLines(const Analysis& analysis);
 // Whether `name` names the function: its display name, that name without its parameter list
-// ("ns::Class::method"), or its mangled name.
+// ("ns::Class::method") and also without ABI tags ("ns::make" for "ns::make[abi:cxx11]"), or its
+// mangled name.
 bool namesFunction(const FunctionName& function, std::string_view name);
 // Analysis function indices named by `name` (namesFunction). Throws ScopeError suggesting names
 // that contain it when none matches.

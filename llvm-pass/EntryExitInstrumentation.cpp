@@ -37,6 +37,7 @@
 #include "FunctionFilter.h"
 #include "FunctionTable.h"
 #include "ShapeTracePass.h"
+#include "ValueCapture.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
@@ -55,6 +56,10 @@
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Transforms/Utils/Local.h"
 
+#include "shapetrace/abi.h"
+
+#include <tuple>
+
 using namespace llvm;
 
 namespace shapetrace {
@@ -64,6 +69,7 @@ constexpr char PassName[] = "shapetrace";
 constexpr char EnterHookName[] = "__shapetrace_enter";
 constexpr char ExitHookName[] = "__shapetrace_exit";
 constexpr char UnwindExitHookName[] = "__shapetrace_unwind_exit";
+constexpr char ValueHookName[] = "__shapetrace_value";
 constexpr char ImageFlagName[] = "__shapetrace_image_enabled";
 // The image flag is alone on its cache line: the program's own stores to a neighbour would
 // otherwise make every core reload the line that every call reads.
@@ -166,14 +172,20 @@ private:
   bool declareHooks();
   std::optional<std::string> structuralSkipReason(const Function& F) const;
   std::optional<std::string> cloneUnsupportedReason(const Function& F) const;
-  void addHooks(Function& F, Value* Enabled, uint32_t Index, GlobalVariable* BaseId);
-  void instrumentWithGate(Function& F, uint32_t Index, GlobalVariable* BaseId);
-  void instrumentWithClone(Function& F, uint32_t Index, GlobalVariable* BaseId);
+  void addHooks(Function& F, Value* Enabled, uint32_t Index, GlobalVariable* BaseId,
+                const CapturePlan& Plan);
+  void instrumentWithGate(Function& F, uint32_t Index, GlobalVariable* BaseId,
+                          const CapturePlan& Plan);
+  void instrumentWithClone(Function& F, uint32_t Index, GlobalVariable* BaseId,
+                           const CapturePlan& Plan);
+  std::optional<CapturePlan> planFor(Function& F, const FunctionInfo& Info,
+                                     OptimizationRemarkEmitter& ORE);
   ExitPoints findExitPoints(Function& F, bool HandleUnwinding) const;
   Instruction* entryInsertionPoint(Function& F);
   Value* loadEnabledFlag(Instruction* InsertPt);
   void callHook(FunctionCallee Hook, Value* Enabled, Instruction* Before, uint32_t Index,
-                GlobalVariable* BaseId, DebugLoc Loc);
+                GlobalVariable* BaseId, DebugLoc Loc, const CapturedValue* Captured = nullptr,
+                Value* Captures = nullptr);
   void addUnwindCleanup(Function& F, ArrayRef<CallInst*> Calls, Value* Enabled, uint32_t Index,
                         GlobalVariable* BaseId);
   Constant* personalityFor(const Function& F);
@@ -183,7 +195,7 @@ private:
   const FunctionFilter& Filter;
   RecordingGate Gate;
   Type* Int32Ty;
-  FunctionCallee EnterHook, ExitHook, UnwindExitHook;
+  FunctionCallee EnterHook, ExitHook, UnwindExitHook, ValueHook;
   GlobalVariable* ImageFlag = nullptr;
   SmallPtrSet<const Function*, 4> IFuncResolvers;
 };
@@ -193,18 +205,25 @@ bool ModuleEntryExit::declareHooks() {
   AttributeList Attrs = AttributeList()
                             .addFnAttribute(Ctx, Attribute::NoUnwind)
                             .addFnAttribute(Ctx, Attribute::NonLazyBind);
-  for (const char* Name : {EnterHookName, ExitHookName, UnwindExitHookName}) {
+  FunctionType* ValueHookTy = FunctionType::get(
+      Type::getVoidTy(Ctx), {Int32Ty, Int32Ty, Type::getInt64Ty(Ctx)}, /*isVarArg=*/false);
+  for (auto [Name, Ty, Text] :
+       {std::tuple{EnterHookName, HookTy, "void(uint32_t)"}, {ExitHookName, HookTy, "void(uint32_t)"},
+        {UnwindExitHookName, HookTy, "void(uint32_t)"},
+        {ValueHookName, ValueHookTy, "void(uint32_t, uint32_t, uint64_t)"}}) {
     if (const Function* Existing = M.getFunction(Name);
-        Existing && Existing->getFunctionType() != HookTy) {
-      Ctx.emitError(Twine("shapetrace: '") + Name +
-                    "' is declared in this module with a type other than void(uint32_t); "
-                    "the name is reserved for the shapetrace runtime");
+        Existing && Existing->getFunctionType() != Ty) {
+      Ctx.emitError(Twine("shapetrace: '") + Name + "' is declared in this module with a type other than " +
+                    Text + "; the name is reserved for the shapetrace runtime");
       return false;
     }
   }
   EnterHook = M.getOrInsertFunction(EnterHookName, HookTy, Attrs);
   ExitHook = M.getOrInsertFunction(ExitHookName, HookTy, Attrs);
   UnwindExitHook = M.getOrInsertFunction(UnwindExitHookName, HookTy, Attrs);
+  // Declared only in modules that record values: others keep needing nothing more of the runtime.
+  if (!Filter.valueChoices().empty())
+    ValueHook = M.getOrInsertFunction(ValueHookName, ValueHookTy, Attrs);
   ImageFlag = M.getGlobalVariable(ImageFlagName);
   auto* FlagTy = ArrayType::get(Type::getInt8Ty(Ctx), ImageFlagBytes);
   if (ImageFlag && (ImageFlag->getValueType() != FlagTy || !ImageFlag->hasLinkOnceODRLinkage())) {
@@ -251,6 +270,35 @@ std::optional<std::string> ModuleEntryExit::structuralSkipReason(const Function&
   return std::nullopt;
 }
 
+/// The values F records (none unless a choice names it), or nothing after reporting why one
+/// cannot be recorded: a compile error, the user asked for it.
+std::optional<CapturePlan> ModuleEntryExit::planFor(Function& F, const FunctionInfo& Info,
+                                                    OptimizationRemarkEmitter& ORE) {
+  ChosenValues Chosen = Filter.valueChoices().match(Info);
+  if (Chosen.empty())
+    return CapturePlan();
+  // A copy the optimiser made (f.specialized.1, f.constprop.0, f.argelim) has arguments of its
+  // own: some of the source's are constants in it, or gone.
+  if (F.getName().contains('.')) {
+    ORE.emit([&] {
+      return OptimizationRemarkMissed(PassName, "ValuesNotRecorded", &F)
+             << "'" << Info.Demangled << "' records no values: a copy the optimiser made, whose "
+             << "arguments are not the source's";
+    });
+    return CapturePlan();
+  }
+  Expected<CapturePlan> Plan = planCapture(F, Info, Chosen);
+  if (!Plan) {
+    Ctx.emitError("shapetrace: " + toString(Plan.takeError()));
+    return std::nullopt;
+  }
+  ORE.emit([&] {
+    return OptimizationRemark(PassName, "RecordsValues", &F)
+           << "'" << Info.Demangled << "' records " << describeChosen(Chosen);
+  });
+  return std::move(*Plan);
+}
+
 bool ModuleEntryExit::instrumentModule() {
   if (M.getNamedMetadata(InstrumentedMarker))
     return false;
@@ -283,6 +331,9 @@ bool ModuleEntryExit::instrumentModule() {
              << "'" << Info.Demangled << "' instrumented with local id "
              << ore::NV("LocalId", static_cast<unsigned>(Table.size()));
     });
+    std::optional<CapturePlan> Plan = planFor(*F, Info, ORE);
+    if (!Plan)
+      return false;
     std::string Demangled = Info.Demangled;
     uint32_t Index = Table.add(std::move(Info));
     std::optional<std::string> NoClone;
@@ -294,15 +345,15 @@ bool ModuleEntryExit::instrumentModule() {
           return OptimizationRemarkAnalysis(PassName, "GatedInPlace", F)
                  << "'" << Demangled << "' gated in place, not cloned: " << *NoClone;
         });
-      instrumentWithGate(*F, Index, Table.baseId());
+      instrumentWithGate(*F, Index, Table.baseId(), *Plan);
     } else {
-      instrumentWithClone(*F, Index, Table.baseId());
+      instrumentWithClone(*F, Index, Table.baseId(), *Plan);
     }
   }
 
   if (Table.empty()) {
     Table.baseId()->eraseFromParent();
-    for (const char* Name : {EnterHookName, ExitHookName, UnwindExitHookName})
+    for (const char* Name : {EnterHookName, ExitHookName, UnwindExitHookName, ValueHookName})
       if (Function* Hook = M.getFunction(Name); Hook && Hook->use_empty())
         Hook->eraseFromParent();
     if (ImageFlag->use_empty())
@@ -384,9 +435,28 @@ Value* ModuleEntryExit::loadEnabledFlag(Instruction* InsertPt) {
   return IRB.CreateIsNotNull(Flag, "shapetrace.on");
 }
 
+/// `V` as the 64 bits __shapetrace_value records (abi.h): integers sign- or zero-extended,
+/// pointers as their address, float and double as a double's bits.
+Value* widenTo64Bits(IRBuilder<>& IRB, Value* V, unsigned Kind) {
+  Type* Int64Ty = IRB.getInt64Ty();
+  switch (Kind) {
+  case SHAPETRACE_VALUE_POINTER:
+    return IRB.CreatePtrToInt(V, Int64Ty, "shapetrace.value");
+  case SHAPETRACE_VALUE_FLOAT:
+    return IRB.CreateBitCast(IRB.CreateFPExt(V, IRB.getDoubleTy()), Int64Ty, "shapetrace.value");
+  case SHAPETRACE_VALUE_UNSIGNED:
+    return IRB.CreateZExt(V, Int64Ty, "shapetrace.value");
+  default:
+    return IRB.CreateSExt(V, Int64Ty, "shapetrace.value");
+  }
+}
+
 /// Calls `Hook(id)` before `Before`: when `Enabled` is true, or always when `Enabled` is null.
+/// With `Captured`, the hook is __shapetrace_value and `Value` is the value to record:
+/// `Hook(id, descriptor, value widened to 64 bits)`.
 void ModuleEntryExit::callHook(FunctionCallee Hook, Value* Enabled, Instruction* Before,
-                               uint32_t Index, GlobalVariable* BaseId, DebugLoc Loc) {
+                               uint32_t Index, GlobalVariable* BaseId, DebugLoc Loc,
+                               const CapturedValue* Captured, Value* Captures) {
   Instruction* InsertPt = Before;
   if (Enabled) {
     InsertPt = SplitBlockAndInsertIfThen(Enabled, Before, /*Unreachable=*/false);
@@ -402,7 +472,13 @@ void ModuleEntryExit::callHook(FunctionCallee Hook, Value* Enabled, Instruction*
   Value* Id = IRB.CreateLoad(Int32Ty, BaseId, "shapetrace.base");
   if (Index != 0)
     Id = IRB.CreateAdd(Id, ConstantInt::get(Int32Ty, Index), "shapetrace.id");
-  IRB.CreateCall(Hook, {Id});
+  if (!Captured) {
+    IRB.CreateCall(Hook, {Id});
+    return;
+  }
+  Value* Descriptor =
+      ConstantInt::get(Int32Ty, SHAPETRACE_VALUE_DESCRIPTOR(Captured->Position, Captured->Type));
+  IRB.CreateCall(Hook, {Id, Descriptor, widenTo64Bits(IRB, Captures, Captured->Type)});
 }
 
 /// Whether inline assembly defines a symbol that a copy would define a second time ("symbol
@@ -471,7 +547,7 @@ std::optional<std::string> ModuleEntryExit::cloneUnsupportedReason(const Functio
 
 /// Calls the hooks on every way into and out of `F`, each behind `Enabled` when it is not null.
 void ModuleEntryExit::addHooks(Function& F, Value* Enabled, uint32_t Index,
-                               GlobalVariable* BaseId) {
+                               GlobalVariable* BaseId, const CapturePlan& Plan) {
   // A nounwind function cannot be left by an exception (a throw inside it ends in
   // std::terminate), so it needs no unwind path.
   duplicateReturnsIntoTailCallers(F);
@@ -481,8 +557,18 @@ void ModuleEntryExit::addHooks(Function& F, Value* Enabled, uint32_t Index,
   Instruction* EntryPt =
       Enabled ? cast<Instruction>(Enabled)->getNextNode() : entryInsertionPoint(F);
   callHook(EnterHook, Enabled, EntryPt, Index, BaseId, entryDebugLoc(F));
-  for (Instruction* Exit : Points.Exits)
+  // The arguments right after the entry hook (each inserted before EntryPt, so in order).
+  for (const CapturedValue& Arg : Plan.Args)
+    callHook(ValueHook, Enabled, EntryPt, Index, BaseId, entryDebugLoc(F), &Arg,
+             F.getArg(Arg.ArgNo));
+  for (Instruction* Exit : Points.Exits) {
+    // The return value right before the exit hook; an exit before a tail call has none yet (the
+    // callee returns it after the caller's exit).
+    if (auto* Ret = dyn_cast<ReturnInst>(Exit); Ret && Plan.ReturnValue)
+      callHook(ValueHook, Enabled, Exit, Index, BaseId, Exit->getDebugLoc(), &*Plan.ReturnValue,
+               Ret->getReturnValue());
     callHook(ExitHook, Enabled, Exit, Index, BaseId, Exit->getDebugLoc());
+  }
   for (ResumeInst* Resume : Points.Resumes)
     callHook(UnwindExitHook, Enabled, Resume, Index, BaseId, Resume->getDebugLoc());
   for (LandingPadInst* Pad : Points.Pads)
@@ -506,10 +592,11 @@ void keepSymbolDefiningAsmSingle(Function& F) {
 }
 
 /// One body: the flag is read at the entry and its value decides each hook of the frame.
-void ModuleEntryExit::instrumentWithGate(Function& F, uint32_t Index, GlobalVariable* BaseId) {
+void ModuleEntryExit::instrumentWithGate(Function& F, uint32_t Index, GlobalVariable* BaseId,
+                                         const CapturePlan& Plan) {
   keepSymbolDefiningAsmSingle(F);
   Value* Enabled = loadEnabledFlag(entryInsertionPoint(F));
-  addHooks(F, Enabled, Index, BaseId);
+  addHooks(F, Enabled, Index, BaseId, Plan);
 }
 
 /// Two bodies: F.traced, an internal copy of F with the hooks called unconditionally, and F, whose
@@ -519,7 +606,8 @@ void ModuleEntryExit::instrumentWithGate(Function& F, uint32_t Index, GlobalVari
 /// The frame that entered F.traced records its exits whatever the flag says by then, as with the
 /// gate. `musttail` makes the call a jump, so F.traced runs in F's place (same stack, same return
 /// address, variadic arguments forwarded) and F's address stays the function's address.
-void ModuleEntryExit::instrumentWithClone(Function& F, uint32_t Index, GlobalVariable* BaseId) {
+void ModuleEntryExit::instrumentWithClone(Function& F, uint32_t Index, GlobalVariable* BaseId,
+                                          const CapturePlan& Plan) {
   ValueToValueMapTy VMap;
   // Within the module, CloneFunction gives the copy a DISubprogram of its own (same name and
   // line): debuggers and symbolizers name its frames as F's.
@@ -542,7 +630,7 @@ void ModuleEntryExit::instrumentWithClone(Function& F, uint32_t Index, GlobalVar
                          "patchable-function-entry", "patchable-function-prefix", "fentry-call",
                          "mnop-mcount", "mrecord-mcount"})
     Traced->removeFnAttr(Kind);
-  addHooks(*Traced, /*Enabled=*/nullptr, Index, BaseId);
+  addHooks(*Traced, /*Enabled=*/nullptr, Index, BaseId, Plan);
 
   Instruction* InsertPt = entryInsertionPoint(F);
   Value* Enabled = loadEnabledFlag(InsertPt);

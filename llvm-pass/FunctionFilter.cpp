@@ -65,11 +65,14 @@ Expected<FunctionFilter> FunctionFilter::create(const Options& Opts, const Modul
   if (!Opts.FilterFile.empty())
     if (Error E = Filter.readRules(Opts.FilterFile))
       return std::move(E);
+  if (!Opts.ValueChoices.empty())
+    if (Error E = Filter.Values.add(Opts.ValueChoices, "-shapetrace-args"))
+      return std::move(E);
   return std::move(Filter);
 }
 
 /// One rule per line: `<kind> <glob>`, kind one of include, exclude, include-file,
-/// exclude-file; `#` starts a comment line; blank lines are ignored. The glob is the rest of the
+/// exclude-file (or `args`, the values to record: ValueCapture.h); `#` starts a comment line; blank lines are ignored. The glob is the rest of the
 /// line with surrounding blanks removed, so demangled names with spaces can be written as is.
 Error FunctionFilter::readRules(StringRef Path) {
   RuleFile = Path.str();
@@ -77,8 +80,9 @@ Error FunctionFilter::readRules(StringRef Path) {
   if (!Buffer)
     return createStringError(Buffer.getError(), "cannot read the filter file '%s': %s",
                              RuleFile.c_str(), Buffer.getError().message().c_str());
+  RuleText = std::move(*Buffer);
   SmallVector<StringRef, 64> Lines;
-  (*Buffer)->getBuffer().split(Lines, '\n');
+  RuleText->getBuffer().split(Lines, '\n');
   for (auto [Index, RawLine] : enumerate(Lines)) {
     unsigned LineNo = static_cast<unsigned>(Index) + 1;
     StringRef Line = RawLine.trim();
@@ -90,12 +94,17 @@ Error FunctionFilter::readRules(StringRef Path) {
       return createStringError(inconvertibleErrorCode(),
                                RuleFile + ":" + Twine(LineNo) + ": " + Why);
     };
+    if (Kind == "args") {
+      if (Error E = Values.add(PatternText, RuleFile + ":" + std::to_string(LineNo)))
+        return E;
+      continue;
+    }
     Rule R{false, false, GlobPattern(), PatternText.str(), LineNo};
     if (Kind == "include" || Kind == "include-file")
       R.Include = true;
     else if (Kind != "exclude" && Kind != "exclude-file")
       return Fail("unknown rule '" + Kind +
-                  "' (expected include, exclude, include-file or exclude-file)");
+                  "' (expected include, exclude, include-file, exclude-file or args)");
     R.OnSourceFile = Kind.ends_with("-file");
     if (PatternText.empty())
       return Fail("rule '" + Kind + "' has no pattern");

@@ -10,6 +10,8 @@
 //     hooks would cost more than their body and their time is visible in their caller;
 //   - a rule file of include/exclude glob patterns on function names and source files
 //     (format in docs/pass.md), where the last matching rule decides.
+// It also holds which arguments and return values to record (ValueCapture.h), chosen by the same
+// rule file (`args` lines) and -shapetrace-args.
 // Structural rules (declarations, naked functions, the runtime's own functions) are not user
 // choices and live in EntryExitInstrumentation.cpp.
 //
@@ -19,12 +21,15 @@
 
 #include "FunctionTable.h"
 #include "ShapeTracePass.h"
+#include "ValueCapture.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/GlobPattern.h"
+#include "llvm/Support/MemoryBuffer.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +46,9 @@ public:
   std::optional<std::string> exclusionReason(const llvm::Function& F,
                                              const FunctionInfo& Info) const;
 
+  /// The arguments and return values to record (-shapetrace-args and the `args` rules).
+  const ValueChoices& valueChoices() const { return Values; }
+
 private:
   struct Rule {
     bool Include;
@@ -55,9 +63,12 @@ private:
 
   unsigned MinInstructions = 0;
   std::string RuleFile;
+  // The rules' GlobPatterns keep StringRefs into the file's text: it lives as long as they do.
+  std::unique_ptr<llvm::MemoryBuffer> RuleText;
   std::vector<Rule> Rules;
   bool HasIncludeRule = false;
   llvm::SmallPtrSet<const llvm::Function*, 8> OptedOut;
+  ValueChoices Values;
 };
 
 } // namespace shapetrace

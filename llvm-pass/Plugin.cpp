@@ -49,11 +49,18 @@ static cl::opt<std::string>
                  cl::desc("File of include/exclude rules selecting the functions to instrument"),
                  cl::value_desc("path"));
 
+static cl::opt<std::string> ClArgs(
+    "shapetrace-args",
+    cl::desc("Arguments and return values of chosen functions to record: "
+             "FUNCTION@argN[,argM...][,retval][,FUNCTION@...]"),
+    cl::value_desc("choices"));
+
 static shapetrace::Options optionsFromCommandLine() {
   shapetrace::Options Opts;
   Opts.Gate = ClDetached;
   Opts.MinInstructions = ClMinInstructions;
   Opts.FilterFile = ClFilterFile;
+  Opts.ValueChoices = ClArgs;
   return Opts;
 }
 

@@ -49,6 +49,9 @@ struct Options {
   unsigned MinInstructions = 0;
   /// A file of include/exclude rules (see docs/pass.md); empty for none.
   std::string FilterFile;
+  /// Arguments and return values to record, `FUNCTION@argN,retval,...` (-shapetrace-args; the
+  /// rule file's `args` lines add to it); empty for none.
+  std::string ValueChoices;
 };
 
 class ShapeTracePass : public llvm::PassInfoMixin<ShapeTracePass> {

@@ -111,8 +111,11 @@ void pushTracerWait(ThreadState& state, uint64_t from) {
       break;
   }
   const uint64_t pending = state.ring.pending_drops.load(std::memory_order_relaxed);
+  // A value's slot carries the value where events carry their time.
+  const bool value = (uint32_t(event.kind) & kMarkerKindMask) == kCallValueMarker;
   if (pending == 0)
-    state.ring.first_drop_ticks.store(event.timestamp, std::memory_order_relaxed);
+    state.ring.first_drop_ticks.store(value ? readTicks() : event.timestamp,
+                                      std::memory_order_relaxed);
   state.ring.pending_drops.store(pending + 1, std::memory_order_relaxed);
 }
 
@@ -220,6 +223,21 @@ void pushTracerWait(ThreadState& state, uint64_t from) {
   leaveGuard(local);
 }
 
+// An argument (after its call's enter) or the return value (before its exit) of the innermost
+// open call: written when that call was recorded, as its exit will be.
+[[gnu::always_inline]] inline void onValue(uint32_t function_id, uint32_t descriptor,
+                                           uint64_t bits) {
+  ThreadLocal& local = t_local;
+  if (local.busy) [[unlikely]]
+    return nestedEvent(local);
+  if (local.top_count == 0 || !local.top_recorded) [[unlikely]]
+    return;
+  enterGuard(local);
+  push(*local.state,
+       Event{bits, function_id, EventKind(kCallValueMarker | descriptor << kCallValueDescriptorShift)});
+  leaveGuard(local);
+}
+
 // Open calls this thread tracks: its innermost run and the runs saved below it.
 uint32_t trackedCalls(const ThreadLocal& local) {
   uint32_t calls = local.top_count;
@@ -277,4 +295,7 @@ SHAPETRACE_EXPORT void __shapetrace_exit(uint32_t function_id) {
 }
 SHAPETRACE_EXPORT void __shapetrace_unwind_exit(uint32_t function_id) {
   shapetrace::rt::onExit(function_id, EventKind::UnwindExit);
+}
+SHAPETRACE_EXPORT void __shapetrace_value(uint32_t function_id, uint32_t descriptor, uint64_t bits) {
+  shapetrace::rt::onValue(function_id, descriptor, bits);
 }

@@ -63,15 +63,19 @@ bool ThreadDrain::discardBatch() {
   batch_annotations_.clear();
   batch_waits_.clear();
   batch_throttles_.clear();
+  batch_values_.clear();
   return false;
 }
 
 bool ThreadDrain::sendBatch(ThreadState& state, uint64_t up_to) {
   DrainCursor& cursor = state.drain;
-  if (batch_.count() != 0) {
+  // Values whose events left in the batch before (it was cut right after their enter) go in a
+  // batch of their own, without events.
+  if (batch_.count() != 0 || !batch_values_.empty()) {
+    batch_.setEmptyBase(cursor.last_event_ns);
     const wire::Bytes message = wire::encodeEventBatch(
         output_.processKey(), state.tid, cursor.next_sequence, batch_,
-        {batch_annotations_, batch_waits_, batch_throttles_});
+        {batch_annotations_, batch_waits_, batch_throttles_, batch_values_});
     if (!output_.send(message)) {
       cursor.abandoned_in_batch = 0;
       return false;
@@ -92,6 +96,7 @@ bool ThreadDrain::sendBatch(ThreadState& state, uint64_t up_to) {
   batch_throttles_.clear();
   std::erase_if(cursor.throttle_marks,
                 [up_to](const DrainCursor::ThrottleMark& mark) { return mark.index < up_to; });
+  batch_values_.clear();
   // Every slot before up_to is in a sent batch, or a marker that made nothing else to send.
   cursor.abandoned_sent += cursor.abandoned_in_batch;
   cursor.abandoned_in_batch = 0;
@@ -201,7 +206,8 @@ bool ThreadDrain::drain(ThreadState& state) {
           return discardBatch();
         continue;
       }
-      batch_.append(output_.toNs(slot.timestamp), slot.function_id, slot.kind);
+      cursor.last_event_ns = output_.toNs(slot.timestamp);
+      batch_.append(cursor.last_event_ns, slot.function_id, slot.kind);
       if (!cursor.throttle_marks.empty()) [[unlikely]]
         placeThrottleMarks(cursor, index);
       ++index;
@@ -227,6 +233,13 @@ bool ThreadDrain::drain(ThreadState& state) {
       if (!expandAbandonMarker(state, index))
         return discardBatch();
       ++index;
+      continue;
+    }
+    if ((uint32_t(slot.kind) & kMarkerKindMask) == kCallValueMarker) {
+      addCallValue(slot);
+      ++index;
+      if (marksFull() && !sendBatch(state, index))
+        return discardBatch();
       continue;
     }
     if (uint32_t(slot.kind) == kAnnotationMarker || uint32_t(slot.kind) == kTracerWaitMarker) {
@@ -283,6 +296,26 @@ void ThreadDrain::addMark(const ThreadState& state, const Event& marker, const E
     const uint64_t end_ns = output_.toNs(marker.timestamp + payload.timestamp);
     batch_waits_.push_back({before_event, at_ns, end_ns - at_ns});
   }
+}
+
+void ThreadDrain::addCallValue(const Event& slot) {
+  // The call's enter was not sent either (its module is not registered).
+  if (isUnnamed(slot))
+    return;
+  const uint32_t descriptor = uint32_t(slot.kind) >> kCallValueDescriptorShift;
+  const wire::CallValue value{uint8_t(descriptor & 0xff), wire::ValueType((descriptor >> 8) & 0xff),
+                              slot.timestamp};
+  const auto before_event = uint32_t(batch_.count());
+  // The values of one hook sequence (a call's arguments, or its return value) make one mark.
+  if (!batch_values_.empty()) {
+    wire::CallValues& last = batch_values_.back();
+    if (last.before_event == before_event && last.function_id == slot.function_id &&
+        last.returned() == (value.position == SHAPETRACE_VALUE_RETURN)) {
+      last.values.push_back(value);
+      return;
+    }
+  }
+  batch_values_.push_back({before_event, slot.function_id, {value}});
 }
 
 uint64_t ThreadDrain::dropUnnamedEvents(ThreadState& state, uint64_t index, uint64_t head) {

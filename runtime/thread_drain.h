@@ -62,7 +62,8 @@ private:
   // A batch holds at most as many marks as events (a thread that only annotates still sends
   // messages of bounded size).
   bool marksFull() const {
-    return batch_annotations_.size() + batch_waits_.size() + batch_throttles_.size() >=
+    return batch_annotations_.size() + batch_waits_.size() + batch_throttles_.size() +
+               batch_values_.size() >=
            batch_events_;
   }
   // The first look at an event (throttling on): times the call an exit ends.
@@ -71,6 +72,8 @@ private:
   void placeThrottleMarks(const DrainCursor& cursor, uint64_t index);
   // An annotation or tracer wait (the marker and the slot after it) placed at the batch's end.
   void addMark(const ThreadState& state, const Event& marker, const Event& payload);
+  // An argument or return value (kCallValueMarker) placed at the batch's end.
+  void addCallValue(const Event& slot);
   // Forgets the batch being made (a send failed: its slots stay in the ring for the next cycle).
   bool discardBatch();
   bool sendPendingGap(ThreadState& state, uint64_t from_ns, uint64_t to_ns);
@@ -90,6 +93,7 @@ private:
   std::vector<wire::TracerWait> batch_waits_;
   std::vector<wire::Throttle> batch_throttles_;
   Throttler* throttler_ = nullptr;
+  std::vector<wire::CallValues> batch_values_;
   uint64_t events_sent_ = 0;
   uint64_t drops_reported_ = 0;
 };

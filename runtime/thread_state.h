@@ -46,7 +46,13 @@ enum MarkerKind : uint32_t {
   kTracerWaitMarker = 0x107,
   // timestamp = the wait's length in ticks.
   kTracerWaitLength = 0x108,
+  // An argument or return value (__shapetrace_value): timestamp = its 64 bits, function_id = the
+  // function, and abi.h's descriptor (position | type << 8) in the kind's upper 16 bits. The drain
+  // puts it in the batch, at its place among the events.
+  kCallValueMarker = 0x109,
 };
+inline constexpr uint32_t kMarkerKindMask = 0xffff;
+inline constexpr uint32_t kCallValueDescriptorShift = 16;
 
 // What only the drain thread reads and writes.
 struct DrainCursor {
@@ -62,6 +68,9 @@ struct DrainCursor {
   // applied_up_to were), so that a batch sent again after a failed send does not count its events
   // twice in what follows.
   uint64_t applied_up_to = 0;
+  // The time of the last event put in a batch: the place in time of a batch that carries only a
+  // call's values (ThreadDrain::sendBatch).
+  uint64_t last_event_ns = 0;
   // Frames, after kTrackFramesMarker: the ids of the thread's open recorded calls entered since
   // (after a gap: since the gap), innermost last.
   bool tracking = false;

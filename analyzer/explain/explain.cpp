@@ -88,7 +88,27 @@ struct ExplainExtension::ThreadState {
 };
 
 ExplainExtension::ExplainExtension(ExplainSettings settings, bool runs, uint32_t max_depth)
-    : settings_(std::move(settings)), runs_(runs), max_depth_(max_depth) {}
+    : settings_(std::move(settings)), runs_(runs), max_depth_(max_depth),
+      value_input_(parseValueInput(settings_.input_key)) {}
+
+std::optional<ExplainExtension::ValueInput>
+ExplainExtension::parseValueInput(const std::string& key) {
+  const size_t at = key.rfind('@');
+  if (at == std::string::npos || at == 0)
+    return std::nullopt;
+  const std::string value = key.substr(at + 1);
+  ValueInput input{key.substr(0, at), 0};
+  if (value == "retval")
+    return input;
+  if (value.size() < 4 || value.compare(0, 3, "arg") != 0 ||
+      value.find_first_not_of("0123456789", 3) != std::string::npos || value.size() > 6)
+    return std::nullopt;
+  const int position = std::stoi(value.substr(3));
+  if (position < 1 || position > 255)
+    return std::nullopt;
+  input.position = static_cast<uint8_t>(position);
+  return input;
+}
 ExplainExtension::~ExplainExtension() = default;
 
 std::unique_ptr<ThreadConsumer> ExplainExtension::consumerFor(const ThreadKey& thread) {
@@ -113,12 +133,67 @@ std::unique_ptr<ThreadConsumer> ExplainExtension::consumerFor(const ThreadKey& t
 void ExplainExtension::takeAnnotation(uint64_t process, const wire::Annotation& note) {
   ++keys_seen_[note.key];
   if (note.key == settings_.input_key)
-    annotations_[{process, note.thread}].emplace_back(note.timestamp_ns, note.value);
+    annotations_[{process, note.thread}].emplace_back(note.timestamp_ns,
+                                                      static_cast<double>(note.value));
+}
+
+void ExplainExtension::takeValues(uint64_t process, const wire::EventBatch& batch) {
+  const ThreadKey thread{process, batch.thread};
+  const auto functions = value_functions_.find(process);
+  if (functions != value_functions_.end()) {
+    for (const wire::CallValues& values : batch.call_values) {
+      if (functions->second.find(values.function_id) == nullptr)
+        continue;
+      ++values_seen_;
+      // Arguments follow their call's enter; a return value precedes its exit (or, in a batch
+      // cut between them, the batch's end).
+      const size_t at = values.before_event;
+      uint64_t time = last_event_ns_[thread];
+      if (values.returned() && at < batch.events.size())
+        time = batch.events[at].timestamp;
+      else if (at > 0)
+        time = batch.events[at - 1].timestamp;
+      for (const wire::CallValue& value : values.values)
+        if (value.position == value_input_->position)
+          annotations_[thread].emplace_back(time, wire::valueAsDouble(value));
+    }
+  }
+  if (!batch.events.empty())
+    last_event_ns_[thread] = batch.events.back().timestamp;
+}
+
+std::string ExplainExtension::missingInputReason() const {
+  if (value_input_) {
+    bool any_function = false;
+    for (const auto& [process, ids] : value_functions_)
+      any_function |= ids.size() != 0;
+    if (!any_function)
+      return "no function named '" + value_input_->function + "' in the recording";
+    const std::string value = value_input_->position == 0
+                                  ? std::string("retval")
+                                  : "arg" + std::to_string(value_input_->position);
+    if (values_seen_ == 0)
+      return "no value of '" + value_input_->function +
+             "' was recorded: build with SHAPETRACE_PASS_ARGS='" + value_input_->function + "@" +
+             value + "' (docs/pass.md)";
+    return "its values recorded in the recording do not include " + value;
+  }
+  std::string keys;
+  for (const auto& [key, count] : keys_seen_)
+    keys += (keys.empty() ? "" : ", ") + key;
+  return keys.empty() ? std::string("the recording has no annotation")
+                      : "annotation keys in the recording: " + keys;
 }
 
 void ExplainExtension::observe(const wire::StreamItem& item) {
   if (const auto* table = std::get_if<wire::ModuleTable>(&item.body)) {
     auto& targets = targets_[item.process];
+    if (value_input_) {
+      auto& ids = value_functions_[item.process];
+      for (const wire::FunctionInfo& f : table->functions)
+        if (namesFunction(nameFunction(&f, f.id), value_input_->function))
+          ids[f.id] = 1;
+    }
     for (const wire::FunctionInfo& f : table->functions) {
       if (settings_.function.empty() || !namesFunction(nameFunction(&f, f.id), settings_.function))
         continue;
@@ -130,6 +205,8 @@ void ExplainExtension::observe(const wire::StreamItem& item) {
   } else if (const auto* batch = std::get_if<wire::EventBatch>(&item.body)) {
     for (const wire::Annotation& annotation : batch->annotations)
       takeAnnotation(item.process, annotation);
+    if (value_input_)
+      takeValues(item.process, *batch);
     // Events are in time order within a batch: the span needs its ends only.
     if (!batch->events.empty()) {
       first_ns_ = std::min(first_ns_, batch->events.front().timestamp);
@@ -182,7 +259,7 @@ ExplainData ExplainExtension::collect(const Analysis& analysis, FunctionIndex& f
   struct Row {
     ThreadKey thread;
     const Instance* instance;
-    int64_t input;
+    double input;
     ShapeId shape;
   };
   std::vector<Row> rows;
@@ -201,7 +278,7 @@ ExplainData ExplainExtension::collect(const Analysis& analysis, FunctionIndex& f
               [](const Instance* a, const Instance* b) { return a->enter_ns < b->enter_ns; });
     // The input of each call: its last annotation with the key, made while it was the innermost
     // open call of the function (calls are nested intervals: the latest start that holds it).
-    std::vector<std::optional<int64_t>> input(calls.size());
+    std::vector<std::optional<double>> input(calls.size());
     if (!settings_.input_key.empty()) {
       const auto notes = annotations_.find(thread);
       if (notes != annotations_.end()) {
@@ -224,7 +301,7 @@ ExplainData ExplainExtension::collect(const Analysis& analysis, FunctionIndex& f
       }
     } else {
       for (size_t i = 0; i < calls.size(); ++i)
-        input[i] = static_cast<int64_t>(calls[i]->ordinal);
+        input[i] = static_cast<double>(calls[i]->ordinal);
     }
     ShapeMapper shapes(state->shapes, analysis.shapes, thread.process, functions);
     for (size_t i = 0; i < calls.size(); ++i) {
@@ -239,14 +316,9 @@ ExplainData ExplainExtension::collect(const Analysis& analysis, FunctionIndex& f
   if (rows.empty()) {
     if (data.seen == 0)
       throw ExplainError("no finished call of '" + settings_.function + "' in the recording");
-    std::string keys;
-    for (const auto& [key, count] : keys_seen_)
-      keys += (keys.empty() ? "" : ", ") + key;
-    throw ExplainError("no call of '" + settings_.function + "' has an annotation '" +
-                       settings_.input_key + "' (" +
-                       (keys.empty() ? std::string("the recording has no annotation")
-                                     : "annotation keys in the recording: " + keys) +
-                       ")");
+    throw ExplainError("no call of '" + settings_.function + "' has " +
+                       (value_input_ ? "a value '" : "an annotation '") + settings_.input_key +
+                       "' (" + missingInputReason() + ")");
   }
   // Features: functions by model index, then shapes, in index order.
   std::map<uint32_t, std::vector<std::pair<uint32_t, double>>> by_function; // index -> (row, calls)
@@ -255,7 +327,7 @@ ExplainData ExplainExtension::collect(const Analysis& analysis, FunctionIndex& f
   data.points.times.resize(static_cast<Eigen::Index>(rows.size()));
   for (uint32_t r = 0; r < rows.size(); ++r) {
     const Row& row = rows[r];
-    data.points.inputs(r, 0) = static_cast<double>(row.input);
+    data.points.inputs(r, 0) = row.input;
     data.points.times(r) = static_cast<double>(row.instance->exit_ns - row.instance->enter_ns);
     for (const auto& [id, calls] : row.instance->calls)
       by_function[functions.indexOf(row.thread.process, id)].emplace_back(r, calls);
@@ -329,7 +401,7 @@ static nlohmann::ordered_json runShapes(const Analysis& analysis) {
 
 nlohmann::ordered_json ExplainExtension::runPoint(const Analysis& analysis, FunctionIndex&) const {
   nlohmann::ordered_json point;
-  std::optional<std::pair<uint64_t, int64_t>> last;
+  std::optional<std::pair<uint64_t, double>> last;
   for (const auto& [thread, notes] : annotations_)
     for (const auto& note : notes)
       if (!last || note.first >= last->first)
@@ -348,10 +420,7 @@ nlohmann::ordered_json ExplainExtension::runPoint(const Analysis& analysis, Func
   point["calls"] = std::move(calls);
   if (settings_.shapes)
     point["shapes"] = runShapes(analysis);
-  std::string keys;
-  for (const auto& [key, count] : keys_seen_)
-    keys += (keys.empty() ? "" : ", ") + key;
-  point["keys"] = keys;
+  point["keys"] = missingInputReason();
   return point;
 }
 

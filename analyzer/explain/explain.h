@@ -42,7 +42,10 @@ struct ExplainSettings {
   // points farthest from their line out of its fits (docs/explain.md).
   ExplainSettings() { search.klinear.trim = search.spectral.trim = 0.02; }
   std::string function;  // calls of this function are the data points (within a run)
-  std::string input_key; // the annotation key of the input; empty: the call's position
+  // The annotation key of the input, or FUNC@argN / FUNC@retval: a value the pass recorded of a
+  // call of FUNC under the point (docs/pass.md, "Arguments and return values"); empty: the call's
+  // position.
+  std::string input_key;
   uint32_t clusters = 0; // 0: Algorithm 1 picks the smallest K in [1, max_clusters]
   uint32_t max_clusters = 6;
   double max_error = 0.1; // Algorithm 1's bound: RMS error at most this fraction of the mean time
@@ -91,6 +94,15 @@ public:
   // ({"input", "span_ns", "executable", "calls": {function identity: [name, calls]}}).
   nlohmann::ordered_json result(const Analysis& analysis, FunctionIndex& functions) const override;
 
+  // --input FUNC@argN or FUNC@retval.
+  struct ValueInput {
+    std::string function;
+    uint8_t position = 0; // N of argN, 0 for retval
+  };
+  // The value input `key` names, or nothing when it is an annotation key (no `@argN` or
+  // `@retval` at its end).
+  static std::optional<ValueInput> parseValueInput(const std::string& key);
+
   struct Instance {
     uint64_t enter_ns = 0, exit_ns = 0;
     uint64_t ordinal = 0;        // 1 for its thread's first call of the function to finish, ...
@@ -103,6 +115,12 @@ private:
   // An annotation (an item of its own or one of a batch's): its key is seen, its value kept
   // when it is the input.
   void takeAnnotation(uint64_t process, const wire::Annotation& note);
+  // The batch's recorded values of the value input's function: inputs at the time of their call's
+  // enter (arguments) or exit (the return value), held by the call of --function open then, as an
+  // annotation made there would be.
+  void takeValues(uint64_t process, const wire::EventBatch& batch);
+  // Why no point has an input: what the recording has instead.
+  std::string missingInputReason() const;
   ExplainData collect(const Analysis& analysis, FunctionIndex& functions) const;
   nlohmann::ordered_json runPoint(const Analysis& analysis, FunctionIndex& functions) const;
 
@@ -111,7 +129,11 @@ private:
   uint32_t max_depth_;
   // Per process: which function ids are the chosen function (from its module tables).
   std::map<uint64_t, IdTable<uint8_t>> targets_; // per process: the chosen function's ids
-  std::map<ThreadKey, std::vector<std::pair<uint64_t, int64_t>>> annotations_; // (time, value)
+  std::map<ThreadKey, std::vector<std::pair<uint64_t, double>>> annotations_; // (time, input)
+  std::optional<ValueInput> value_input_;
+  std::map<uint64_t, IdTable<uint8_t>> value_functions_; // per process: the value input's ids
+  std::map<ThreadKey, uint64_t> last_event_ns_;          // for values that begin a batch
+  uint64_t values_seen_ = 0; // values of the value input's function, at any position
   std::map<std::string, uint64_t> keys_seen_;
   std::map<uint64_t, std::string> executables_;
   uint64_t first_ns_ = UINT64_MAX, last_ns_ = 0;

@@ -132,9 +132,9 @@ nlohmann::ordered_json explainRuns(const ExplainArgs& args) {
         throw ExplainError(args.inputs_csv + " has no line for " + dir);
       run["input"] = it->second;
     } else if (run["input"].is_null()) {
-      const std::string keys = run["keys"];
-      throw ExplainError(dir + " has no annotation '" + args.settings.input_key + "' (" +
-                         (keys.empty() ? "it has no annotation" : "its keys: " + keys) + ")");
+      const bool value = ExplainExtension::parseValueInput(args.settings.input_key).has_value();
+      throw ExplainError(dir + " has no " + (value ? "value '" : "annotation '") +
+                         args.settings.input_key + "' (" + run["keys"].get<std::string>() + ")");
     }
     run["dir"] = dir;
     runs.push_back(std::move(run));
@@ -265,8 +265,10 @@ cli::Runner setupExplain(CLI::App& command) {
                      "id,input,time,f1,...,fm, then per run its input, its time (ns) and the "
                      "calls of each function");
   command.add_option("--input", s.input_key,
-                     "The annotation key (shapetrace_annotate) whose value is a point's input; "
-                     "without it, a call's position among its thread's calls");
+                     "The annotation key (shapetrace_annotate) whose value is a point's input, or "
+                     "FUNC@argN / FUNC@retval: a value recorded at compile time's choice "
+                     "(SHAPETRACE_PASS_ARGS) of a call of FUNC under the point; without it, a "
+                     "call's position among its thread's calls");
   command.add_option("--inputs", args->inputs_csv,
                      "Several recordings: a CSV of DIR,VALUE lines giving each run's input "
                      "(instead of an annotation; a first line DIR,NAME names it)");

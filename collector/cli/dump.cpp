@@ -115,8 +115,25 @@ public:
     const uint32_t thread = threadOf(item);
     if (const auto* batch = std::get_if<wire::EventBatch>(&item.body)) {
       int& depth = depth_[{item.process, thread}];
-      size_t next_annotation = 0, next_wait = 0, next_throttle = 0;
-      // The batch's annotations and tracer waits before event `i`, each on a line of its own.
+      size_t next_annotation = 0, next_wait = 0, next_throttle = 0, next_values = 0;
+      // A call's values shown on its enter line (arguments) or exit line (return value), as
+      // uftrace replay shows `serve(3, 4096)` and `= 42`: the next values of the batch when they
+      // are those of the event at `i` (arguments follow their enter, a return value precedes its
+      // exit); nullptr otherwise.
+      const auto valuesOf = [&](size_t i) -> const wire::CallValues* {
+        if (next_values >= batch->call_values.size())
+          return nullptr;
+        const wire::CallValues& values = batch->call_values[next_values];
+        const Event& e = batch->events[i];
+        const bool enter = e.kind == EventKind::Enter;
+        if (values.function_id != e.function_id || values.returned() == enter ||
+            values.before_event != (enter ? i + 1 : i))
+          return nullptr;
+        ++next_values;
+        return &values;
+      };
+      // The batch's annotations, tracer waits, throttle marks and values not shown on an event's line (those of
+      // a call whose enter was in the batch before) before event `i`, each on a line of its own.
       const auto marksBefore = [&](size_t i) {
         for (; next_annotation < batch->annotations.size() &&
                batch->annotations[next_annotation].before_event <= i;
@@ -143,6 +160,22 @@ public:
                         mark.timestamp_ns, pid, thread, 2 * depth, "",
                         names.function(item.process, mark.function).c_str(), mark.short_calls);
         }
+        // Shown at the time of the event before them (the batch before's last event when they
+        // begin the batch); a return value that precedes the exit at `i` waits for its line.
+        for (; next_values < batch->call_values.size() &&
+               batch->call_values[next_values].before_event <= i &&
+               !(i < batch->events.size() && batch->call_values[next_values].before_event == i &&
+                 batch->call_values[next_values].returned());
+             ++next_values) {
+          const wire::CallValues& values = batch->call_values[next_values];
+          const uint64_t at = values.before_event > 0
+                                  ? batch->events[values.before_event - 1].timestamp
+                                  : last_ns_[{item.process, thread}];
+          if (inRange(at))
+            std::printf("%" PRIu64 " %u/%u %*s# %s %s\n", at, pid, thread, 2 * depth, "",
+                        names.function(item.process, values.function_id).c_str(),
+                        wire::describeCallValues(values).c_str());
+        }
       };
       for (size_t i = 0; i < batch->events.size(); ++i) {
         marksBefore(i);
@@ -150,13 +183,18 @@ public:
         const bool enter = e.kind == EventKind::Enter;
         if (!enter && depth > 0)
           --depth;
+        const wire::CallValues* values = valuesOf(i);
         if (inRange(e.timestamp))
-          std::printf("%" PRIu64 " %u/%u %*s%s %s\n", e.timestamp, pid, thread, 2 * depth, "",
-                      arrowOf(e.kind), names.function(item.process, e.function_id).c_str());
+          std::printf("%" PRIu64 " %u/%u %*s%s %s%s%s\n", e.timestamp, pid, thread, 2 * depth, "",
+                      arrowOf(e.kind), names.function(item.process, e.function_id).c_str(),
+                      values ? " " : "",
+                      values ? wire::describeCallValues(*values).c_str() : "");
         if (enter)
           ++depth;
       }
       marksBefore(batch->events.size());
+      if (!batch->events.empty())
+        last_ns_[{item.process, thread}] = batch->events.back().timestamp;
       return;
     }
     std::printf("# %u/%u %s", pid, thread, wire::itemKindName(item.kind()));
@@ -211,6 +249,8 @@ private:
   }
   const DumpOptions& options_;
   std::map<std::pair<uint64_t, uint32_t>, int> depth_;
+  // Per thread, the time of its last event: where values that begin a batch are shown.
+  std::map<std::pair<uint64_t, uint32_t>, uint64_t> last_ns_;
 };
 
 class JsonSink : public Sink {
@@ -261,6 +301,21 @@ public:
                                  {"short_calls", mark.short_calls},
                                  {"before_event", mark.before_event}});
               j["throttles"] = std::move(marks);
+            }
+            if (!body.call_values.empty()) {
+              nlohmann::json calls = nlohmann::json::array();
+              for (const wire::CallValues& values : body.call_values) {
+                nlohmann::json list = nlohmann::json::array();
+                for (const wire::CallValue& value : values.values)
+                  list.push_back({{"position", value.position},
+                                  {"type", wire::valueTypeName(value.type)},
+                                  {"text", wire::describeValue(value)}});
+                calls.push_back({{"f", values.function_id},
+                                 {"name", names.function(item.process, values.function_id)},
+                                 {"before_event", values.before_event},
+                                 {"values", std::move(list)}});
+              }
+              j["call_values"] = std::move(calls);
             }
           } else if constexpr (std::is_same_v<T, wire::ProcessStart>) {
             j["pid"] = body.pid;

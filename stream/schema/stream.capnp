@@ -140,6 +140,7 @@ struct EventBatch {
   annotations @6 :List(Annotation);
   tracerWaits @7 :List(TracerWait);
   throttles @8 :List(Throttle);
+  callValues @9 :List(CallValues);
 }
 
 # The runtime stopped recording `function` (SHAPETRACE_THROTTLE, docs/runtime.md): this thread's
@@ -158,6 +159,34 @@ struct Throttle {
 struct ThrottledCalls {
   function @0 :UInt32;
   calls @1 :UInt64;
+}
+
+# Arguments or the return value of one call of a function chosen at compile time (docs/pass.md,
+# "Arguments and return values"), placed by `beforeEvent` as annotations are: the arguments right
+# after the call's enter event, the return value right before its exit event (none when an
+# exception or a longjmp left the call). The call is the innermost one open at that place, whose
+# function is `functionId`; a batch cut between the enter and its arguments puts them at the
+# start of the next batch (beforeEvent 0), which may then carry no event (its baseNs is then the
+# time of the thread's last event). Added after format version 1's first release: older
+# readers ignore them.
+struct CallValues {
+  beforeEvent @0 :UInt32;
+  functionId @1 :UInt32;
+  values @2 :List(CallValue);
+}
+
+struct CallValue {
+  position @0 :UInt8;          # N of argN (`this` is arg1, an sret pointer is not counted); 0: the
+                               # return value
+  type @1 :ValueType;
+  bits @2 :UInt64;             # the value widened to 64 bits, as the type says
+}
+
+enum ValueType {
+  signed @0;                   # a two's complement integer, sign-extended
+  unsigned @1;                 # an integer, zero-extended
+  pointer @2;                  # an address
+  float @3;                    # the bits of an IEEE 754 double (a float is widened to one)
 }
 
 # The runtime made the thread wait `durationNs` for room in its ring (lossless recording,

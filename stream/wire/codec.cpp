@@ -6,7 +6,11 @@
 
 #include <capnp/message.h>
 #include <capnp/serialize.h>
+#include <bit>
+#include <charconv>
+#include <cinttypes>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string.h> // sigabbrev_np
 #include <kj/exception.h>
@@ -127,6 +131,17 @@ void fill(s::Throttle::Builder b, const Throttle& v) {
   b.setShortCalls(v.short_calls);
 }
 
+void fill(s::CallValues::Builder b, const CallValues& v) {
+  b.setBeforeEvent(v.before_event);
+  b.setFunctionId(v.function_id);
+  auto values = b.initValues(unsigned(v.values.size()));
+  for (unsigned i = 0; i < v.values.size(); ++i) {
+    values[i].setPosition(v.values[i].position);
+    values[i].setType(static_cast<s::ValueType>(v.values[i].type));
+    values[i].setBits(v.values[i].bits);
+  }
+}
+
 template <typename Builder, typename T> void fillList(Builder list, std::span<const T> values) {
   for (size_t i = 0; i < values.size(); ++i)
     fill(list[unsigned(i)], values[i]);
@@ -146,6 +161,8 @@ void fillBatch(s::EventBatch::Builder b, uint32_t thread, uint64_t sequence,
     fillList(b.initTracerWaits(unsigned(marks.tracer_waits.size())), marks.tracer_waits);
   if (!marks.throttles.empty())
     fillList(b.initThrottles(unsigned(marks.throttles.size())), marks.throttles);
+  if (!marks.call_values.empty())
+    fillList(b.initCallValues(unsigned(marks.call_values.size())), marks.call_values);
 }
 
 void fillBatch(s::EventBatch::Builder b, uint32_t thread, uint64_t sequence,
@@ -274,6 +291,21 @@ TracerWait read(s::TracerWait::Reader r) {
 Throttle read(s::Throttle::Reader r) {
   return {r.getBeforeEvent(), r.getTimestampNs(), r.getFunction(), r.getShortCalls()};
 }
+
+CallValues read(s::CallValues::Reader r) {
+  CallValues v{r.getBeforeEvent(), r.getFunctionId(), {}};
+  const auto values = r.getValues();
+  // Sized by the message, which carried at least 8 bytes per value.
+  v.values.reserve(values.size());
+  for (const auto value : values) {
+    const auto type = static_cast<uint16_t>(value.getType());
+    v.values.push_back({value.getPosition(),
+                        type <= static_cast<uint16_t>(ValueType::Float) ? ValueType(type)
+                                                                       : ValueType::Unsigned,
+                        value.getBits()});
+  }
+  return v;
+}
 ProcessEnd read(s::ProcessEnd::Reader r) {
   ProcessEnd v;
   v.timestamp_ns = r.getTimestampNs();
@@ -343,6 +375,7 @@ EventBatch read(s::EventBatch::Reader r) {
   readMarks(r.getAnnotations(), r.getCount(), v.annotations);
   readMarks(r.getTracerWaits(), r.getCount(), v.tracer_waits);
   readMarks(r.getThrottles(), r.getCount(), v.throttles);
+  readMarks(r.getCallValues(), r.getCount(), v.call_values);
   return v;
 }
 
@@ -416,7 +449,7 @@ Bytes encodeItem(const StreamItem& item) {
           fill(root.initThreadEnd(), body);
         else if constexpr (std::is_same_v<T, EventBatch>)
           fillBatch(root.initEventBatch(), body.thread, body.sequence, body.events,
-                    {body.annotations, body.tracer_waits, body.throttles});
+                    {body.annotations, body.tracer_waits, body.throttles, body.call_values});
         else if constexpr (std::is_same_v<T, Gap>)
           fill(root.initGap(), body);
         else if constexpr (std::is_same_v<T, Annotation>)
@@ -446,7 +479,8 @@ Bytes encodeEventBatch(uint64_t process, uint32_t thread, uint64_t sequence,
   unsigned words = static_cast<unsigned>(events.bytes().size() / 8 + 32 +
                                          marks.annotations.size() * 8 +
                                          marks.tracer_waits.size() * 4 +
-                                         marks.throttles.size() * 5);
+                                         marks.throttles.size() * 5 +
+                                         marks.call_values.size() * 8);
   capnp::MallocMessageBuilder message(words);
   fillBatch(initRoot(message, process).initEventBatch(), thread, sequence, events, marks);
   return toBytes(message);
@@ -563,6 +597,58 @@ std::string describeExitStatus(const ExitStatus& status) {
   return "killed by signal " + std::to_string(status.signal) +
          (name ? std::string(" (SIG") + name + ")" : std::string()) +
          (status.core_dumped ? ", core dumped" : "");
+}
+
+std::string describeValue(const CallValue& value) {
+  char text[32];
+  switch (value.type) {
+  case ValueType::Signed:
+    return std::to_string(int64_t(value.bits));
+  case ValueType::Unsigned:
+    return std::to_string(value.bits);
+  case ValueType::Pointer:
+    std::snprintf(text, sizeof text, "0x%" PRIx64, value.bits);
+    return text;
+  case ValueType::Float: {
+    const auto [end, error] = std::to_chars(text, text + sizeof text, std::bit_cast<double>(value.bits));
+    return error == std::errc() ? std::string(text, end) : std::string("?");
+  }
+  }
+  return "?";
+}
+
+std::string describeCallValues(const CallValues& values) {
+  std::string text;
+  for (const CallValue& value : values.values) {
+    if (!text.empty())
+      text += ' ';
+    text += value.position == 0 ? "= " : "arg" + std::to_string(value.position) + "=";
+    text += describeValue(value);
+  }
+  return text;
+}
+
+double valueAsDouble(const CallValue& value) {
+  switch (value.type) {
+  case ValueType::Signed:
+    return double(int64_t(value.bits));
+  case ValueType::Float:
+    return std::bit_cast<double>(value.bits);
+  case ValueType::Unsigned:
+  case ValueType::Pointer:
+    break;
+  }
+  return double(value.bits);
+}
+
+const char* valueTypeName(ValueType type) {
+  switch (type) {
+  case ValueType::Signed: return "signed";
+  case ValueType::Unsigned: return "unsigned";
+  case ValueType::Pointer: return "pointer";
+  case ValueType::Float: return "float";
+  }
+  return "?";
 }
 
 const char* endReasonName(EndReason reason) {

@@ -36,6 +36,7 @@ struct BatchMarks {
   std::span<const Annotation> annotations;
   std::span<const TracerWait> tracer_waits;
   std::span<const Throttle> throttles{};
+  std::span<const CallValues> call_values{};
 };
 // The same from events already encoded one by one (the runtime's drain path).
 Bytes encodeEventBatch(uint64_t process, uint32_t thread, uint64_t sequence,

@@ -51,7 +51,10 @@ public:
 
   size_t count() const { return count_; }
   bool full() const { return count_ >= capacity_; }
-  uint64_t base() const { return count_ ? base_ : 0; }
+  uint64_t base() const { return count_ ? base_ : empty_base_; }
+  // The base of a batch that carries no event, only marks (a call's values whose enter left in
+  // the batch before): the time of the thread's last event, so that the batch has a place in time.
+  void setEmptyBase(uint64_t timestamp) { empty_base_ = timestamp; }
   std::span<const uint8_t> bytes() const { return {bytes_.data(), end_}; }
 
   // One event at `p` (at most kMaxEncodedEventBytes), its timestamp relative to `previous`,
@@ -82,6 +85,7 @@ private:
   size_t count_ = 0;
   uint64_t base_ = 0;
   uint64_t previous_ = 0;
+  uint64_t empty_base_ = 0;
 };
 
 // Appends the encoding of `events` to `out`; returns the number of bytes appended.

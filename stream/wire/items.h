@@ -122,6 +122,26 @@ struct Throttle {
   friend bool operator==(const Throttle&, const Throttle&) = default;
 };
 
+// One argument or return value (stream.capnp's CallValue); a type a newer writer added is read
+// as Unsigned (its bits shown as they are).
+enum class ValueType : uint8_t { Signed, Unsigned, Pointer, Float };
+struct CallValue {
+  uint8_t position = 0; // N of argN; 0 for the return value
+  ValueType type = ValueType::Signed;
+  uint64_t bits = 0;
+  friend bool operator==(const CallValue&, const CallValue&) = default;
+};
+// The chosen arguments (after the enter event) or the return value (before the exit event) of the
+// innermost open call, whose function is `function_id`: stream.capnp's CallValues.
+struct CallValues {
+  uint32_t before_event = 0;
+  uint32_t function_id = 0;
+  std::vector<CallValue> values;
+  // The return value (position 0) or arguments: the runtime never mixes them in one.
+  bool returned() const { return !values.empty() && values.front().position == 0; }
+  friend bool operator==(const CallValues&, const CallValues&) = default;
+};
+
 struct EventBatch {
   uint32_t thread = 0;
   uint64_t sequence = 0;
@@ -129,6 +149,7 @@ struct EventBatch {
   std::vector<Annotation> annotations; // in order, each before_event <= events.size()
   std::vector<TracerWait> tracer_waits; // in order, each before_event <= events.size()
   std::vector<Throttle> throttles{}; // in order, each before_event <= events.size()
+  std::vector<CallValues> call_values{}; // in order, each before_event <= events.size()
   friend bool operator==(const EventBatch&, const EventBatch&) = default;
 };
 
@@ -174,6 +195,14 @@ struct ExitStatus {
 
 // "exit status 3", "killed by signal 9 (SIGKILL)", "killed by signal 11 (SIGSEGV), core dumped".
 std::string describeExitStatus(const ExitStatus& status);
+
+// A value as uftrace shows one: "-3", "4096", "0x7ffd1234", "2.5" (a double, shortest exact form).
+std::string describeValue(const CallValue& value);
+// A call's values: "arg1=3 arg2=2.5" for arguments, "= 42" for a return value.
+std::string describeCallValues(const CallValues& values);
+// The value as a double, for analyses (a pointer's address, an integer as its number).
+double valueAsDouble(const CallValue& value);
+const char* valueTypeName(ValueType type);
 
 using ItemBody = std::variant<ProcessStart, ModuleTable, ThreadStart, ThreadName, ThreadEnd,
                               EventBatch, Gap, Annotation, ProcessEnd, ExecFailed, ExitStatus>;

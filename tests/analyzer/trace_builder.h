@@ -56,7 +56,7 @@ inline ShapeId shapeOf(ShapeTable& table, const Call& c) {
 
 inline wire::StreamItem batchItem(uint64_t process, uint32_t thread, uint64_t sequence,
                                   std::vector<Event> events) {
-  return wire::StreamItem{process, wire::EventBatch{thread, sequence, std::move(events), {}, {}}};
+  return wire::StreamItem{process, wire::EventBatch{thread, sequence, std::move(events), {}, {}, {}}};
 }
 
 } // namespace shapetrace::analyzer::testing

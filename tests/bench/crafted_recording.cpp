@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
                                          {{1, "_Z4mainv", "main()", "", 0},
                                           {0xFFFFFFF0u, "_Z5servev", "serve()", "", 0}}}});
     const auto events = function_id ? callOf(1, (uint32_t{1} << 24) - 1) : callOf(1, 1);
-    append({process, wire::EventBatch{thread, 0, events, {}, {}}});
+    append({process, wire::EventBatch{thread, 0, events, {}, {}, {}}});
   }
   return writer.close() ? 0 : 1;
 }

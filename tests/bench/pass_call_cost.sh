@@ -17,6 +17,10 @@
 #   shapetrace-detached   shapetrace-cc, attach on demand (the default) with no collector
 #   gate, gate-disabled,  shapetrace-cc with SHAPETRACE_PASS_DETACHED=gate (one body, each hook
 #   gate-detached         behind the entry's test), the same three ways
+#   args-elsewhere        shapetrace-cc with SHAPETRACE_PASS_ARGS='main@arg1': another function's
+#                         argument chosen (the measured calls must cost what `shapetrace` costs)
+#   args-chosen           shapetrace-cc with SHAPETRACE_PASS_ARGS='empty@arg1': the measured
+#                         function records its argument (one __shapetrace_value per call)
 #   xray-unpatched        -fxray-instrument, sleds not patched (XRay's idle cost)
 #   xray-basic            -fxray-instrument, patched, basic (in-memory + file) logging
 #   uftrace               -pg, recorded by `uftrace record` (libmcount)
@@ -44,6 +48,8 @@ export LD_LIBRARY_PATH="$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 clang-19 -O2 "$src" -o "$work/plain"
 "$build/bin/shapetrace-cc" -O2 "$src" -o "$work/shapetrace"
 SHAPETRACE_PASS_DETACHED=gate "$build/bin/shapetrace-cc" -O2 "$src" -o "$work/gate"
+SHAPETRACE_PASS_ARGS='main@arg1' "$build/bin/shapetrace-cc" -O2 "$src" -o "$work/args-elsewhere"
+SHAPETRACE_PASS_ARGS='empty@arg1' "$build/bin/shapetrace-cc" -O2 "$src" -o "$work/args-chosen"
 [ -z "$baseline" ] || "$baseline/bin/shapetrace-cc" -O2 "$src" -o "$work/shapetrace-baseline"
 clang-19 -O2 -fxray-instrument -fxray-instruction-threshold=1 "$src" -o "$work/xray"
 clang-19 -O2 -pg "$src" -o "$work/pg"
@@ -79,6 +85,8 @@ shapetrace_rows() {
 }
 shapetrace_rows shapetrace ./shapetrace
 shapetrace_rows gate ./gate
+shapetrace_rows args-elsewhere ./args-elsewhere
+shapetrace_rows args-chosen ./args-chosen
 [ -z "$baseline" ] || shapetrace_rows baseline ./shapetrace-baseline "$baseline_path"
 row xray-unpatched "$(XRAY_OPTIONS='patch_premain=false' count xray-unpatched ./xray)"
 row xray-basic "$(XRAY_OPTIONS="patch_premain=true xray_mode=xray-basic xray_logfile_base=$work/xray-log. verbosity=0" count xray-basic ./xray)"

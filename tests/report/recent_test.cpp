@@ -39,7 +39,7 @@ TEST(RecentWindowsTest, AWindowHoldsExactlyTheCallsThatFinishedInIt) {
   RecentWindows recent({60, 300}, 10);
   uint64_t t = 1000, sequence = 0;
   auto feed = [&](uint32_t n, uint64_t ns, bool nested = false) {
-    analyzer.consume({1, wire::EventBatch{7, sequence++, calls(t, n, ns, nested), {}, {}}});
+    analyzer.consume({1, wire::EventBatch{7, sequence++, calls(t, n, ns, nested), {}, {}, {}}});
   };
   // Minute 0-4: 100 calls of 1 us every 10 s; at 270 s g appears; the last 60 s: 5 us calls.
   for (int second = 0; second <= 330; second += 10) {
@@ -81,7 +81,7 @@ TEST(RecentWindowsTest, AYoungSessionSaysHowMuchItCovers) {
   RecentWindows recent({60}, 10);
   recent.observe(analyzer.snapshot(), 0);
   uint64_t t = 1000;
-  analyzer.consume({1, wire::EventBatch{7, 0, calls(t, 10, 100), {}, {}}});
+  analyzer.consume({1, wire::EventBatch{7, 0, calls(t, 10, 100), {}, {}, {}}});
   recent.observe(analyzer.snapshot(), 12);
   const Analysis a = analyzer.snapshot();
   const Json json = recent.json(a, 12);

@@ -144,7 +144,7 @@ public:
         out.push_back({process, wire::Gap{tid, n, sequence[next] - 1, batch.front().timestamp,
                                           batch.back().timestamp}});
       } else {
-        out.push_back({process, wire::EventBatch{tid, sequence[next], std::move(batch), {}, {}}});
+        out.push_back({process, wire::EventBatch{tid, sequence[next], std::move(batch), {}, {}, {}}});
       }
       ++sequence[next];
       at[next] += n;

@@ -28,7 +28,7 @@ Recording makeRecording(int frames) {
     StreamItem item{7, EventBatch{1, static_cast<uint64_t>(i),
                                   std::vector<Event>(static_cast<size_t>(i + 1),
                                                      Event{100u + static_cast<uint64_t>(i), 3,
-                                                           EventKind::Enter}), {}, {}}};
+                                                           EventKind::Enter}), {}, {}, {}}};
     r.offsets.push_back(r.file.size());
     appendFrame(r.file, encodeItem(item));
     r.items.push_back(item);

@@ -80,6 +80,23 @@ void __shapetrace_enter(uint32_t function_id);
 void __shapetrace_exit(uint32_t function_id);
 void __shapetrace_unwind_exit(uint32_t function_id);
 
+/* One argument or the return value of a function chosen at compile time (SHAPETRACE_PASS_ARGS,
+ * the `args` rule; docs/pass.md, "Arguments and return values"). The pass calls it, only in those
+ * functions, right after __shapetrace_enter (one call per chosen argument) and right before
+ * __shapetrace_exit (the return value; never on an unwind exit). `descriptor` is
+ * SHAPETRACE_VALUE_DESCRIPTOR(position, type): position N of argN (1-255, `this` is arg1, an sret
+ * pointer is not counted), 0 for the return value. `bits`: an integer sign- or zero-extended to 64
+ * bits, a pointer's address, or a float or double as the bits of a double. A call whose entry was
+ * not recorded records nothing. Added without a new ABI version: modules that do not call it
+ * need nothing more of the runtime. */
+#define SHAPETRACE_VALUE_SIGNED 0u   /* an integer, shown signed */
+#define SHAPETRACE_VALUE_UNSIGNED 1u /* an integer the ABI zero-extends (zeroext, bool) */
+#define SHAPETRACE_VALUE_POINTER 2u
+#define SHAPETRACE_VALUE_FLOAT 3u    /* float or double, as a double's bits */
+#define SHAPETRACE_VALUE_RETURN 0u   /* the position of the return value */
+#define SHAPETRACE_VALUE_DESCRIPTOR(position, type) ((uint32_t)(position) | ((uint32_t)(type) << 8))
+void __shapetrace_value(uint32_t function_id, uint32_t descriptor, uint64_t bits);
+
 #ifdef __cplusplus
 }
 #endif

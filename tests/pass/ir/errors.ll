@@ -4,7 +4,7 @@
 ; MISSING: error: shapetrace: cannot read the filter file '{{.*}}.missing': No such file or directory
 ; RUN: printf '# rules\ninclude f*\n\nfrobnicate g\n' > %t.unknown
 ; RUN: not %opt_shapetrace -passes=shapetrace-instrument -shapetrace-filter-file=%t.unknown -disable-output %s 2>&1 | FileCheck %s --check-prefix=UNKNOWN
-; UNKNOWN: error: shapetrace: {{.*}}.unknown:4: unknown rule 'frobnicate' (expected include, exclude, include-file or exclude-file)
+; UNKNOWN: error: shapetrace: {{.*}}.unknown:4: unknown rule 'frobnicate' (expected include, exclude, include-file, exclude-file or args)
 ; RUN: printf 'exclude-file   \n' > %t.empty
 ; RUN: not %opt_shapetrace -passes=shapetrace-instrument -shapetrace-filter-file=%t.empty -disable-output %s 2>&1 | FileCheck %s --check-prefix=EMPTY
 ; EMPTY: error: shapetrace: {{.*}}.empty:1: rule 'exclude-file' has no pattern
