@@ -65,7 +65,7 @@ void ThreadAnalyzer::onEvents(std::span<const Event> events) {
           stack_.size() < settings_.max_depth) [[likely]] {
         ++next;
         last_ns_ = next->timestamp;
-        finishLeaf(event.function_id, time, last_ns_, true);
+        finishLeaf(event.function_id, time, last_ns_, true, false);
         break;
       }
       enter(event.function_id, time);
@@ -162,11 +162,10 @@ void ThreadAnalyzer::discardFrames() {
 void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
   Frame& frame = stack_.back();
   const uint32_t function = frame.function;
-  --functions_[function].open;
   if (dag_children_.size() == frame.dag_children_begin) {
     const uint64_t enter_ns = frame.enter_ns;
     stack_.pop_back();
-    finishLeaf(function, enter_ns, time_ns, measured);
+    finishLeaf(function, enter_ns, time_ns, measured, true);
     return;
   }
   // The rest waits in the queue: see accountDagQueue().
@@ -174,6 +173,7 @@ void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
   const ShapeId dag_node = queueDagNode(frame, dag_hash, time_ns, measured);
   FunctionRunning& running = functions_[function];
   running.queued_in = dag_queue_generation_;
+  --running.open;
   addInclusive(running, frame.enter_ns, time_ns, measured);
   stack_.pop_back(); // `frame` is gone from here on
   if (!stack_.empty()) appendChild(dag_node, dag_hash);
@@ -183,9 +183,11 @@ void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
 // A call without children: its shape and DAG node depend on the function alone.
 [[gnu::always_inline]] inline void ThreadAnalyzer::finishLeaf(uint32_t function,
                                                               uint64_t enter_ns, uint64_t exit_ns,
-                                                              bool measured) {
+                                                              bool measured,
+                                                              bool from_frame) {
   const LeafIds& ids = leafIds(function);
   FunctionRunning& running = functions_[function];
+  if (from_frame) --running.open; // its frame was popped: no longer open
   addInclusive(running, enter_ns, exit_ns, measured);
   // A function's calls are accounted in the order they finished: its queued calls first.
   if (running.queued_in == dag_queue_generation_) [[unlikely]]

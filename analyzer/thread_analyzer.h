@@ -146,7 +146,9 @@ private:
   void finishTop(uint64_t time_ns, bool measured);
   void discardFrames();
   void addInclusive(FunctionRunning& running, uint64_t enter_ns, uint64_t exit_ns, bool measured);
-  void finishLeaf(uint32_t function, uint64_t enter_ns, uint64_t exit_ns, bool measured);
+  // `from_frame`: the call had a frame (an open call of its function), just popped.
+  void finishLeaf(uint32_t function, uint64_t enter_ns, uint64_t exit_ns, bool measured,
+                  bool from_frame);
   void account(uint32_t function, ShapeId shape, uint64_t enter_ns, uint64_t exit_ns,
                bool measured);
   const LeafIds& leafIds(uint32_t function);
