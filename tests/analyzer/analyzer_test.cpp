@@ -128,7 +128,9 @@ TEST(AnalyzerTest, TheLargestFunctionIdCostsWhatItsEventsCost) {
   EXPECT_EQ(analysis.calls, 128u);
   EXPECT_EQ(analysis.threads.size(), 64u);
   EXPECT_EQ(analysis.diagnostics.count(Stat::function_ids_out_of_range), 0u);
-  EXPECT_LT(shapetrace::testing::peakRssMib() - before, 200);
+  if (shapetrace::testing::kPeakRssMeasuresTheCode) {
+    EXPECT_LT(shapetrace::testing::peakRssMib() - before, 200);
+  }
 }
 
 // The thread's end says how many batches it sent: those after the last one received are lost (a
@@ -534,7 +536,9 @@ TEST(AnalyzerTest, AHundredThousandShortThreadsFitInBoundedMemory) {
   EXPECT_EQ(analysis.events, 400'000u);
   EXPECT_EQ(threadCount(analysis), 100'000u);
   EXPECT_LE(analysis.threads.size(), 1000u + 256u + 1u);
-  EXPECT_LT(shapetrace::testing::peakRssMib() - before, 150);
+  if (shapetrace::testing::kPeakRssMeasuresTheCode) {
+    EXPECT_LT(shapetrace::testing::peakRssMib() - before, 150);
+  }
 }
 
 } // namespace
