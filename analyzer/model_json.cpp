@@ -222,7 +222,8 @@ Json outlierJson(const Outlier& o) {
               {"shape_mean_ns", o.shape_mean},
               {"shape_sd_ns", o.shape_sd},
               {"shape_count", o.shape_count},
-              {"score", o.score}};
+              {"score", o.score},
+              {"excess_ns", excessNs(o)}};
 }
 
 } // namespace

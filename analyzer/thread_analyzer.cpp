@@ -5,7 +5,17 @@
 
 namespace shapetrace::analyzer {
 
+double excessNs(const Outlier& outlier) {
+  const auto duration = static_cast<double>(outlier.duration_ns);
+  double excess = 0;
+  if (outlier.function_outlier) excess = duration - outlier.function_mean;
+  if (outlier.shape_outlier) excess = std::max(excess, duration - outlier.shape_mean);
+  return excess;
+}
+
 bool outlierBefore(const Outlier& a, const Outlier& b) {
+  const double a_excess = excessNs(a), b_excess = excessNs(b);
+  if (a_excess != b_excess) return a_excess > b_excess;
   if (a.score != b.score) return a.score > b.score;
   if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
   if (a.process != b.process) return a.process < b.process;

@@ -87,7 +87,7 @@ void printSummary(const Analysis& a, FILE* out) {
   if (const std::string throttled = throttledLines(a); !throttled.empty())
     std::fprintf(out, "\n%s", throttled.c_str());
   if (!a.outliers.empty())
-    std::fprintf(out, "\nmost extreme outliers (%llu found, %zu kept):\n",
+    std::fprintf(out, "\noutliers that lost the most time (%llu found, %zu kept):\n",
                  static_cast<unsigned long long>(a.outliers_found), a.outliers.size());
   for (size_t i = 0; i < a.outliers.size() && i < 10; ++i) {
     const Outlier& o = a.outliers[i];

@@ -2,6 +2,7 @@
 #include "diff/run_diff.h"
 
 #include "duration_text.h"
+#include "function_names.h"
 #include "model_json.h"
 #include "shape_metric.h"
 
@@ -169,6 +170,14 @@ const std::set<uint32_t>& calledBy(const ShapeTable& table, ShapeId shape,
   return memo[shape] = std::move(called);
 }
 
+// A share as a percentage with the digits a small one needs: "31%", "0.42%", "0.0031%" (never
+// "0% -> 0%" for a change the test found significant).
+std::string shareText(double share) {
+  char text[32];
+  std::snprintf(text, sizeof text, share == 0 || share >= 0.01 ? "%.0f%%" : "%.2g%%", share * 100);
+  return text;
+}
+
 std::string percent(double change) {
   char text[32];
   std::snprintf(text, sizeof text, "%+.0f%%", change * 100);
@@ -326,6 +335,19 @@ private:
     return nearest ? nearest->table_id : kNullShape;
   }
 
+  // The most calls of `function` on one path from `id` down (memoized: shapes share children).
+  uint32_t callsOnDeepestPath(ShapeId id, uint32_t function,
+                              std::unordered_map<ShapeId, uint32_t>& memo) const {
+    if (id == kNullShape) return 0;
+    if (const auto it = memo.find(id); it != memo.end()) return it->second;
+    uint32_t below = 0;
+    for (ShapeId child : shared_.table.children(id))
+      below = std::max(below, callsOnDeepestPath(child, function, memo));
+    const uint32_t calls = below + (shared_.table.function(id) == function ? 1 : 0);
+    memo.emplace(id, calls);
+    return calls;
+  }
+
   static const ShapeEntry* entry(const Side& side, ShapeId id) {
     const auto it = side.by_table_id.find(id);
     return it == side.by_table_id.end() ? nullptr : &side.shapes[it->second];
@@ -347,6 +369,9 @@ private:
       c.new_share = share(new_, *b);
       c.new_shape = static_cast<int64_t>(new_.by_table_id.at(b->table_id));
     }
+    const ShapeId id = (a ? a : b)->table_id;
+    std::unordered_map<ShapeId, uint32_t> depths;
+    c.recursion_depth = callsOnDeepestPath(id, shared_.table.function(id), depths);
     // New and vanished shapes whose calls had nowhere else to go move all their time; the
     // callers refine this (newShape, compareShapes, compareMatched).
     c.impact_ns_per_s = rate(c.now.sum_ns, new_.seconds) - rate(c.base.sum_ns, base_.seconds);
@@ -549,7 +574,7 @@ private:
     std::set<size_t> told;
     for (const FunctionChange& f : diff_.functions) {
       if (!f.significant) continue;
-      std::string text = shortName(f.function) + " got " +
+      std::string text = shortFunctionName(f.function) + " got " +
                          (f.relative_change > 0 ? "slower" : "faster") + " (" +
                          percent(f.relative_change) + ": mean " + describeNs(f.base.mean_ns) +
                          " -> " + describeNs(f.now.mean_ns) + ", " +
@@ -597,51 +622,26 @@ private:
 
   static constexpr size_t kMaxExplanations = 8;
 
-  // A function's name as people read it: without its parameter list, ABI tags, template
-  // arguments and return type ("void std::vector<kv::Entry, ...>::_M_insert_aux<kv::Entry>(...)"
-  // is "std::vector::_M_insert_aux"). Operators keep their angle brackets.
-  static std::string shortName(std::string name) {
-    for (size_t at; (at = name.find("[abi:")) != std::string::npos;)
-      name.erase(at, name.find(']', at) + 1 - at);
-    int depth = 0;
-    for (size_t i = name.size(); i-- > 0;) {
-      if (name[i] == ')') ++depth;
-      else if (name[i] == '(' && --depth == 0 && i > 0) {
-        name.resize(i);
-        break;
-      }
-    }
-    if (name.find("operator") != std::string::npos) return name;
-    std::string out;
-    int angle = 0;
-    for (char c : name) {
-      if (c == '<') ++angle;
-      else if (c == '>' && angle > 0) --angle;
-      else if (angle == 0) out += c;
-    }
-    if (angle != 0) return name; // unbalanced: not template arguments after all
-    const size_t space = out.rfind(' ');
-    return space == std::string::npos ? out : out.substr(space + 1);
-  }
-
   static std::string describe(const ShapeChange& c) {
     auto list = [](const std::vector<std::string>& names) {
       std::string out;
-      for (size_t i = 0; i < names.size() && i < 3; ++i) out += (i ? ", " : "") + shortName(names[i]);
+      for (size_t i = 0; i < names.size() && i < 3; ++i) out += (i ? ", " : "") + shortFunctionName(names[i]);
       if (names.size() > 3) out += ", ...";
       return out;
     };
-    const std::string function = shortName(c.function);
-    std::string what = "the shape of " + function;
+    const std::string function = shortFunctionName(c.function);
+    const std::string recursing =
+        c.recursion_depth > 1 ? " recursing " + std::to_string(c.recursion_depth) + " deep" : "";
+    std::string what = "the shape of " + function + recursing;
     switch (c.kind) {
     case ChangeKind::kNew:
-      what = "a new shape of " + function;
+      what = "a new shape of " + function + recursing;
       if (!c.also_calls.empty()) what += " that also calls " + list(c.also_calls);
       else if (!c.no_longer_calls.empty()) what += " that no longer calls " + list(c.no_longer_calls);
       return what + " (0 -> " + std::to_string(c.new_calls) + " calls, mean " +
              describeNs(c.now.mean_ns) + ")";
     case ChangeKind::kVanished:
-      return "a shape of " + function +
+      return "a shape of " + function + recursing +
              (c.no_longer_calls.empty() ? "" : " that called " + list(c.no_longer_calls)) +
              " no longer occurs (" + std::to_string(c.base_calls) + " -> 0 calls, mean " +
              describeNs(c.base.mean_ns) + ")";
@@ -655,8 +655,7 @@ private:
     case ChangeKind::kLessFrequent:
       return what + " (shape " + std::to_string(c.new_shape) + ") is " +
              (c.kind == ChangeKind::kMoreFrequent ? "more" : "less") + " frequent: " +
-             percent(c.base_share).substr(1) + " -> " + percent(c.new_share).substr(1) +
-             " of its calls";
+             shareText(c.base_share) + " -> " + shareText(c.new_share) + " of its calls";
     }
     return what;
   }
@@ -707,6 +706,7 @@ Json diffJson(const RunDiff& diff) {
               {"new_share", c.new_share},
               {"z", c.z},
               {"impact_ns_per_s", c.impact_ns_per_s},
+              {"recursion_depth", c.recursion_depth},
               {"derived", c.derived}};
     if (c.kind == ChangeKind::kVanished) s["no_longer_calls"] = c.no_longer_calls;
     if (c.kind == ChangeKind::kNew) {

@@ -59,6 +59,9 @@ struct ShapeChange {
   // cause. Ranked after the others and left out of the explanations.
   bool derived = false;
   int64_t base_shape = -1, new_shape = -1; // ids in each model (-1: absent)
+  // Calls of its function on the deepest path of the shape, its root included: 1 unless the
+  // function recurses; the sentences name a recursive shape by it ("recursing 5 deep").
+  uint32_t recursion_depth = 1;
 };
 
 struct FunctionChange {

@@ -511,6 +511,13 @@ SmallestK smallestK(const Points& points, uint32_t max_k, double max_mse,
       out.found = true;
       break;
     }
+    if (k > 1 && out.mse_by_k[k - 2] > 0) {
+      const double cut = 1 - std::sqrt(out.mse_by_k[k - 1] / out.mse_by_k[k - 2]);
+      if (cut > out.elbow_cut) {
+        out.elbow_cut = cut;
+        out.elbow = out.clusters;
+      }
+    }
   }
   return out;
 }

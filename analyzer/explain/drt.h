@@ -133,10 +133,15 @@ LinearClusters clusterPoints(const Points& points, uint32_t k, const ClusterSear
 
 // Algorithm 1, step 2-3: the clustering with the smallest K in [1, max_k] whose mean squared error
 // is at most `max_mse`; `found` is false (and the result the max_k clustering) when none is.
+// Beside it, the "elbow": the clustering whose K cut the RMS error the most relative to K - 1 (a
+// real program's calls vary around every line, preempted ones most, so that often no K is within
+// the bound while one more line still explains most of what the last left: docs/explain.md).
 struct SmallestK {
   LinearClusters clusters;
   bool found = false;
   std::vector<double> mse_by_k; // the error of each K tried, from 1
+  LinearClusters elbow;         // when K > 1 was tried: the K whose line cut the RMS error most
+  double elbow_cut = 0;         // by this fraction of the RMS error at K - 1
 };
 SmallestK smallestK(const Points& points, uint32_t max_k, double max_mse,
                     const ClusterSearch& search);

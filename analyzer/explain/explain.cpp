@@ -466,6 +466,61 @@ nlohmann::ordered_json treeJson(const drt::Tree& tree, const ExplainData& data) 
   return nodes;
 }
 
+// Each K's RMS error as a share of the mean time: "K=1: 87.6%, K=2: 41.2%".
+std::string errorsByK(const std::vector<double>& mse_by_k, double mean) {
+  std::string errors;
+  for (size_t k = 0; k < mse_by_k.size(); ++k) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%sK=%zu: %.1f%%", k == 0 ? "" : ", ", k + 1,
+                  100 * std::sqrt(mse_by_k[k]) / mean);
+    errors += text;
+  }
+  return errors;
+}
+
+// An elbow counts when its line took more than half the RMS error the K before it left. Noise
+// alone gets close: two lines through normally distributed times split them at the mean and cut
+// the error by 1 - sqrt(1 - 2/pi) = 40%, three by less; a cut beyond half is more than noise.
+constexpr double kElbowMinCut = 0.5;
+
+struct ChosenClusters {
+  drt::LinearClusters clusters;
+  std::vector<double> mse_by_k;
+  std::string how; // the model's k_chosen
+};
+
+// K as given; else Algorithm 1's smallest K within the error bound; else, when none is, the K whose
+// line cut the error the most (by more than half), which the output says.
+ChosenClusters chooseClusters(const drt::Points& points, double mean,
+                              const ExplainSettings& settings) {
+  ChosenClusters out;
+  if (settings.clusters > 0) {
+    out.clusters = drt::clusterPoints(points, settings.clusters, settings.search);
+    out.mse_by_k.push_back(out.clusters.mse());
+    out.how = "given";
+    return out;
+  }
+  const double bound = std::pow(settings.max_error * mean, 2);
+  drt::SmallestK found = drt::smallestK(points, settings.max_clusters, bound, settings.search);
+  out.mse_by_k = found.mse_by_k;
+  if (found.found) {
+    out.clusters = std::move(found.clusters);
+    out.how = "smallest within the error bound";
+  } else if (found.elbow_cut >= kElbowMinCut) {
+    out.clusters = std::move(found.elbow);
+    out.how = "cutting the error most, none within the bound";
+  } else {
+    char bound_text[32];
+    std::snprintf(bound_text, sizeof bound_text, "%g%%", 100 * settings.max_error);
+    throw ExplainError("no clustering with at most " + std::to_string(settings.max_clusters) +
+                       " lines has an RMS error within " + bound_text + " of the mean time (" +
+                       errorsByK(found.mse_by_k, mean) +
+                       "), and no line cuts the error by half; give --clusters K, or raise "
+                       "--max-error or --max-clusters");
+  }
+  return out;
+}
+
 } // namespace
 
 nlohmann::ordered_json explainData(const ExplainData& data, const ExplainSettings& settings) {
@@ -478,32 +533,8 @@ nlohmann::ordered_json explainData(const ExplainData& data, const ExplainSetting
   if (n == 0)
     throw ExplainError("no data points");
   const double mean = data.points.times.mean();
-  const double bound = std::pow(settings.max_error * mean, 2);
-  drt::LinearClusters clusters;
-  std::vector<double> mse_by_k;
-  if (wanted > 0) {
-    clusters = drt::clusterPoints(data.points, wanted, settings.search);
-    mse_by_k.push_back(clusters.mse());
-  } else {
-    const drt::SmallestK found =
-        drt::smallestK(data.points, settings.max_clusters, bound, settings.search);
-    mse_by_k = found.mse_by_k;
-    if (!found.found) {
-      std::string errors;
-      for (size_t k = 0; k < found.mse_by_k.size(); ++k) {
-        char text[64];
-        std::snprintf(text, sizeof text, "%sK=%zu: %.1f%%", k == 0 ? "" : ", ", k + 1,
-                      100 * std::sqrt(found.mse_by_k[k]) / mean);
-        errors += text;
-      }
-      char bound_text[32];
-      std::snprintf(bound_text, sizeof bound_text, "%g%%", 100 * settings.max_error);
-      throw ExplainError("no clustering with at most " + std::to_string(settings.max_clusters) +
-                         " lines has an RMS error within " + bound_text + " of the mean time (" +
-                         errors + "); give --clusters K, or raise --max-error or --max-clusters");
-    }
-    clusters = found.clusters;
-  }
+  const ChosenClusters chosen = chooseClusters(data.points, mean, settings);
+  const drt::LinearClusters& clusters = chosen.clusters;
   const auto k = static_cast<uint32_t>(clusters.lines.size());
   const drt::Explanation explanation =
       drt::explainClusters(data.features, clusters.labels, k, settings.tree);
@@ -517,10 +548,10 @@ nlohmann::ordered_json explainData(const ExplainData& data, const ExplainSetting
   model["left_out"] = data.left_out;
   model["method"] = drt::methodName(settings.search.method);
   model["k"] = k;
-  model["k_chosen"] = wanted == 0 ? "smallest within the error bound" : "given";
+  model["k_chosen"] = chosen.how;
   model["max_error"] = settings.max_error;
   model["rms_by_k"] = nlohmann::ordered_json::array();
-  for (const double mse : mse_by_k)
+  for (const double mse : chosen.mse_by_k)
     model["rms_by_k"].push_back(std::sqrt(mse));
   model["mean_ns"] = mean;
   model["trim"] = settings.search.method == drt::Method::kKLinear ? settings.search.klinear.trim
@@ -646,6 +677,17 @@ std::string describeExplanation(const nlohmann::ordered_json& model) {
                 model["method"].get<std::string>().c_str(),
                 model["k_chosen"].get<std::string>().c_str());
   out += line;
+  if (model["k_chosen"] != "given" && model["k_chosen"] != "smallest within the error bound") {
+    std::vector<double> mse_by_k;
+    for (const auto& rms : model["rms_by_k"])
+      mse_by_k.push_back(std::pow(rms.get<double>(), 2));
+    std::snprintf(line, sizeof line,
+                  "  (no K is within %g%% of the mean time: %s; K=%u cut the error most; "
+                  "--clusters K chooses)\n",
+                  100 * model["max_error"].get<double>(),
+                  errorsByK(mse_by_k, model["mean_ns"].get<double>()).c_str(), k);
+    out += line;
+  }
   const std::string input = model["input"];
   if (model["trim"].get<double>() > 0)
     out += "  (the " + std::to_string(static_cast<int>(model["trim"].get<double>() * 100 + 0.5)) +

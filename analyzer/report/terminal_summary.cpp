@@ -64,7 +64,7 @@ std::string clusterTables(const Analysis& a, size_t clusters, size_t outliers,
            "several threads add up, so it can exceed the run's wall time)\n";
   if (const std::string throttled = throttledLines(a); !throttled.empty())
     out += "\n" + throttled;
-  if (!a.outliers.empty() && outliers > 0) out += "\nmost extreme outliers\n";
+  if (!a.outliers.empty() && outliers > 0) out += "\noutliers that lost the most time\n";
   for (size_t i = 0; i < a.outliers.size() && i < outliers; ++i) {
     const Outlier& o = a.outliers[i];
     std::snprintf(line, sizeof line, "  %-40s %-20s %10s  (mean %s, %.1f sd)",

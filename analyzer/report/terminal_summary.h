@@ -1,5 +1,5 @@
 // The terminal summary's tables, as `shapetrace live` and `shapetrace fleet` print them: the
-// busiest clusters (by total time) and the most extreme outliers.
+// busiest clusters (by total time) and the outliers that lost the most time.
 #pragma once
 
 #include "analysis.h"

@@ -147,7 +147,7 @@ TEST_F(AnalyzeCommandTest, OutlierLinesNameTemplateInstantiationsShort) {
   const fs::path rec = record({{1, table}, batchItem(1, 11, 0, eventsOf(calls))});
   const Result r = shapetrace("analyze " + rec.string() + " --json " + (dir / "a.json").string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("most extreme outliers (1 found, 1 kept):\n  ns::run<...>  thread 11 at "),
+  EXPECT_NE(r.out.find("outliers that lost the most time (1 found, 1 kept):\n  ns::run<...>  thread 11 at "),
             std::string::npos)
       << r.out;
   EXPECT_EQ(r.out.find("Executor"), std::string::npos) << r.out;

@@ -418,14 +418,16 @@ TEST(ThreadAnalyzerTest, OutliersAgainstFunctionAndShape) {
   a.onEvents(eventsOf(calls));
   const auto outliers = a.outliers();
   ASSERT_EQ(outliers.size(), 2u);
-  // Most extreme first: 1000 ns is 179 sd above 105 +- 5; 2100 ns only about 10 sd above the
-  // statistics that now include the 1000 ns call.
-  const Outlier& more_work = outliers[1];
+  // The most time lost first: 2100 ns lost 1952 ns over its function's mean of 147.6 (only
+  // about 10 sd, the statistics now including the 1000 ns call); 1000 ns lost 895 ns over 105
+  // (179 sd).
+  const Outlier& more_work = outliers[0];
   EXPECT_TRUE(more_work.function_outlier);
   EXPECT_FALSE(more_work.shape_outlier);
   EXPECT_EQ(more_work.duration_ns, 2100u);
   EXPECT_EQ(more_work.function_count, 21u);
-  const Outlier& slower = outliers[0];
+  EXPECT_DOUBLE_EQ(excessNs(more_work), 2100.0 - more_work.function_mean);
+  const Outlier& slower = outliers[1];
   EXPECT_TRUE(slower.function_outlier);
   EXPECT_TRUE(slower.shape_outlier);
   EXPECT_EQ(slower.duration_ns, 1000u);
@@ -433,6 +435,8 @@ TEST(ThreadAnalyzerTest, OutliersAgainstFunctionAndShape) {
   EXPECT_DOUBLE_EQ(slower.function_sd, 5.0);
   EXPECT_EQ(slower.function_count, 20u);
   EXPECT_DOUBLE_EQ(slower.score, (1000.0 - 105.0) / 5.0);
+  EXPECT_DOUBLE_EQ(excessNs(slower), 1000.0 - 105.0);
+  EXPECT_GT(slower.score, more_work.score);
   EXPECT_EQ(slower.start_ns, 1000u + 20u * 105u);
   EXPECT_EQ(a.functionStates()[1].outliers, 2u);
 }

@@ -174,7 +174,11 @@ test('an outlier opens its exact call, and tables sort', { timeout: 90_000 }, as
   await page.locator('#instance-panel.has-instance').waitFor();
   const instance = data.instances[Number(await page.locator('#instance-panel').getAttribute('data-instance'))];
   assert.equal(instance.reason, 'outlier');
-  const top = [...data.model.outliers].sort((a, b) => b.score - a.score)[0];
+  // Sorted by the time each lost: its duration less the mean of each rule that fired.
+  const lost = (o) => Math.max(o.function_outlier ? o.duration_ns - o.function_mean_ns : 0,
+    o.shape_outlier ? o.duration_ns - o.shape_mean_ns : 0);
+  for (const o of data.model.outliers) assert.ok(Math.abs(o.excess_ns - lost(o)) < 1e-6);
+  const top = [...data.model.outliers].sort((a, b) => lost(b) - lost(a))[0];
   assert.equal(instance.start_ns, top.start_ns);
   assert.equal(instance.duration_ns, top.duration_ns);
 
@@ -294,6 +298,44 @@ test('labels name functions short: no parameters, return type or long template a
   const got = await page.evaluate((names) => names.map((n) => ST.fmt.shortName(n)), examples.map(([name]) => name));
   assert.deepEqual(got, examples.map(([, expected]) => expected));
   assert.equal(await page.evaluate(() => ST.fmt.leafName('void ns::Pool<std::allocator<void>>::run<int>(int) const')), 'run<int>');
+  await page.close();
+});
+
+test('a recursion\'s levels are one timeline row and one tree node, apart again on request', { timeout: 90_000 }, async () => {
+  const dir = path.join(work, 'recursion');
+  execFileSync(fixture, [path.join(dir, 'rec'), '--recursion']);
+  const file = path.join(dir, 'report.html');
+  execFileSync(shapetrace, ['report', path.join(dir, 'rec'), '-o', file]);
+  const d = embeddedData(await readFile(file, 'utf8'));
+  const destroy = d.model.functions.findIndex((f) => f.name === 'kv::Node::destroy()');
+  const evictor = d.model.threads.find((t) => t.name === 'evictor');
+  // Each ribbon of the model is labelled after its busiest cluster; destroy leads one per level.
+  const busiest = (row) => row.map((e) => d.model.clusters[e.cluster])
+    .sort((a, b) => Number(b.stats.sum_ns) - Number(a.stats.sum_ns))[0].function;
+  // (the leaves may share a ribbon with a busier cluster of another function)
+  const levels = evictor.timeline.filter((row) => busiest(row) === destroy).length;
+  assert.ok(levels >= 2, `${levels} ribbons led by destroy`);
+  const page = await openPage(browser.context, file);
+  await page.waitForSelector('body[data-ready="true"]');
+  const labels = () => page.evaluate(() => window.shapetrace.app.timeline.rows
+    .filter((r) => r.kind === 'ribbon' && r.thread.label === 'evictor').map((r) => r.ribbon.label));
+  const merged = await labels();
+  assert.equal(merged.length, evictor.timeline.length - levels + 1);
+  assert.deepEqual(merged.filter((l) => l.includes('destroy')), [`${levels} levels · kv::Node::destroy`]);
+  // The deepest shape's tree: one node for the four levels.
+  const deepest = d.model.shapes.filter((x) => x.function === destroy).sort((a, b) => b.depth - a.depth)[0];
+  await page.evaluate((id) => window.shapetrace.app.clusterPanel.show(id, true), deepest.cluster);
+  const tree = page.locator(`#cluster-panel svg.shape-tree[data-shape="${deepest.id}"]`);
+  const nodes = () => tree.locator('g.node[data-function="kv::Node::destroy()"]').count();
+  assert.equal(await tree.locator('g.node[data-levels="4"]').count(), 1);
+  assert.equal(await nodes(), 1);
+  await saveScreenshot(page, 'report-recursion-merged');
+  await page.locator('#merge-recursion').uncheck();
+  const apart = await labels();
+  assert.equal(apart.length, evictor.timeline.length);
+  assert.equal(apart.filter((l) => l === 'kv::Node::destroy').length, levels);
+  assert.equal(await nodes(), 4); // a shape holds each distinct child shape once: one per level
+  assert.deepEqual(page.problems, []);
   await page.close();
 });
 

@@ -180,7 +180,7 @@ TEST_F(LiveTest, ServesThePageAndASnapshotThatGrowsWithTheStream) {
   // Function names short (analyzer/function_names.h): without their parameters.
   EXPECT_THAT(out, ::testing::HasSubstr("kv::Server::handle "));
   EXPECT_EQ(out.find("kv::Server::handle("), std::string::npos) << out;
-  EXPECT_THAT(out, ::testing::HasSubstr("most extreme outliers"));
+  EXPECT_THAT(out, ::testing::HasSubstr("outliers that lost the most time"));
 }
 
 // The samples of a /metrics text, read by the Prometheus project's own parser.

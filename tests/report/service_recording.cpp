@@ -2,6 +2,7 @@
 // tests and for looking at the report by hand:
 //
 //   report_service_recording DIR [--requests N] [--workers N] [--gap] [--split-share X] [--killed] [--sizes]
+//                            [--recursion]
 #include "service_trace.h"
 
 #include <cstdio>
@@ -12,7 +13,8 @@
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
-                 "usage: %s DIR [--requests N] [--workers N] [--gap] [--split-share X] [--killed] [--sizes]\n",
+                 "usage: %s DIR [--requests N] [--workers N] [--gap] [--split-share X] [--killed] "
+                 "[--sizes] [--recursion]\n",
                  argv[0]);
     return 2;
   }
@@ -28,6 +30,8 @@ int main(int argc, char** argv) {
       options.gap_on_last_worker = true;
     else if (std::strcmp(argv[i], "--killed") == 0)
       options.killed = true;
+    else if (std::strcmp(argv[i], "--recursion") == 0)
+      options.recursion = true;
     else if (std::strcmp(argv[i], "--sizes") == 0)
       options.request_sizes = true;
     else {

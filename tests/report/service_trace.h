@@ -33,6 +33,7 @@ enum Fn : uint32_t {
   kLruPop,
   kFlush,
   kWritePage,
+  kDestroyNode, // only with ServiceTraceOptions::recursion
   kFunctionCount
 };
 
@@ -74,6 +75,9 @@ struct ServiceTraceOptions {
   // Every request annotates its size ("size", 1 to 200) as it starts, and its time grows with it:
   // 100 ns per unit, 1500 more when a put splits a page (two lines for `explain`).
   bool request_sizes = false;
+  // Every flush frees a tree of pages with a recursive kv::Node::destroy, 4 levels deep (each
+  // node has two children): a recursion for the page to fold.
+  bool recursion = false;
 };
 
 // One thread's events under construction: enter/exit with an advancing clock.
@@ -109,7 +113,11 @@ public:
     start.hostname = "bench-1";
     start.start_ns = options_.start_ns;
     out.push_back({process, start});
-    out.push_back({process, wire::ModuleTable{"kvstore-server", 0, serviceFunctions()}});
+    std::vector<wire::FunctionInfo> functions = serviceFunctions();
+    if (options_.recursion)
+      functions.push_back({kDestroyNode, "_ZN2kv4Node7destroyEv", "kv::Node::destroy()",
+                           "kvstore/btree.cpp", 190});
+    out.push_back({process, wire::ModuleTable{"kvstore-server", 0, std::move(functions)}});
 
     std::vector<std::pair<uint32_t, ThreadEvents>> threads;
     threads.emplace_back(1, mainThread());
@@ -238,6 +246,16 @@ private:
     return t;
   }
 
+  void destroy(ThreadEvents& t, uint32_t levels) {
+    t.enter(kDestroyNode);
+    t.spend(jitter(300));
+    if (levels > 1) {
+      destroy(t, levels - 1);
+      destroy(t, levels - 1);
+    }
+    t.exit(kDestroyNode);
+  }
+
   ThreadEvents evictorThread() {
     ThreadEvents t(options_.start_ns + 5'000);
     t.enter(kEvictorLoop);
@@ -259,6 +277,8 @@ private:
           t.spend(jitter(20'000));
           t.exit(kWritePage);
         }
+        if (options_.recursion)
+          destroy(t, 4);
         t.exit(kFlush);
       }
       t.spend(period / 3);

@@ -33,6 +33,11 @@ ST.App = class {
     $('zoom-in').addEventListener('click', () => this.timeline.zoom(0.5));
     $('zoom-out').addEventListener('click', () => this.timeline.zoom(2));
     $('zoom-fit').addEventListener('click', () => this.timeline.fit());
+    $('merge-recursion').addEventListener('change', (e) => {
+      ST.shapes.mergeRecursion = e.target.checked;
+      this.timeline.setMergeRecursion(e.target.checked);
+      this.clusterPanel.setModel(this.model);
+    });
     window.addEventListener('keydown', (e) => {
       if (e.target.tagName === 'INPUT') return;
       const span = this.timeline.view.end - this.timeline.view.start;

@@ -70,6 +70,7 @@ ST.Model = class {
         const c = this.clusters[e.cluster];
         if (!best || c.totalNs > best.totalNs) best = c;
       }
+      r.function = best ? best.function : null;
       r.label = best ? ST.fmt.shortName(this.functionName(best.function)) : '';
       r.clusterSet = new Set(r.clusters.map((e) => e.cluster));
     }
@@ -78,8 +79,51 @@ ST.Model = class {
     return {
       key: this.key(t.process, t.thread), process: t.process, thread: t.thread, label,
       events: t.events, calls: t.calls, ended: t.ended, diagnostics: t.diagnostics,
-      ribbons, ribbonOfCluster, threadCount,
+      ribbons, foldedRibbons: this.foldRecursion(ribbons), ribbonOfCluster, threadCount,
     };
+  }
+
+  // The ribbons with recursion merged, as flame graph tools' "merge recursion": consecutive
+  // ribbons led by one recursive function are the levels of its recursion (a call's shape
+  // contains the shape of the call below it, so the two cannot share a ribbon) and become one
+  // row, "17 levels · _Rb_tree::_M_erase", drawing every level's clusters. `ribbons` keeps them
+  // apart.
+  foldRecursion(ribbons) {
+    const rows = [];
+    for (const r of ribbons) {
+      const last = rows[rows.length - 1];
+      if (last && r.function !== null && last.function === r.function && this.isRecursive(r.function)) {
+        last.levels.push(r);
+        continue;
+      }
+      rows.push({ ...r, levels: [r] });
+    }
+    for (const row of rows) {
+      if (row.levels.length === 1) continue;
+      row.clusters = row.levels.flatMap((r) => r.clusters);
+      row.clusterSet = new Set(row.clusters.map((e) => e.cluster));
+      row.label = `${row.levels.length} levels · ${row.label}`;
+    }
+    return rows;
+  }
+
+  // Whether a shape of `fn` holds a call of `fn` below its root (memoized per function).
+  isRecursive(fn) {
+    this.recursive ??= new Map();
+    if (!this.recursive.has(fn)) {
+      const seen = new Set();
+      const below = (id) => {
+        if (seen.has(id)) return false;
+        seen.add(id);
+        const s = this.shapes.get(id);
+        return !!s && s.children.some((c) => this.shapes.get(c)?.function === fn || below(c));
+      };
+      let found = false;
+      for (const s of this.shapes.values())
+        if (s.function === fn && below(s.id)) { found = true; break; }
+      this.recursive.set(fn, found);
+    }
+    return this.recursive.get(fn);
   }
 
   // The run's wall time: its first recorded event to its last, when the recording says; else the

@@ -5,6 +5,31 @@
 
 ST.shapes = {
   kNodeW: 74, kNodeH: 16, kGapX: 6, kLevelH: 28, kMaxNodes: 48,
+  mergeRecursion: true, // the timeline toolbar's switch
+
+  // A node's children with direct recursion merged (as flame graph tools' "merge recursion"): a
+  // child of the node's own function is its next level, whose children become the node's.
+  // Returns the children and the number of levels merged into the node.
+  mergedChildren(model, shape) {
+    const children = new Set();
+    let levels = 1, frontier = shape.children;
+    while (frontier.length) {
+      const next = [];
+      let merged = false;
+      for (const id of frontier) {
+        const child = model.shapes.get(id);
+        if (child && child.function === shape.function) {
+          next.push(...child.children);
+          merged = true;
+        } else {
+          children.add(id);
+        }
+      }
+      if (merged) levels++;
+      frontier = next;
+    }
+    return { children: [...children], levels };
+  },
 
   // Lays out the tree of `shapeId`: leaves take consecutive slots, a parent sits centred over its
   // children. Stops adding nodes at kMaxNodes (the cut is drawn as an ellipsis node).
@@ -13,9 +38,10 @@ ST.shapes = {
     let slot = 0, cut = false;
     const place = (id, depth) => {
       const shape = model.shapes.get(id);
-      const node = { id, depth, function: shape ? shape.function : null, x: 0 };
+      const node = { id, depth, function: shape ? shape.function : null, x: 0, levels: 1 };
       nodes.push(node);
-      const children = shape ? shape.children : [];
+      let children = shape ? shape.children : [];
+      if (shape && ST.shapes.mergeRecursion) ({ children, levels: node.levels } = ST.shapes.mergedChildren(model, shape));
       if (!children.length) {
         node.x = slot++;
         return node;
@@ -50,8 +76,11 @@ ST.shapes = {
       const name = n.function === null ? '?' : model.functionName(n.function);
       const fill = n.function === null ? '#ccc' : model.functions[n.function].color;
       const label = ST.fmt.leafName(name);
-      const shown = label.length > 12 ? `${label.slice(0, 11)}…` : label;
-      parts.push(`<g class="node" data-function="${ST.fmt.html(name)}"><title>${ST.fmt.html(name)}</title>` +
+      const levels = n.levels > 1 ? ` ×${n.levels}` : '';
+      const room = 12 - levels.length;
+      const shown = (label.length > room ? `${label.slice(0, room - 1)}…` : label) + levels;
+      const title = n.levels > 1 ? `${name}: ${n.levels} levels of recursion merged` : name;
+      parts.push(`<g class="node" data-function="${ST.fmt.html(name)}"${n.levels > 1 ? ` data-levels="${n.levels}"` : ''}><title>${ST.fmt.html(title)}</title>` +
         `<rect x="${cx(n) - w / 2}" y="${cy(n)}" width="${w}" height="${h}" rx="3" fill="${fill}" fill-opacity="0.22" stroke="${fill}"/>` +
         `<text x="${cx(n)}" y="${cy(n) + 11.5}" text-anchor="middle">${ST.fmt.html(shown)}</text></g>`);
     }

@@ -150,7 +150,7 @@ ST.tabs.register({
 ST.tabs.register({
   id: 'outliers',
   order: 30,
-  sort: ['score', false],
+  sort: ['excess', false],
   define: (m) => {
     const f = ST.fmt;
     const name = (id) => m.functionName(id);
@@ -165,6 +165,7 @@ ST.tabs.register({
         { id: 'duration', label: 'Duration', num: true, value: (o) => o.duration_ns, text: f.ns },
         { id: 'fmean', label: 'Function mean', num: true, value: (o) => o.function_mean_ns, text: f.ns },
         { id: 'smean', label: 'Shape mean', num: true, value: (o) => o.shape_mean_ns, text: f.ns },
+        { id: 'excess', label: 'Time lost', num: true, value: (o) => o.excess_ns ?? 0, text: f.ns, title: 'Its duration less the mean it was judged against (its shape\'s when it did the same work slower): the order in which outliers are kept' },
         { id: 'score', label: 'σ above', num: true, value: (o) => o.score, text: (v) => v.toFixed(1) },
         { id: 'why', label: 'Why', value: (o) => o.shape_outlier ? 'same work, slower' : 'did more work (another shape)' },
         { id: 'cluster', label: 'Cluster', num: true, value: (o) => o.cluster ?? -1, text: (v) => v < 0 ? '–' : `#${v}` },

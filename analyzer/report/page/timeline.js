@@ -20,6 +20,7 @@ ST.Timeline = class {
     this.handlers = handlers; // { hover(hit), click(hit), view(start, end) }
     this.highlight = null;    // cluster drawn emphasised
     this.selected = null;     // instance shown below (outlined)
+    this.mergeRecursion = true; // a recursion's levels drawn as one row (the toolbar's switch)
     this.setModel(model, true);
     this.listen();
   }
@@ -41,7 +42,14 @@ ST.Timeline = class {
     this.resize();
   }
 
-  // Rows from top to bottom: per thread a header, then its ribbons.
+  setMergeRecursion(merge) {
+    this.mergeRecursion = merge;
+    this.layoutRows();
+    this.resize();
+  }
+
+  // Rows from top to bottom: per thread a header, then its ribbons (a recursion's levels merged
+  // into one row unless the user asked to see them apart).
   layoutRows() {
     const T = ST.Timeline;
     this.rows = [];
@@ -49,7 +57,7 @@ ST.Timeline = class {
     for (const thread of this.model.threads) {
       this.rows.push({ kind: 'thread', thread, y, h: T.kThreadH });
       y += T.kThreadH;
-      for (const ribbon of thread.ribbons) {
+      for (const ribbon of this.mergeRecursion ? thread.foldedRibbons : thread.ribbons) {
         this.rows.push({ kind: 'ribbon', thread, ribbon, y, h: T.kRibbonH });
         y += T.kRibbonH;
       }

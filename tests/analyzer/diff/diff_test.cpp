@@ -143,6 +143,40 @@ TEST(DiffTest, AShapeWhoseFrequencyDoubledIsMoreFrequent) {
   EXPECT_NEAR(it->new_share / it->base_share, 2.0, 0.3);
 }
 
+// `scan` walks a tree recursively: 2 deep in most requests and 4 deep in the others, which grow
+// from 1% to 10%. The change is told of "scan recursing 4 deep", not by a shape number alone.
+nlohmann::ordered_json recursiveRun(double deep_share, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> unit(0, 1);
+  const auto walk = [](uint32_t depth) {
+    Call c = call(kScan, {}, 100);
+    for (uint32_t d = 1; d < depth; ++d) c = call(kScan, {c}, 100);
+    return c;
+  };
+  std::vector<Call> requests;
+  for (int i = 0; i < 3000; ++i)
+    requests.push_back(call(kServe, {walk(unit(random) < deep_share ? 4 : 2)}, 50));
+  Analyzer analyzer;
+  analyzer.consume(names(7));
+  analyzer.consume(batchItem(7, 1, 0, eventsOf({call(kMain, requests, 10)})));
+  analyzer.finish();
+  return toJson(analyzer.snapshot());
+}
+
+TEST(DiffTest, ARecursiveShapeIsToldByItsDepth) {
+  const RunDiff d = diffRuns(recursiveRun(0.01, 1), recursiveRun(0.10, 2));
+  const auto deep = std::find_if(d.shapes.begin(), d.shapes.end(), [](const ShapeChange& c) {
+    return c.function == "scan" && c.kind == ChangeKind::kMoreFrequent;
+  });
+  ASSERT_NE(deep, d.shapes.end());
+  EXPECT_EQ(deep->recursion_depth, 4u);
+  std::string told;
+  for (const std::string& text : d.explanations) told += text + "\n";
+  EXPECT_THAT(told, ::testing::HasSubstr("the shape of scan recursing 4 deep (shape "));
+  EXPECT_THAT(told, ::testing::Not(::testing::HasSubstr(" 0% -> 0%")));
+  EXPECT_EQ(diffJson(d)["shapes"][static_cast<size_t>(deep - d.shapes.begin())]["recursion_depth"], 4);
+}
+
 TEST(DiffTest, AVanishedPathIsReported) {
   Workload base;
   Workload now = base;

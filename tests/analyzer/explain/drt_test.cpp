@@ -184,6 +184,46 @@ TEST(DrtTest, SmallestKStopsAtTheFirstKWithinTheBound) {
   EXPECT_EQ(none.mse_by_k.size(), 2u);
 }
 
+// Two flat lines (100 and 1000) with noise of 30% of the larger: no K is within 10% of the mean
+// time, and the second line cuts the error most (by more than half; a third line only splits noise).
+TEST(DrtTest, WithNoKWithinTheBoundTheElbowIsTheLineThatCutTheErrorMost) {
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> noise(0, 300);
+  std::vector<std::pair<double, double>> xy;
+  for (int i = 0; i < 400; ++i)
+    xy.emplace_back(1 + i % 50, (i % 2 ? 1000 : 100) + (i % 2 ? noise(rng) : noise(rng) / 10));
+  const Points p = pointsOf(xy);
+  ClusterSearch search;
+  search.klinear.trim = 0;
+  const SmallestK s = smallestK(p, 4, std::pow(0.1 * p.times.mean(), 2), search);
+  EXPECT_FALSE(s.found);
+  ASSERT_EQ(s.mse_by_k.size(), 4u);
+  ASSERT_EQ(s.elbow.lines.size(), 2u);
+  EXPECT_GT(s.elbow_cut, 0.5);
+  EXPECT_DOUBLE_EQ(s.elbow_cut, 1 - std::sqrt(s.mse_by_k[1] / s.mse_by_k[0]));
+  for (uint32_t k = 2; k < 4; ++k)
+    EXPECT_LT(1 - std::sqrt(s.mse_by_k[k] / s.mse_by_k[k - 1]), s.elbow_cut);
+  const double low = std::min(s.elbow.lines[0].intercept, s.elbow.lines[1].intercept);
+  const double high = std::max(s.elbow.lines[0].intercept, s.elbow.lines[1].intercept);
+  EXPECT_NEAR(low, 100, 60);
+  EXPECT_NEAR(high, 1000, 150);
+}
+
+// Times that are one line plus normal noise: two lines split the noise and cut the error by about
+// 1 - sqrt(1 - 2/pi) = 40%, not by half.
+TEST(DrtTest, NoiseAloneCutsTheErrorByLessThanHalf) {
+  std::mt19937_64 rng(9);
+  std::normal_distribution<double> noise(0, 100);
+  std::vector<std::pair<double, double>> xy;
+  for (int i = 0; i < 2000; ++i)
+    xy.emplace_back(1 + i % 50, 1000 + noise(rng));
+  ClusterSearch search;
+  search.klinear.trim = 0;
+  const SmallestK s = smallestK(pointsOf(xy), 3, 1e-9, search);
+  EXPECT_FALSE(s.found);
+  EXPECT_NEAR(s.elbow_cut, 0.40, 0.06);
+}
+
 // Labels decided by "f2 > 3" (f1, f3: noise): the root says exactly that.
 TEST(DrtTest, CartFindsAKnownPredicate) {
   std::mt19937_64 rng(5);
