@@ -537,8 +537,7 @@ TEST_F(AnalyzeCommandTest, LiveStreamFromTheCollectorsPublisher) {
                         out.string());
   });
   auto publish = [&](const std::vector<std::byte>& bytes) {
-    zmq::message_t message(bytes.data(), bytes.size());
-    publisher.publish(message);
+    publisher.publish(bytes);
   };
   // A subscriber only receives what is published after it joined: publish one thread per round,
   // each under a new thread id, until a snapshot shows one arrived.
