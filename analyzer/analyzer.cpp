@@ -33,6 +33,7 @@ struct Analyzer::ThreadSlot {
   std::vector<std::unique_ptr<ThreadConsumer>> consumers; // of the extensions that run
   std::string name;
   bool ended = false;
+  bool foldable = true; // every extension that gave it a consumer folds threads
   size_t worker = 0;
   std::vector<Task> held; // jobs == 1: tasks waiting to run in one go, see Analyzer::hold
 };
@@ -144,8 +145,10 @@ Analyzer::ThreadSlot& Analyzer::slotFor(uint64_t process, uint32_t thread) {
   if (!slot) {
     slot = std::make_unique<ThreadSlot>(settings_.thread);
     for (const NamedExtension& named : extensions_)
-      if (auto consumer = named.extension->consumerFor(ThreadKey{process, thread}))
+      if (auto consumer = named.extension->consumerFor(ThreadKey{process, thread})) {
         slot->consumers.push_back(std::move(consumer));
+        slot->foldable = slot->foldable && named.extension->foldsThreads();
+      }
     // Round-robin in order of appearance spreads threads evenly over the workers.
     if (!workers_.empty()) slot->worker = (threads_.size() - 1) % workers_.size();
     if (const auto planned = planned_worker_.find(ThreadKey{process, thread});
@@ -257,7 +260,7 @@ void Analyzer::consume(wire::StreamItem item) {
     slotFor(process, name->thread).name = name->name;
   } else if (auto* end = std::get_if<wire::ThreadEnd>(&item.body)) {
     ThreadSlot& slot = slotFor(process, end->thread);
-    if (!slot.ended && slot.consumers.empty()) ended_.push_back(ThreadKey{process, end->thread});
+    if (!slot.ended && slot.foldable) ended_.push_back(ThreadKey{process, end->thread});
     slot.ended = true;
     Task task;
     task.kind = Task::Kind::End;
@@ -288,6 +291,8 @@ void Analyzer::foldEnded() {
     if (folded == folded_.end())
       folded = folded_.emplace(key.process, foldedThreads(settings_.thread)).first;
     foldThread(folded->second, it->second->analyzer.result(), key, settings_.thread);
+    for (const NamedExtension& named : extensions_)
+      named.extension->foldThread(key);
     threads_.erase(it);
   }
 }

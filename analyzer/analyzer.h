@@ -114,8 +114,8 @@ private:
   uint64_t items_ = 0;
   std::vector<ThreadSlot*> holding_; // slots with held tasks, in order of their first one
   size_t held_tasks_ = 0;
-  // Ended threads not folded yet, in the order their ends came (threads with extensions'
-  // consumers are not folded: the extensions keep their per-thread state).
+  // Ended threads not folded yet, in the order their ends came (threads followed by an extension
+  // that does not fold threads, Extension::foldsThreads, are not folded).
   std::deque<ThreadKey> ended_;
   std::map<uint64_t, ThreadResult> folded_; // by process (thread_fold.h)
 };

@@ -37,6 +37,16 @@ public:
   virtual std::unique_ptr<ThreadConsumer> consumerFor(const ThreadKey& /*thread*/) {
     return nullptr;
   }
+  // Whether the Analyzer may fold the threads it gave consumers once they end (thread_fold.h): an
+  // extension that can keep what an ended thread's consumer holds in a per-process state, or
+  // forget it and say so in its result. Threads followed by any extension that cannot are kept
+  // whole to the end.
+  virtual bool foldsThreads() const { return false; }
+  // The ended thread is folded: its consumer's state goes into its process's folded state (or is
+  // dropped and counted) and the extension forgets the consumer, which the Analyzer frees next.
+  // Called with the consumers idle, for every extension, whether it gave the thread a consumer or
+  // not; the thread's id may start a new thread (and a new consumer) later.
+  virtual void foldThread(const ThreadKey& /*thread*/) {}
   // Every item, before the threads' consumers see it.
   virtual void observe(const wire::StreamItem& /*item*/) {}
   // Its part of the model. The consumers are idle while this runs.

@@ -207,7 +207,8 @@ Collector::Collector(CollectorOptions options, zmq::context_t& context)
   if (!local.empty())
     local_.emplace(local, options_.limits.max_processes);
   if (!options_.publish.empty()) {
-    publisher_.emplace(context, options_.publish, options_.publish_hwm, secret);
+    publisher_.emplace(context, options_.publish, options_.publish_hwm, secret,
+                       options_.publish_max_queued_bytes);
     publish_bound_ = publisher_->endpoint();
   }
   if (!options_.forward.empty())
@@ -248,10 +249,7 @@ void Collector::connectForward(zmq::context_t& context) {
 
 // To the live subscribers and the collector forwarded to, whichever there are.
 void Collector::fanOut(std::span<const std::byte> bytes) {
-  if (publisher_) {
-    zmq::message_t message(bytes.data(), bytes.size());
-    publisher_->publish(message);
-  }
+  if (publisher_) publisher_->publish(bytes);
   if (forward_) {
     zmq::message_t message(bytes.data(), bytes.size());
     if (forward_->send(message, zmq::send_flags::dontwait))
@@ -710,6 +708,8 @@ CollectorStats Collector::stats() const {
   s.forwarded = forwarded_;
   s.forward_dropped = forward_dropped_;
   s.published = publisher_ ? publisher_->published() : 0;
+  s.not_published = publisher_ ? publisher_->notPublished() : 0;
+  s.not_published_bytes = publisher_ ? publisher_->notPublishedBytes() : 0;
   if (writer_) {
     s.recording_error = writer_->error();
     s.recording = writer_->stats();
@@ -735,6 +735,8 @@ void Collector::writeStatsFile() const {
       {"senders", senders},
       {"unattributed", unattributed},
       {"published", s.published},
+      {"not_published", s.not_published},
+      {"not_published_bytes", s.not_published_bytes},
       {"refused_processes", s.refused_processes},
       {"refused_clients", s.refused_clients},
       {"foreign_messages", s.foreign_messages},

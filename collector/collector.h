@@ -78,6 +78,9 @@ struct CollectorOptions {
   recording::RecordingOptions recording;
   int receive_hwm = 10000;          // messages queued per sender before its PUSH blocks/EAGAINs
   int publish_hwm = 10000;          // messages queued per subscriber before they are dropped
+  // Bytes of published items the subscribers' queues hold at most, together (fanout.h): past it
+  // items are not published, and counted.
+  size_t publish_max_queued_bytes = fanout::kDefaultMaxQueuedBytes;
   CollectorLimits limits;
 };
 
@@ -103,7 +106,9 @@ struct SenderCounters {
 struct CollectorStats {
   std::map<uint64_t, SenderCounters> senders;          // by process key
   std::map<std::string, SenderCounters> unattributed;  // bad messages by peer address ("" unknown)
-  uint64_t published = 0;
+  uint64_t published = 0;          // items numbered for the live subscribers (sent or skipped)
+  uint64_t not_published = 0;      // of those, skipped: the subscribers' queues were full
+  uint64_t not_published_bytes = 0;
   uint64_t refused_processes = 0; // messages of processes past CollectorLimits::max_processes
   uint64_t refused_clients = 0;   // CURVE handshakes of keys not in --curve-clients
   uint64_t foreign_messages = 0;  // messages naming a process another client (or host) sends
@@ -162,6 +167,8 @@ public:
   // The endpoints actually bound (a tcp "*" port resolved).
   const std::vector<std::string>& boundEndpoints() const { return bound_; }
   std::string publishEndpoint() const { return publish_bound_; }
+  // Bytes of published items that the live subscribers' queues still hold (fanout.h).
+  size_t publishQueuedBytes() const { return publisher_ ? publisher_->queuedBytes() : 0; }
   // The server's Z85 public key when CURVE is on, else empty.
   const std::string& curvePublicKey() const { return curve_public_; }
   CollectorStats stats() const;

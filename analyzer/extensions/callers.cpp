@@ -1,6 +1,8 @@
 // Calls and time by caller, from the call stream.
 #include "extensions/callers.h"
 
+#include "thread_fold.h"
+
 namespace shapetrace::analyzer {
 
 void CallerSink::onEnter(uint32_t, uint32_t, uint64_t) { callee_ns_.push_back(0); }
@@ -39,19 +41,38 @@ void CallerSink::account(const FinishedCall& call, uint64_t callees) {
   if (!callee_ns_.empty()) callee_ns_.back() += duration;
 }
 
+void CallerSink::add(const CallerSink& other) {
+  for (const Edge& edge : other.edges_)
+    findEdge(edge.caller, edge.callee).add(edge.totals);
+}
+
 std::unique_ptr<ThreadConsumer> CallersExtension::consumerFor(const ThreadKey& thread) {
   auto consumer = std::make_unique<Consumer>(ShapeLookup::none(), max_depth_);
   consumers_[thread] = consumer.get();
   return consumer;
 }
 
+void CallersExtension::foldThread(const ThreadKey& thread) {
+  const auto it = consumers_.find(thread);
+  if (it == consumers_.end()) return;
+  folded_[thread.process].add(it->second->sink());
+  consumers_.erase(it);
+}
+
 std::map<std::pair<uint32_t, uint32_t>, CallerTotals>
 CallersExtension::merged(FunctionIndex& functions) const {
+  // The threads in (process, thread) order, a process's folded threads last, as the model lists
+  // them.
+  std::map<ThreadKey, const CallerSink*> sinks;
+  for (const auto& [thread, consumer] : consumers_)
+    sinks[thread] = &consumer->sink();
+  for (const auto& [process, sink] : folded_)
+    sinks[ThreadKey{process, kFoldedThreadsId}] = &sink;
   std::map<std::pair<uint32_t, uint32_t>, CallerTotals> out;
   // Edges in order of first call, so that functions new to the model are added in the same order
   // every time.
-  for (const auto& [thread, consumer] : consumers_)
-    for (const CallerSink::Edge& edge : consumer->sink().edges()) {
+  for (const auto& [thread, sink] : sinks)
+    for (const CallerSink::Edge& edge : sink->edges()) {
       const uint32_t caller =
           edge.caller == kNoCaller ? UINT32_MAX : functions.indexOf(thread.process, edge.caller);
       out[{caller, functions.indexOf(thread.process, edge.callee)}].add(edge.totals);

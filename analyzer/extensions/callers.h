@@ -47,6 +47,9 @@ public:
 
   // Every distinct (caller, callee) pair of the thread, in order of first call.
   const std::vector<Edge>& edges() const { return edges_; }
+  // Adds another thread's totals (of the same process: its function ids): folding an ended thread
+  // into its process's folded threads.
+  void add(const CallerSink& other);
 
 private:
   CallerTotals& totalsOf(uint32_t caller, uint32_t callee);
@@ -67,6 +70,10 @@ public:
   // Calls deeper than `max_depth` are not counted, as the analysis leaves them out.
   explicit CallersExtension(uint32_t max_depth = kDefaultMaxDepth) : max_depth_(max_depth) {}
   std::unique_ptr<ThreadConsumer> consumerFor(const ThreadKey& thread) override;
+  // An ended thread's totals go into its process's folded threads' (they are summed over threads
+  // anyway).
+  bool foldsThreads() const override { return true; }
+  void foldThread(const ThreadKey& thread) override;
   // {"edges": [{"caller", "callee", "calls", "measured", "total_ns", "self_ns"}...]}: caller and
   // callee are function indices of the model (caller null at the root), sorted by callee, then
   // caller.
@@ -79,6 +86,7 @@ private:
   using Consumer = CallStreamConsumer<CallerSink>;
   uint32_t max_depth_;
   std::map<ThreadKey, const Consumer*> consumers_;
+  std::map<uint64_t, CallerSink> folded_; // by process: its folded threads' totals
 };
 
 } // namespace shapetrace::analyzer

@@ -20,6 +20,10 @@ std::unique_ptr<ThreadConsumer> SummariesExtension::consumerFor(const ThreadKey&
   return consumer;
 }
 
+void SummariesExtension::foldThread(const ThreadKey& thread) {
+  if (consumers_.erase(thread) != 0) ++folded_threads_;
+}
+
 nlohmann::ordered_json SummariesExtension::result(const Analysis&, FunctionIndex& functions) const {
   using Json = nlohmann::ordered_json;
   Json threads = Json::array();
@@ -49,7 +53,9 @@ nlohmann::ordered_json SummariesExtension::result(const Analysis&, FunctionIndex
     thread["more_phases"] = summary["more_phases"];
     threads.push_back(std::move(thread));
   }
-  return Json{{"depth", depth_}, {"max_events", max_events_}, {"threads", std::move(threads)}};
+  Json json{{"depth", depth_}, {"max_events", max_events_}, {"threads", std::move(threads)}};
+  if (folded_threads_ != 0) json["folded_threads"] = folded_threads_;
+  return json;
 }
 
 } // namespace shapetrace::analyzer

@@ -58,10 +58,15 @@ public:
                               uint32_t max_depth = kDefaultMaxDepth)
       : depth_(depth), max_events_(max_events), max_depth_(max_depth) {}
   std::unique_ptr<ThreadConsumer> consumerFor(const ThreadKey& thread) override;
+  // A summary is one thread's phases: a folded thread's is not kept, only counted (the threads
+  // kept whole and those alive keep theirs).
+  bool foldsThreads() const override { return true; }
+  void foldThread(const ThreadKey& thread) override;
   // {"depth", "max_events", "threads": [{"process", "thread", "events" (summarised),
   //  "thread_events_read", "thread_events_skipped" (the batches after the summary was full),
   //  "rules", "symbols", "phases": [{"rule", "repeat", "events", "label": [codes]}],
-  //  "more_phases"}]}; label codes are model function indices (f: entry, -1 - f: exit).
+  //  "more_phases"}], "folded_threads" (only when threads were folded: how many threads' summaries
+  //  were not kept)}; label codes are model function indices (f: entry, -1 - f: exit).
   nlohmann::ordered_json result(const Analysis& analysis, FunctionIndex& functions) const override;
 
 private:
@@ -97,6 +102,7 @@ private:
   uint64_t max_events_;
   uint32_t max_depth_;
   std::map<ThreadKey, const Consumer*> consumers_;
+  uint64_t folded_threads_ = 0;
 };
 
 } // namespace shapetrace::analyzer

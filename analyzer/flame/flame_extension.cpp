@@ -1,6 +1,10 @@
 // The calling-context tree of every thread, from the call stream, merged by function identity.
 #include "flame/flame_extension.h"
 
+#include "thread_fold.h"
+
+#include <algorithm>
+
 namespace shapetrace::analyzer {
 
 // The node of a call of `function` under the open call on top; kNoNode past the bound.
@@ -52,10 +56,104 @@ std::unique_ptr<ThreadConsumer> FlameExtension::consumerFor(const ThreadKey& thr
   return consumer;
 }
 
+void FlameExtension::foldThread(const ThreadKey& thread) {
+  const auto it = consumers_.find(thread);
+  if (it == consumers_.end()) return;
+  fold(folded_.try_emplace(thread.process, max_nodes_).first->second, it->second->sink());
+  consumers_.erase(it);
+}
+
+// The thread's nodes are added into the folded tree. Past the folded tree's bound, as past a
+// thread's own, a stack's calls are counted as truncated and its own time is its nearest caller's
+// (in the tree; the slices leave it out).
+void FlameExtension::fold(Folded& into, const FlameSink& thread) {
+  const FlameTree& local = thread.tree();
+  std::vector<uint32_t> image(local.size(), FlameTree::kRoot); // the folded node, or kNoNode
+  for (uint32_t id = 1; id < local.size(); ++id) {
+    const FlameNode& n = local[id];
+    const uint32_t parent = image[n.parent];
+    image[id] = parent == FlameTree::kNoNode ? parent : into.tree.child(parent, n.function);
+    if (image[id] != FlameTree::kNoNode) {
+      into.tree[image[id]].add(n);
+      continue;
+    }
+    into.truncated_calls += n.calls;
+    uint32_t caller = n.parent;
+    while (image[caller] == FlameTree::kNoNode)
+      caller = local[caller].parent;
+    into.tree[image[caller]].self_ns += n.self_ns;
+  }
+  into.truncated_calls += thread.truncatedCalls();
+  const FlameSlices* slices = thread.slices();
+  if (slices == nullptr) return;
+  std::vector<FlameSlice> mine = slices->slices();
+  for (FlameSlice& slice : mine) {
+    FlameSlice placed;
+    placed.index = slice.index;
+    for (size_t i = 0; i < slice.nodes.size(); ++i)
+      if (image[slice.nodes[i]] != FlameTree::kNoNode) {
+        placed.nodes.push_back(image[slice.nodes[i]]);
+        placed.values.push_back(slice.values[i]);
+      }
+    slice = std::move(placed);
+  }
+  addSlices(into, std::move(mine), slices->shift());
+}
+
+// Only the folded slices a thread's slices fall in are touched (a short thread's are one or two),
+// then the slices are widened as a thread's are, to at most max_slices_ of them.
+void FlameExtension::addSlices(Folded& into, std::vector<FlameSlice> slices, unsigned shift) {
+  const unsigned common = std::max(into.shift, shift);
+  into.slices = FlameSlices::coarsened(std::move(into.slices), into.shift, common);
+  into.shift = common;
+  slices = FlameSlices::coarsened(std::move(slices), shift, common);
+  constexpr uint32_t kAbsent = UINT32_MAX;
+  into.position.resize(into.tree.size(), kAbsent);
+  for (FlameSlice& slice : slices) {
+    const auto at = std::lower_bound(
+        into.slices.begin(), into.slices.end(), slice.index,
+        [](const FlameSlice& s, uint64_t index) { return s.index < index; });
+    if (at == into.slices.end() || at->index != slice.index) {
+      into.slices.insert(at, std::move(slice));
+      continue;
+    }
+    for (size_t i = 0; i < at->nodes.size(); ++i)
+      into.position[at->nodes[i]] = static_cast<uint32_t>(i);
+    for (size_t i = 0; i < slice.nodes.size(); ++i) {
+      const uint32_t place = into.position[slice.nodes[i]];
+      if (place != kAbsent) {
+        at->values[place].add(slice.values[i]);
+        continue;
+      }
+      at->nodes.push_back(slice.nodes[i]);
+      at->values.push_back(slice.values[i]);
+    }
+    for (const uint32_t node : at->nodes)
+      into.position[node] = kAbsent;
+  }
+  while (!into.slices.empty() && into.shift < 62 &&
+         (into.slices.back().index - into.slices.front().index >= max_slices_ ||
+          FlameSlices::entries(into.slices) > FlameSlices::kDefaultMaxEntries)) {
+    into.slices = FlameSlices::coarsened(std::move(into.slices), into.shift, into.shift + 1);
+    ++into.shift;
+  }
+}
+
+std::map<ThreadKey, FlameExtension::Part> FlameExtension::parts() const {
+  std::map<ThreadKey, Part> out;
+  for (const auto& [key, consumer] : consumers_)
+    out[key] = Part{&consumer->sink().tree(), consumer->sink().truncatedCalls(),
+                    consumer->sink().slices(), nullptr};
+  for (const auto& [process, folded] : folded_)
+    out[ThreadKey{process, kFoldedThreadsId}] =
+        Part{&folded.tree, folded.truncated_calls, nullptr, &folded};
+  return out;
+}
+
 MergedFlame FlameExtension::merged(FunctionIndex& functions, bool thread_trees) const {
   MergedFlame out;
-  for (const auto& [key, consumer] : consumers_) {
-    const FlameTree& local = consumer->sink().tree();
+  for (const auto& [key, part] : parts()) {
+    const FlameTree& local = *part.tree;
     MergedFlame::Thread thread;
     thread.key = key;
     thread.nodes.resize(local.size() - 1);
@@ -74,7 +172,7 @@ MergedFlame FlameExtension::merged(FunctionIndex& functions, bool thread_trees) 
       thread.nodes[id - 1] = image[id];
       thread.values[id - 1] = n;
     }
-    out.truncated_calls += consumer->sink().truncatedCalls();
+    out.truncated_calls += part.truncated_calls;
     out.threads.push_back(std::move(thread));
   }
   return out;
@@ -83,15 +181,21 @@ MergedFlame FlameExtension::merged(FunctionIndex& functions, bool thread_trees) 
 std::vector<FlameSlice> FlameExtension::mergedSlices(const MergedFlame& merged,
                                                     unsigned& shift) const {
   shift = FlameSlices::kFirstShift;
-  for (const auto& [key, consumer] : consumers_)
-    if (const FlameSlices* s = consumer->sink().slices()) shift = std::max(shift, s->shift());
+  const std::map<ThreadKey, Part> all = parts();
+  for (const auto& [key, part] : all) {
+    if (part.slices != nullptr) shift = std::max(shift, part.slices->shift());
+    if (part.folded != nullptr && max_slices_ > 0) shift = std::max(shift, part.folded->shift);
+  }
   std::map<uint64_t, std::map<uint32_t, FlameValues>> sum; // slice -> merged node -> values
   size_t t = 0;
-  for (const auto& [key, consumer] : consumers_) {
+  for (const auto& [key, part] : all) {
     const MergedFlame::Thread& thread = merged.threads[t++];
-    const FlameSlices* s = consumer->sink().slices();
-    if (s == nullptr) continue;
-    for (const FlameSlice& slice : FlameSlices::coarsened(s->slices(), s->shift(), shift)) {
+    std::vector<FlameSlice> slices;
+    if (part.slices != nullptr)
+      slices = FlameSlices::coarsened(part.slices->slices(), part.slices->shift(), shift);
+    else if (part.folded != nullptr && max_slices_ > 0)
+      slices = FlameSlices::coarsened(part.folded->slices, part.folded->shift, shift);
+    for (const FlameSlice& slice : slices) {
       auto& nodes = sum[slice.index];
       for (size_t i = 0; i < slice.nodes.size(); ++i)
         nodes[thread.nodes[slice.nodes[i] - 1]].add(slice.values[i]);

@@ -10,6 +10,11 @@
 // (process, thread) order and each thread's nodes in their order of first entry, so the merged
 // node ids are deterministic for any -j.
 //
+// Ended threads the Analyzer folds (thread_fold.h) are added into their process's folded threads:
+// one tree of the process's function ids (bounded by `max_nodes` like a thread's; a stack past it
+// counts its calls as truncated and its own time as its nearest caller's) and its slices at one
+// width (widened as a thread's are), listed as a thread under kFoldedThreadsId.
+//
 // Calls closed by an outer exit (a longjmp-like escape; their duration only an upper bound) are
 // counted, not timed, as in the shapes' statistics: their time is their measured caller's own.
 // Calls discarded at a gap or still open at the end are not counted, but a node entered by them
@@ -93,6 +98,8 @@ public:
                           uint32_t max_slices = FlameSlices::kDefaultMaxSlices)
       : max_nodes_(max_nodes_per_thread), max_depth_(max_depth), max_slices_(max_slices) {}
   std::unique_ptr<ThreadConsumer> consumerFor(const ThreadKey& thread) override;
+  bool foldsThreads() const override { return true; }
+  void foldThread(const ThreadKey& thread) override;
   // {"max_nodes_per_thread", "truncated_calls",
   //  "nodes": {"parent": [], "function": [], "calls": [], "measured": [], "total_ns": [],
   //            "self_ns": []},                       // columns, node 0 the root (-1, -1)
@@ -113,10 +120,34 @@ public:
 
 private:
   using Consumer = CallStreamConsumer<FlameSink>;
+  // A process's folded threads: their trees added into one, their slices at one width.
+  struct Folded {
+    explicit Folded(size_t max_nodes) : tree(max_nodes) {}
+    FlameTree tree; // the process's function ids
+    std::vector<FlameSlice> slices; // in time order, 2^shift wide, on `tree`'s nodes
+    unsigned shift = FlameSlices::kFirstShift;
+    uint64_t truncated_calls = 0;
+    std::vector<uint32_t> position; // scratch for addSlices: a node's place in one slice
+  };
+  // What the model merges for one entry of the threads: a thread's consumer or a process's folded
+  // threads.
+  struct Part {
+    const FlameTree* tree = nullptr;
+    uint64_t truncated_calls = 0;
+    const FlameSlices* slices = nullptr; // a thread's, when it keeps slices
+    const Folded* folded = nullptr;      // a process's folded threads
+  };
+  // Every part in (process, thread) order, a process's folded threads last.
+  std::map<ThreadKey, Part> parts() const;
+  void fold(Folded& into, const FlameSink& thread);
+  // Adds slices on `into`'s tree's nodes, 2^shift wide and in time order, to its slices.
+  void addSlices(Folded& into, std::vector<FlameSlice> slices, unsigned shift);
+
   size_t max_nodes_;
   uint32_t max_depth_; // calls deeper are left out, as the analysis leaves them out
   uint32_t max_slices_;
   std::map<ThreadKey, const Consumer*> consumers_;
+  std::map<uint64_t, Folded> folded_; // by process
 };
 
 } // namespace shapetrace::analyzer

@@ -16,6 +16,7 @@ struct CollectOptions {
   std::vector<std::string> listen;
   std::string out;
   std::string publish;
+  size_t publish_queue_mb = fanout::kDefaultMaxQueuedBytes >> 20;
   std::string curve_secret_key;
   std::string curve_clients;
   std::string forward;
@@ -45,6 +46,7 @@ int runCollect(const CollectOptions& o) {
   options.forward_secret_key_file = o.forward_secret_key;
   options.out_dir = o.out;
   options.publish = o.publish;
+  options.publish_max_queued_bytes = o.publish_queue_mb << 20;
   options.curve_secret_key_file = o.curve_secret_key;
   options.curve_clients = o.curve_clients;
   if (!o.curve_clients.empty() && o.curve_secret_key.empty())
@@ -94,6 +96,11 @@ Runner setupCollect(CLI::App& command) {
   command.add_option("--out,-o", o->out, "record into this directory (new or empty)");
   command.add_option("--publish,-p", o->publish,
                      "ZeroMQ PUB endpoint for live subscribers (e.g. the analyzer)");
+  command.add_option("--publish-queue-mb", o->publish_queue_mb,
+                     "MiB of items the live subscribers' queues may hold, together; past it items "
+                     "are not published (counted here, and as missed by the subscribers)")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{1} << 20));
   command.add_option("--curve-secret-key", o->curve_secret_key,
                      "file with the server's Z85 CURVE secret key (see 'shapetrace keygen'); "
                      "encrypts and allows non-loopback tcp")

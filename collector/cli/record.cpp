@@ -37,6 +37,7 @@ namespace {
 struct RecordOptions {
   std::string out;
   std::string publish;
+  size_t publish_queue_mb = fanout::kDefaultMaxQueuedBytes >> 20;
   bool lossy = false;
   bool readable = false;
   bool redact_args = false;
@@ -136,6 +137,7 @@ int runRecord(const RecordOptions& o) {
   options.listen = {std::string("ipc://") + socket_dir + "/collector.sock"};
   options.out_dir = o.out;
   options.publish = o.publish;
+  options.publish_max_queued_bytes = o.publish_queue_mb << 20;
   options.recording.readable_by_others = o.readable;
   applyRetention(o.retention, options.recording); // checked before the program started
   zmq::context_t context(1);
@@ -200,6 +202,11 @@ Runner setupRecord(CLI::App& command) {
   command.add_option("--out,-o", o->out, "recording directory (new or empty)")->required();
   command.add_option("--publish,-p", o->publish,
                      "also fan out live on this ZeroMQ PUB endpoint");
+  command.add_option("--publish-queue-mb", o->publish_queue_mb,
+                     "MiB of items the live subscribers' queues may hold, together; past it items "
+                     "are not published (counted, and as missed by the subscribers)")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{1} << 20));
   command.add_flag("--readable", o->readable,
                    "let other local users read the recording (directory 0755, files 0644; "
                    "default: 0700 and 0600)");

@@ -72,6 +72,12 @@ void printCollectorSummary(std::FILE* out, const collector::CollectorStats& stat
     std::fprintf(out, "shapetrace: %llu messages forwarded, %llu NOT forwarded (the other "
                       "collector's queue was full)\n",
                  (unsigned long long)stats.forwarded, (unsigned long long)stats.forward_dropped);
+  if (stats.not_published > 0)
+    std::fprintf(out, "shapetrace: %llu of %llu items (%.1f MB) NOT published: the live "
+                      "subscribers' queues held their bound (--publish-queue-mb); the subscribers "
+                      "count them as missed\n",
+                 (unsigned long long)stats.not_published, (unsigned long long)stats.published,
+                 static_cast<double>(stats.not_published_bytes) / 1e6);
   if (!stats.recording_error.empty())
     std::fprintf(out, "shapetrace: recording stopped early: %s\n", stats.recording_error.c_str());
   const recording::RetentionStats& deleted = stats.recording.retention;

@@ -2,6 +2,7 @@
 #include "fanout/fanout.h"
 
 #include <cstring>
+#include <new>
 
 namespace shapetrace::fanout {
 
@@ -14,11 +15,27 @@ struct PublishHeader {
 };
 static_assert(sizeof(PublishHeader) == kPublishHeaderBytes);
 
+// An item's bytes in ZeroMQ's hands, counted in its publisher's queued bytes until ZeroMQ frees
+// them: one allocation, this header followed by the bytes.
+struct CountedItem {
+  std::shared_ptr<std::atomic<size_t>> queued;
+  size_t size = 0;
+
+  std::byte* bytes() { return reinterpret_cast<std::byte*>(this + 1); }
+  static void release(void* /*data*/, void* hint) {
+    auto* item = static_cast<CountedItem*>(hint);
+    item->queued->fetch_sub(item->size, std::memory_order_relaxed);
+    item->~CountedItem();
+    ::operator delete(item);
+  }
+};
+
 } // namespace
 
 Publisher::Publisher(zmq::context_t& context, const std::string& endpoint, int send_hwm,
-                     const std::string& curve_secret_key)
-    : socket_(context, zmq::socket_type::pub), last_send_(std::chrono::steady_clock::now()) {
+                     const std::string& curve_secret_key, size_t max_queued_bytes)
+    : socket_(context, zmq::socket_type::pub), last_send_(std::chrono::steady_clock::now()),
+      max_queued_bytes_(max_queued_bytes) {
   socket_.set(zmq::sockopt::sndhwm, send_hwm);
   socket_.set(zmq::sockopt::linger, 200);
   if (!curve_secret_key.empty()) {
@@ -39,7 +56,20 @@ void Publisher::sendHeader(PublishType type, bool more) {
   last_send_ = std::chrono::steady_clock::now();
 }
 
-void Publisher::publish(zmq::message_t& message) {
+void Publisher::publish(std::span<const std::byte> item) {
+  if (queuedBytes() + item.size() > max_queued_bytes_) {
+    ++not_published_;
+    not_published_bytes_ += item.size();
+    ++next_; // the number is skipped: subscribers count the item as missed
+    return;
+  }
+  void* memory = ::operator new(sizeof(CountedItem) + item.size());
+  auto* counted = new (memory) CountedItem{queued_, item.size()};
+  std::memcpy(counted->bytes(), item.data(), item.size());
+  queued_->fetch_add(item.size(), std::memory_order_relaxed);
+  // From here ZeroMQ owns the bytes, and calls release() once no subscriber's queue holds them
+  // (at once when there is no subscriber).
+  zmq::message_t message(counted->bytes(), item.size(), &CountedItem::release, counted);
   sendHeader(PublishType::Item, true);
   socket_.send(message, zmq::send_flags::dontwait);
   ++next_;

@@ -19,10 +19,23 @@
 // A Subscriber counts the numbers it did not see after the first message it received (what came
 // before it connected is not counted as missed, but `first_sequence` tells where it joined). The
 // publisher never blocks: a slow subscriber loses messages, recording does not slow down.
+//
+// What the subscribers' queues hold is bounded in bytes, not only in messages (ZeroMQ's high-water
+// mark counts messages, and one module table can be tens of MiB): every item's bytes are counted
+// from its publication until ZeroMQ has written it to every subscriber's connection or dropped it
+// (one copy, shared by all the subscribers' queues). An item that would take the count past
+// `max_queued_bytes` is not published: its number is skipped, so every subscriber counts it as
+// missed, and the publisher counts it (notPublished). The bound is shared: ZeroMQ's PUB socket
+// says neither which subscriber's queue holds an item nor how much each holds, so a subscriber
+// that stopped reading keeps what its queue holds, and the others lose the items past the bound
+// until it reads or goes (docs/collector.md, "Fan-out").
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -33,19 +46,29 @@ namespace shapetrace::fanout {
 enum class PublishType : uint32_t { Item = 0, Heartbeat = 1, End = 2 };
 inline constexpr size_t kPublishHeaderBytes = 16;
 inline constexpr std::chrono::milliseconds kHeartbeatInterval{100};
+inline constexpr size_t kDefaultMaxQueuedBytes = size_t{256} << 20;
 
 // The collector's PUB side. Not thread-safe (one thread owns the socket).
 class Publisher {
 public:
   // Binds `endpoint`. `curve_secret_key` (Z85, may be empty) makes it a CURVE server.
   Publisher(zmq::context_t& context, const std::string& endpoint, int send_hwm,
-            const std::string& curve_secret_key);
-  // Publishes one item; moves the message's bytes (no copy).
-  void publish(zmq::message_t& message);
+            const std::string& curve_secret_key,
+            size_t max_queued_bytes = kDefaultMaxQueuedBytes);
+  // Publishes one item (a copy of its bytes), or skips its number when the subscribers' queues
+  // hold too much (see the top of this file).
+  void publish(std::span<const std::byte> item);
   // Sends a heartbeat when nothing was published for kHeartbeatInterval.
   void heartbeatIfIdle();
   void end();
+  // Items numbered: published, or skipped (notPublished).
   uint64_t published() const { return next_; }
+  // Items not published because the subscribers' queues held max_queued_bytes, and their bytes.
+  uint64_t notPublished() const { return not_published_; }
+  uint64_t notPublishedBytes() const { return not_published_bytes_; }
+  // Bytes of published items that ZeroMQ still holds (queued for a subscriber, being written).
+  size_t queuedBytes() const { return queued_->load(std::memory_order_relaxed); }
+  size_t maxQueuedBytes() const { return max_queued_bytes_; }
   std::string endpoint();
 
 private:
@@ -54,6 +77,11 @@ private:
   zmq::socket_t socket_;
   uint64_t next_ = 0;
   std::chrono::steady_clock::time_point last_send_;
+  size_t max_queued_bytes_;
+  // Shared with the items in ZeroMQ's hands, which may outlive the publisher (linger).
+  std::shared_ptr<std::atomic<size_t>> queued_ = std::make_shared<std::atomic<size_t>>(0);
+  uint64_t not_published_ = 0;
+  uint64_t not_published_bytes_ = 0;
 };
 
 // The subscriber side, for the analyzer and the tests. Not thread-safe.

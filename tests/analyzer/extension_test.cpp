@@ -5,9 +5,13 @@
 #include "extensions/callers.h"
 #include "extensions/summaries.h"
 #include "model_json.h"
+#include "support/memory.h"
+#include "thread_fold.h"
 #include "trace_builder.h"
 
 #include <gmock/gmock.h>
+#include <array>
+#include <map>
 #include <gtest/gtest.h>
 
 namespace shapetrace::analyzer {
@@ -52,8 +56,8 @@ wire::StreamItem moduleTable(uint64_t process) {
 }
 
 Analysis analyze(const std::vector<wire::StreamItem>& items, const std::string& selection,
-                 unsigned jobs = 1) {
-  Analyzer analyzer({}, jobs, makeExtensions(selectExtensions(selection), {}));
+                 unsigned jobs = 1, const AnalysisSettings& settings = {}) {
+  Analyzer analyzer(settings, jobs, makeExtensions(selectExtensions(selection), settings));
   for (const auto& item : items)
     analyzer.consume(item);
   analyzer.finish();
@@ -177,6 +181,175 @@ TEST(ExtensionTest, TheModelHasExtensionsOnlyWhenSomeRan) {
   Json core = with;
   core.erase("extensions");
   EXPECT_EQ(core.dump(), without.dump());
+}
+
+// A thread-per-request service: `count` threads of process 7 in turn, each started, making calls
+// whose stacks differ from thread to thread (f1{f2 f3{f2}}, f3 at the root every third thread,
+// f1{f1{f2}} every fifth), and ended.
+std::vector<wire::StreamItem> shortThreads(uint32_t count) {
+  std::vector<wire::StreamItem> items{moduleTable(7)};
+  for (uint32_t thread = 1; thread <= count; ++thread) {
+    const uint64_t start = uint64_t{thread} * 100'000;
+    std::vector<testing::Call> calls{call(1, {call(2, {}, 4 + thread % 7), call(3, {call(2)})})};
+    if (thread % 3 == 0) calls.push_back(call(3, {}, 20 + thread % 5));
+    if (thread % 5 == 0) calls.push_back(call(1, {call(1, {call(2)})}));
+    items.push_back({7, wire::ThreadStart{thread, start, "request"}});
+    items.push_back(batchItem(7, thread, 0, eventsOf(calls, start + 10)));
+    items.push_back({7, wire::ThreadEnd{thread, start + 90'000, 0, 0, 1}});
+  }
+  return items;
+}
+
+// The callers' edges by (caller, callee) identity: the model's function indices may differ.
+std::map<std::pair<std::string, std::string>, std::string> callerEdges(const Analysis& a) {
+  std::map<std::pair<std::string, std::string>, std::string> out;
+  for (Json e : result(a, "callers")["edges"]) {
+    const std::string caller =
+        e["caller"].is_null() ? "" : a.functions[e["caller"].get<uint32_t>()].identity;
+    const std::string callee = a.functions[e["callee"].get<uint32_t>()].identity;
+    e.erase("caller");
+    e.erase("callee");
+    out[{caller, callee}] = e.dump();
+  }
+  return out;
+}
+
+// The flame tree's values by stack of identities ("f1;f2"), and the same summed over its slices.
+struct StackValues {
+  std::map<std::string, std::array<uint64_t, 4>> tree, slices;
+};
+StackValues flameStacks(const Analysis& a) {
+  const Json& flame = result(a, "flame");
+  const Json& nodes = flame["nodes"];
+  std::vector<std::string> stack(nodes["parent"].size());
+  StackValues out;
+  for (size_t i = 1; i < stack.size(); ++i) {
+    const int64_t parent = nodes["parent"][i];
+    const std::string name = a.functions[nodes["function"][i].get<uint32_t>()].identity;
+    stack[i] = parent == 0 ? name : stack[static_cast<size_t>(parent)] + ";" + name;
+    out.tree[stack[i]] = {nodes["calls"][i], nodes["measured"][i], nodes["total_ns"][i],
+                          nodes["self_ns"][i]};
+  }
+  for (const Json& slice : flame["slices"]["slices"])
+    for (size_t i = 0; i < slice["nodes"].size(); ++i) {
+      auto& v = out.slices[stack[slice["nodes"][i].get<size_t>()]];
+      v[0] += slice["calls"][i].get<uint64_t>();
+      v[1] += slice["measured"][i].get<uint64_t>();
+      v[2] += slice["total_ns"][i].get<uint64_t>();
+      v[3] += slice["self_ns"][i].get<uint64_t>();
+    }
+  return out;
+}
+
+// Past the ended threads kept whole, the extensions fold their state of an ended thread with the
+// analysis: the callers' totals and the flame tree (and its slices) are the same as without
+// folding, the folded threads are one more entry of the flame's threads, and the summaries of the
+// folded threads are counted, not kept.
+TEST(ExtensionTest, FoldedThreadsGiveTheSameCallersAndFlameGraph) {
+  const auto items = shortThreads(300);
+  AnalysisSettings folding;
+  folding.kept_ended_threads = 2;
+  const Analysis whole = analyze(items, "all");
+  const Analysis folded = analyze(items, "all", 1, folding);
+  ASSERT_EQ(whole.threads.size(), 300u);
+  ASSERT_EQ(folded.threads.size(), 45u); // 256 folded at the 258th end; 44 kept, and the fold
+
+  EXPECT_EQ(callerEdges(folded), callerEdges(whole));
+  EXPECT_EQ(callerEdges(whole).size(), 6u); // root->f1, f1->f2, f1->f3, f3->f2, root->f3, f1->f1
+  const StackValues w = flameStacks(whole), f = flameStacks(folded);
+  EXPECT_EQ(f.tree, w.tree);
+  EXPECT_EQ(f.slices, w.slices);
+  EXPECT_EQ(w.slices, w.tree); // every call is in one slice
+  EXPECT_EQ(w.tree.at("_Z1f1;_Z1f1;_Z1f2")[0], 60u);
+
+  // The flame's threads: the 44 not folded as they were, then the process's folded threads, whose
+  // calls are those of the 256 threads that ended first.
+  const Json& whole_threads = result(whole, "flame")["threads"];
+  const Json& folded_threads = result(folded, "flame")["threads"];
+  ASSERT_EQ(folded_threads.size(), 45u);
+  EXPECT_EQ(folded_threads.back()["thread"], kFoldedThreadsId);
+  EXPECT_EQ(folded_threads.front()["thread"], 257);
+  auto calls = [](const Json& thread) {
+    uint64_t n = 0;
+    for (const Json& c : thread["calls"])
+      n += c.get<uint64_t>();
+    return n;
+  };
+  uint64_t first_256 = 0;
+  for (size_t t = 0; t < 256; ++t)
+    first_256 += calls(whole_threads[t]);
+  EXPECT_EQ(calls(folded_threads.back()), first_256);
+  EXPECT_EQ(calls(folded_threads[0]), calls(whole_threads[256]));
+
+  const Json& summaries = result(folded, "summaries");
+  EXPECT_EQ(summaries["folded_threads"], 256);
+  ASSERT_EQ(summaries["threads"].size(), 44u);
+  EXPECT_EQ(summaries["threads"][0], result(whole, "summaries")["threads"][256]);
+  EXPECT_FALSE(result(whole, "summaries").contains("folded_threads"));
+}
+
+TEST(ExtensionTest, FoldedExtensionsAreTheSameWithAnyNumberOfWorkers) {
+  const auto items = shortThreads(600);
+  AnalysisSettings folding;
+  folding.kept_ended_threads = 10;
+  const std::string sequential = toJson(analyze(items, "all", 1, folding)).dump();
+  EXPECT_EQ(toJson(analyze(items, "all", 2, folding)).dump(), sequential);
+  EXPECT_EQ(toJson(analyze(items, "all", 3, folding)).dump(), sequential);
+}
+
+// An extension that keeps every thread's state and cannot fold it: the threads it follows are kept
+// whole.
+class EveryThread final : public Extension {
+  class Consumer final : public ThreadConsumer {
+    void onBatch(uint64_t, std::span<const Event>, std::span<const wire::TracerWait>) override {}
+    void onGapMarker(uint64_t) override {}
+    void onEnd() override {}
+  };
+
+public:
+  std::unique_ptr<ThreadConsumer> consumerFor(const ThreadKey&) override {
+    return std::make_unique<Consumer>();
+  }
+  nlohmann::ordered_json result(const Analysis&, FunctionIndex&) const override { return {}; }
+};
+
+TEST(ExtensionTest, ThreadsFollowedByAnExtensionThatCannotFoldAreKeptWhole) {
+  AnalysisSettings folding;
+  folding.kept_ended_threads = 2;
+  std::vector<NamedExtension> extensions = makeExtensions(selectExtensions("all"), folding);
+  extensions.push_back({"every_thread", std::make_unique<EveryThread>()});
+  Analyzer analyzer(folding, 1, std::move(extensions));
+  for (const auto& item : shortThreads(300))
+    analyzer.consume(item);
+  analyzer.finish();
+  const Analysis a = analyzer.snapshot();
+  EXPECT_EQ(a.threads.size(), 300u);
+  EXPECT_EQ(result(a, "flame")["threads"].size(), 300u);
+  EXPECT_FALSE(result(a, "summaries").contains("folded_threads"));
+}
+
+// `report` and `live` run every extension: 100,000 threads that each ended cost what 1,000 kept
+// whole and the folded entry do (`report` of 30,000 threads took 1.10 GB before).
+TEST(ExtensionTest, AHundredThousandShortThreadsWithEveryExtensionFitInBoundedMemory) {
+  const int64_t before = shapetrace::testing::peakRssMib();
+  Analyzer analyzer(AnalysisSettings{}, 2, makeExtensions(selectExtensions("all"), {}));
+  analyzer.consume(moduleTable(7));
+  for (uint32_t thread = 1; thread <= 100'000; ++thread) {
+    const uint64_t start = uint64_t{thread} * 1000;
+    analyzer.consume({7, wire::ThreadStart{thread, start, "request"}});
+    analyzer.consume(batchItem(7, thread, 0, eventsOf({call(1, {call(2)})}, start + 10)));
+    analyzer.consume({7, wire::ThreadEnd{thread, start + 50, 4, 0, 1}});
+  }
+  analyzer.finish();
+  const Analysis a = analyzer.snapshot();
+  EXPECT_EQ(threadCount(a), 100'000u);
+  EXPECT_LE(a.threads.size(), 1000u + 256u + 1u);
+  EXPECT_EQ(result(a, "flame")["threads"].size(), a.threads.size());
+  EXPECT_EQ(result(a, "summaries")["threads"].size() + result(a, "summaries")["folded_threads"].get<size_t>(),
+            100'000u);
+  if (shapetrace::testing::kPeakRssMeasuresTheCode) {
+    EXPECT_LT(shapetrace::testing::peakRssMib() - before, 200);
+  }
 }
 
 } // namespace

@@ -27,8 +27,7 @@ protected:
   void publish(uint32_t thread, uint64_t sequence) {
     const wire::Bytes bytes =
         wire::encodeItem(batchItem(1, thread, sequence, eventsOf({call(1, {call(2), call(3)})})));
-    zmq::message_t message(bytes.data(), bytes.size());
-    publisher_.publish(message);
+    publisher_.publish(bytes);
   }
 
   // Waits (bounded: the bound only turns a hang into a failure) until `ready` holds.

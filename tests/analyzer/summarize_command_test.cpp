@@ -314,8 +314,7 @@ TEST_F(SummarizeCommandTest, LiveStreamIsRecordedThenSummarised) {
   });
   auto publish = [&](const wire::StreamItem& item) {
     const std::vector<std::byte> bytes = wire::encodeItem(item);
-    zmq::message_t message(bytes.data(), bytes.size());
-    publisher.publish(message);
+    publisher.publish(bytes);
   };
   // A subscriber only receives what is published after it joined: a thread per round, each with
   // the module table, for a second.

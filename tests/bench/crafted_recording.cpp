@@ -10,6 +10,9 @@
 //                                                other, each started, one call of `serve` under
 //                                                `main` (4 events) and ended: a thread-per-request
 //                                                service)
+//   crafted_recording short-processes PROCESSES DIR (PROCESSES processes one after the other,
+//                                                each started, its module table, one thread of
+//                                                the same call, ended: a process per request)
 //
 // then, for example, `shapetrace analyze DIR` or `shapetrace explain DIR --function serve --input
 // size`. Not a test: it makes no assertion.
@@ -51,12 +54,40 @@ void shortThreads(uint32_t count, recording::RecordingWriter& writer) {
   }
 }
 
+// Processes that each start, name their functions, run one short thread and end, in turn.
+void shortProcesses(uint32_t count, recording::RecordingWriter& writer) {
+  auto append = [&](const wire::StreamItem& item) { writer.append(wire::encodeItem(item)); };
+  for (uint32_t process = 1; process <= count; ++process) {
+    const uint64_t start = uint64_t{process} * 1000;
+    wire::ProcessStart begin;
+    begin.pid = process;
+    begin.executable = "/srv/request";
+    append({process, begin});
+    append({process, wire::ModuleTable{"m", 0,
+                                       {{1, "_Z4mainv", "main()", "", 0},
+                                        {2, "_Z5servev", "serve()", "", 0}}}});
+    append({process, wire::ThreadStart{1, start, "request"}});
+    const std::vector<Event> events{Event{start + 10, 1, EventKind::Enter},
+                                    Event{start + 20, 2, EventKind::Enter},
+                                    Event{start + 20 + process % 7, 2, EventKind::Exit},
+                                    Event{start + 40, 1, EventKind::Exit}};
+    append({process, wire::EventBatch{1, 0, events, {}, {}}});
+    append({process, wire::ThreadEnd{1, start + 50, 4, 0, 1}});
+    wire::ProcessEnd end;
+    end.timestamp_ns = start + 60;
+    end.events_recorded = 4;
+    append({process, end});
+  }
+}
+
 int main(int argc, char** argv) {
   const bool known = argc == 4 && (std::strcmp(argv[1], "function-id") == 0 ||
                                    std::strcmp(argv[1], "module-id") == 0 ||
-                                   std::strcmp(argv[1], "short-threads") == 0);
+                                   std::strcmp(argv[1], "short-threads") == 0 ||
+                                   std::strcmp(argv[1], "short-processes") == 0);
   if (!known) {
-    std::fprintf(stderr, "usage: crafted_recording function-id|module-id|short-threads COUNT DIR\n");
+    std::fprintf(stderr, "usage: crafted_recording "
+                         "function-id|module-id|short-threads|short-processes COUNT DIR\n");
     return 2;
   }
   const bool function_id = std::strcmp(argv[1], "function-id") == 0;
@@ -64,6 +95,10 @@ int main(int argc, char** argv) {
   recording::RecordingWriter writer(argv[3]);
   if (std::strcmp(argv[1], "short-threads") == 0) {
     shortThreads(count, writer);
+    return writer.close() ? 0 : 1;
+  }
+  if (std::strcmp(argv[1], "short-processes") == 0) {
+    shortProcesses(count, writer);
     return writer.close() ? 0 : 1;
   }
   auto append = [&](const wire::StreamItem& item) { writer.append(wire::encodeItem(item)); };

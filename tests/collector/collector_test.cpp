@@ -6,6 +6,7 @@
 #include "process.h"
 #include "recording/recording.h"
 #include "sender_events.h"
+#include "support/memory.h"
 #include "wire/codec.h"
 
 #include <filesystem>
@@ -13,7 +14,12 @@
 #include <gtest/gtest.h>
 #include <map>
 #include <memory>
+#include <csignal>
+#include <poll.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace shapetrace::collector {
 namespace {
@@ -377,6 +383,103 @@ TEST(Collector, ASubscriberThatKeepsUpReceivesEveryItem) {
     }
   EXPECT_EQ(subscriber.missed(), 0u);
   EXPECT_EQ(sequences, iota(200));
+}
+
+// A live subscriber in a process of its own that connects, takes one message (so its subscription
+// is known to have reached the publisher: it writes a byte to `ready` then) and never reads again;
+// its own ZeroMQ queue holds one message. Killed by the test (or when the test dies).
+pid_t neverReadingSubscriber(const std::string& endpoint, int ready) {
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  zmq::context_t context;
+  fanout::Subscriber subscriber(context, endpoint, {}, 1);
+  while (!subscriber.firstSequence()) // a heartbeat, or an item
+    subscriber.receive(100ms);
+  (void)!::write(ready, "r", 1);
+  for (;;)
+    ::pause();
+}
+
+// A module table of about `bytes` bytes (10,000 functions with long names).
+wire::Bytes largeModuleTable(uint64_t process, size_t bytes) {
+  wire::ModuleTable table{"big", 0, {}};
+  const size_t per_function = bytes / 10'000;
+  for (uint32_t id = 1; id <= 10'000; ++id)
+    table.functions.push_back({id, "_Z" + std::string(per_function / 2, 'm') + std::to_string(id),
+                               std::string(per_function / 2, 'd') + std::to_string(id), "", 0});
+  return wire::encodeItem({process, table});
+}
+
+// A subscriber that never reads, and 24 module tables of 40 MB: the items the subscribers' queues
+// hold are bounded in bytes (here 64 MiB), not in messages (10,000, which held every table: 1.4 GB
+// before), the items past the bound are not published but counted, and a subscriber that reads
+// counts each of them as missed.
+TEST(Collector, ASubscriberThatNeverReadsHoldsAtMostTheQueueBound) {
+  TempDir tmp;
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const std::string publish = "ipc://" + tmp.sub("pub.sock");
+  const pid_t stalled = neverReadingSubscriber(publish, ready[1]);
+  ASSERT_GT(stalled, 0);
+  const int64_t before = shapetrace::testing::peakRssMib();
+  {
+    zmq::context_t context;
+    CollectorOptions options;
+    options.listen = {"tcp://127.0.0.1:*"};
+    options.publish = publish;
+    options.publish_max_queued_bytes = size_t{64} << 20;
+    Collector collector(options, context);
+    pollfd waiting{ready[0], POLLIN, 0};
+    for (int i = 0; i < 1500 && ::poll(&waiting, 1, 0) == 0; ++i)
+      collector.poll(20ms); // heartbeats until the stalled subscriber took one
+    ASSERT_EQ(::poll(&waiting, 1, 0), 1) << "the subscriber never received anything";
+    fanout::Subscriber reader(context, publish);
+    for (int i = 0; i < 1500 && !reader.firstSequence(); ++i) {
+      collector.poll(20ms);
+      reader.receive(0ms);
+    }
+    ASSERT_TRUE(reader.firstSequence());
+
+    zmq::socket_t push(context, zmq::socket_type::push);
+    push.connect(collector.boundEndpoints().at(0));
+    wire::ProcessStart start;
+    start.pid = 42;
+    const wire::Bytes start_bytes = wire::encodeItem({42, start});
+    push.send(zmq::buffer(start_bytes.data(), start_bytes.size()), zmq::send_flags::none);
+    const wire::Bytes table = largeModuleTable(42, 40'000'000);
+    constexpr int kTables = 24;
+    size_t handled = 0, most_queued = 0;
+    for (int t = 0; t < kTables; ++t) {
+      push.send(zmq::buffer(table.data(), table.size()), zmq::send_flags::none);
+      // One at a time: the test's own queue towards the collector holds one table at most.
+      for (int i = 0; i < 3000 && handled < size_t(t) + 2; ++i)
+        handled += collector.poll(20ms);
+      while (reader.receive(0ms)) {
+      }
+      EXPECT_LE(collector.publishQueuedBytes(), options.publish_max_queued_bytes);
+      most_queued = std::max(most_queued, collector.publishQueuedBytes());
+    }
+    ASSERT_EQ(handled, size_t{kTables} + 1);
+    EXPECT_GE(most_queued, table.size()) << "the stalled subscriber's queue held a table";
+    ASSERT_TRUE(collector.finish());
+    for (int i = 0; i < 100 && !reader.ended(); ++i)
+      reader.receive(100ms);
+    ASSERT_TRUE(reader.ended());
+    const CollectorStats stats = collector.stats();
+    EXPECT_GE(stats.published, size_t{kTables} + 1); // the start and the tables, numbered
+    EXPECT_GT(stats.not_published, 0u);
+    EXPECT_EQ(stats.not_published_bytes, stats.not_published * table.size());
+    EXPECT_EQ(reader.missed(), stats.not_published);
+    EXPECT_EQ(reader.received() + reader.missed(), stats.published - *reader.firstSequence());
+  }
+  // The test's own table and its copies in flight (the push socket's, the collector's received
+  // one, the reader's) and the queues' 64 MiB: about 250 MB, where 24 tables held are 960 MB.
+  if (shapetrace::testing::kPeakRssMeasuresTheCode) {
+    EXPECT_LT(shapetrace::testing::peakRssMib() - before, 400);
+  }
+  ::kill(stalled, SIGKILL);
+  ::waitpid(stalled, nullptr, 0);
 }
 
 // A 2 MiB tmpfs fills up during the recording: the error is reported, recording stops, the

@@ -3,6 +3,10 @@
 // collector's publish endpoint does, spread over a few seconds so a live view sees it grow:
 //
 //   report_service_publisher ENDPOINT [--seconds S] [--requests N] [--process KEY]
+//                            [--short-threads N]
+//
+// --short-threads N publishes a thread-per-request service instead: process 1's threads 1..N in
+// turn, each started, one call of serve() under main() (4 events) and ended.
 //
 // Waits a moment after binding so that subscribers that are already retrying can connect (PUB
 // drops what is sent before a subscriber is attached), then sends one item per message.
@@ -17,6 +21,29 @@
 #include <cstring>
 #include <thread>
 
+namespace {
+
+using namespace shapetrace;
+
+std::vector<wire::StreamItem> shortThreads(uint32_t count) {
+  std::vector<wire::StreamItem> items;
+  items.push_back({1, wire::ModuleTable{"service", 0,
+                                        {{1, "_Z4mainv", "main()", "", 0},
+                                         {2, "_Z5servev", "serve()", "", 0}}}});
+  for (uint32_t thread = 1; thread <= count; ++thread) {
+    const uint64_t start = uint64_t{thread} * 1000;
+    items.push_back({1, wire::ThreadStart{thread, start, "request"}});
+    wire::EventBatch batch{thread, 0, {}, {}, {}};
+    batch.events = {Event{start + 10, 1, EventKind::Enter}, Event{start + 20, 2, EventKind::Enter},
+                    Event{start + 30, 2, EventKind::Exit}, Event{start + 40, 1, EventKind::Exit}};
+    items.push_back({1, batch});
+    items.push_back({1, wire::ThreadEnd{thread, start + 50, 4, 0, 1}});
+  }
+  return items;
+}
+
+} // namespace
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: %s ENDPOINT [--seconds S] [--requests N] [--process KEY]\n",
@@ -24,12 +51,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   double seconds = 3;
+  uint32_t short_threads = 0;
   shapetrace::report_testing::ServiceTraceOptions options;
   for (int i = 2; i < argc; ++i) {
     if (std::strcmp(argv[i], "--seconds") == 0 && i + 1 < argc)
       seconds = std::atof(argv[++i]);
     else if (std::strcmp(argv[i], "--requests") == 0 && i + 1 < argc)
       options.requests_per_worker = static_cast<uint32_t>(std::atoi(argv[++i]));
+    else if (std::strcmp(argv[i], "--short-threads") == 0 && i + 1 < argc)
+      short_threads = static_cast<uint32_t>(std::atoi(argv[++i]));
     else if (std::strcmp(argv[i], "--process") == 0 && i + 1 < argc)
       options.process = std::strtoull(argv[++i], nullptr, 10);
     else {
@@ -41,12 +71,13 @@ int main(int argc, char** argv) {
     zmq::context_t context;
     shapetrace::fanout::Publisher publisher(context, argv[1], /*send_hwm=*/0, "");
     std::this_thread::sleep_for(std::chrono::milliseconds(800));
-    const auto items = shapetrace::report_testing::ServiceTrace(options).items();
+    const auto items = short_threads > 0
+                           ? shortThreads(short_threads)
+                           : shapetrace::report_testing::ServiceTrace(options).items();
     const size_t steps = 10;
     for (size_t i = 0; i < items.size(); ++i) {
       const auto bytes = shapetrace::wire::encodeItem(items[i]);
-      zmq::message_t message(bytes.data(), bytes.size());
-      publisher.publish(message);
+      publisher.publish(bytes);
       if ((i + 1) % (items.size() / steps + 1) == 0)
         std::this_thread::sleep_for(std::chrono::duration<double>(seconds / steps));
     }
