@@ -1,7 +1,7 @@
 // Writes the service trace fixture (service_trace.h) as a recording directory, for the browser
 // tests and for looking at the report by hand:
 //
-//   report_service_recording DIR [--requests N] [--workers N] [--gap] [--split-share X] [--killed] [--sizes]
+//   report_service_recording DIR [--requests N] [--workers N] [--gap] [--split-share X] [--killed] [--sizes] [--values]
 #include "service_trace.h"
 
 #include <cstdio>
@@ -12,7 +12,7 @@
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
-                 "usage: %s DIR [--requests N] [--workers N] [--gap] [--split-share X] [--killed] [--sizes]\n",
+                 "usage: %s DIR [--requests N] [--workers N] [--gap] [--split-share X] [--killed] [--sizes] [--values]\n",
                  argv[0]);
     return 2;
   }
@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
       options.killed = true;
     else if (std::strcmp(argv[i], "--sizes") == 0)
       options.request_sizes = true;
+    else if (std::strcmp(argv[i], "--values") == 0)
+      options.call_values = true;
     else {
       std::fprintf(stderr, "%s: unknown argument %s\n", argv[0], argv[i]);
       return 2;
