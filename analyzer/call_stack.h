@@ -29,6 +29,8 @@
 //   void onReset();                         // every open call was discarded
 // and optionally
 //   void onLeaf(const FinishedCall& call);  // a call without children: onEnter and onCall at once
+//   void onValues(const wire::CallValues& values); // the recorded arguments or return value of
+//                                                  // the innermost open call (onBatch's values)
 // Optionally the stack works out each finished call's shape (Def. 5.2: its function and the set
 // of its children's shapes) in a ShapeTable (ShapeLookup).
 #pragma once
@@ -164,6 +166,36 @@ public:
     if (arrival == BatchSequence::Arrival::kAfterMissing) onGap(0);
     forEachStretch(events, waits, [this](std::span<const Event> stretch) { onEvents(stretch); },
                    [this](uint64_t duration_ns) { onTracerWait(duration_ns); });
+  }
+  // The same with the batch's recorded call values (wire::CallValues, in order, their function ids
+  // as the events carry them): each is given to the sink's onValues at its place among the events,
+  // when the call it belongs to is the innermost open call the stack tracks (arguments follow
+  // their call's enter, a return value precedes its exit); values of a call the stack does not
+  // track (deeper than the maximum depth, discarded at a gap) are not given. The events are fed in
+  // stretches cut at the values, so that a call with values is never finished by the leaf path
+  // before its values have reached it.
+  void onBatch(uint64_t sequence, std::span<const Event> events,
+               std::span<const wire::TracerWait> waits, std::span<const wire::CallValues> values) {
+    if (values.empty()) return onBatch(sequence, events, waits);
+    const BatchSequence::Arrival arrival = sequence_.arrive(sequence, diagnostics_);
+    if (arrival == BatchSequence::Arrival::kRepeated) return;
+    if (arrival == BatchSequence::Arrival::kAfterMissing) onGap(0);
+    size_t next = 0;
+    forEachStretch(
+        events, waits,
+        [&](std::span<const Event> stretch) {
+          const auto begin = static_cast<size_t>(stretch.data() - events.data());
+          const size_t end = begin + stretch.size();
+          size_t done = begin;
+          for (; next < values.size() && values[next].before_event <= end; ++next) {
+            const size_t at = std::clamp<size_t>(values[next].before_event, done, end);
+            onEvents(events.subspan(done, at - done));
+            done = at;
+            giveValues(values[next]);
+          }
+          onEvents(events.subspan(done, end - done));
+        },
+        [this](uint64_t duration_ns) { onTracerWait(duration_ns); });
   }
   // The runtime made the thread wait here (lossless recording): the open calls are measured
   // without the wait, as ThreadAnalyzer measures them (their start moves later by it).
@@ -348,6 +380,13 @@ private:
   [[gnu::noinline]] void collapseTopChildren() {
     const size_t begin = stack_.back().children_begin;
     child_shapes_.resize(begin + canonicalizeChildSet(std::span(child_shapes_).subspan(begin)));
+  }
+
+  void giveValues(const wire::CallValues& values) {
+    if constexpr (requires(Sink& sink) { sink.onValues(values); }) {
+      if (below_max_depth_ == 0 && !stack_.empty() && stack_.back().function == values.function_id)
+        sink_.onValues(values);
+    }
   }
 
   void discard() {

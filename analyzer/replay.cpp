@@ -92,8 +92,11 @@ RecordingNames namesOf(recording::RecordingReader& reader, const AnalysisSetting
   return out;
 }
 
-ThreadEvents::ThreadEvents(recording::RecordingReader& reader, const Analysis& analysis)
-    : reader_(reader), analysis_(analysis) {}
+ThreadEvents::ThreadEvents(recording::RecordingReader& reader, const Analysis& analysis,
+                           uint32_t unknown_base)
+    : reader_(reader), analysis_(analysis),
+      unknown_base_(unknown_base != 0 ? unknown_base
+                                      : static_cast<uint32_t>(analysis.functions.size())) {}
 
 bool ThreadEvents::start(const ThreadKey& thread, uint64_t time_ns) {
   thread_ = thread;
@@ -126,7 +129,10 @@ ThreadEvents::Kind ThreadEvents::next() {
     sequence_ = header.sequence;
     events_ = std::move(batch.events);
     waits_ = std::move(batch.tracer_waits);
+    values_ = std::move(batch.call_values);
     mapFunctions(thread_.process, events_);
+    for (wire::CallValues& values : values_)
+      values.function_id = mapFunction(thread_.process, values.function_id);
     return Kind::kBatch;
   }
   return Kind::kEnd;
@@ -135,17 +141,23 @@ ThreadEvents::Kind ThreadEvents::next() {
 void ThreadEvents::mapFunctions(uint64_t process, std::vector<Event>& events) {
   // Per process, a sparse map from the process's ids (below kMaxFunctionId) to indices.
   IdTable<uint32_t>& map = index_of_[process];
-  const auto unknown_base = static_cast<uint32_t>(analysis_.functions.size());
   for (Event& e : events) {
     const uint32_t id = std::min(e.function_id, kMaxFunctionId - 1);
     if (const uint32_t* index = map.find(id)) [[likely]] {
       e.function_id = *index;
       continue;
     }
-    uint32_t index = analysis_.functionIndex(process, id);
-    if (index == UINT32_MAX) index = std::min(unknown_base + id, kMaxFunctionId - 1);
-    e.function_id = map[id] = index;
+    e.function_id = mapFunction(process, id);
   }
+}
+
+uint32_t ThreadEvents::mapFunction(uint64_t process, uint32_t id) {
+  id = std::min(id, kMaxFunctionId - 1);
+  IdTable<uint32_t>& map = index_of_[process];
+  if (const uint32_t* index = map.find(id)) return *index;
+  uint32_t index = analysis_.functionIndex(process, id);
+  if (index == UINT32_MAX) index = std::min(unknown_base_ + id, kMaxFunctionId - 1);
+  return map[id] = index;
 }
 
 } // namespace shapetrace::analyzer

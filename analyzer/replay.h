@@ -13,6 +13,7 @@
 #include "id_table.h"
 #include "recording/recording.h"
 #include "wire/event.h"
+#include "wire/items.h"
 
 #include <cstdint>
 #include <map>
@@ -44,8 +45,10 @@ public:
     kEnd,         // the thread ended, or the recording did
   };
 
-  // `analysis` must be the analysis of this recording.
-  ThreadEvents(recording::RecordingReader& reader, const Analysis& analysis);
+  // `analysis` must be the analysis of this recording. Ids it does not know are mapped from
+  // `unknown_base` on (0: its function count).
+  ThreadEvents(recording::RecordingReader& reader, const Analysis& analysis,
+               uint32_t unknown_base = 0);
 
   // Positions at the thread's item covering `time_ns` (0: its first). False when the recording has
   // no item of the thread.
@@ -54,19 +57,25 @@ public:
 
   std::vector<Event>& events() { return events_; }
   const std::vector<wire::TracerWait>& waits() const { return waits_; } // among events()
+  // The recorded arguments and return values among events(), their function ids mapped as the
+  // events' are.
+  const std::vector<wire::CallValues>& values() const { return values_; }
   uint64_t sequence() const { return sequence_; }
   uint64_t dropped() const { return dropped_; }
   uint64_t framesRead() const { return frames_read_; }
 
 private:
   void mapFunctions(uint64_t process, std::vector<Event>& events);
+  uint32_t mapFunction(uint64_t process, uint32_t id);
 
   recording::RecordingReader& reader_;
   const Analysis& analysis_;
+  uint32_t unknown_base_;
   ThreadKey thread_;
   std::map<uint64_t, IdTable<uint32_t>> index_of_; // per process: function id -> index
   std::vector<Event> events_;
   std::vector<wire::TracerWait> waits_;
+  std::vector<wire::CallValues> values_;
   uint64_t sequence_ = 0;
   uint64_t dropped_ = 0;
   uint64_t frames_read_ = 0;

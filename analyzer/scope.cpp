@@ -138,6 +138,24 @@ std::vector<uint32_t> selectFunctions(const Analysis& a, const std::string& name
                    (hint.empty() ? "" : " (did you mean: " + hint + "?)"));
 }
 
+std::optional<ValueChoice> parseValueChoice(const std::string& text) {
+  const size_t at = text.rfind('@');
+  if (at == std::string::npos || at == 0)
+    return std::nullopt;
+  const std::string value = text.substr(at + 1);
+  ValueChoice choice{text.substr(0, at), 0};
+  if (value == "retval")
+    return choice;
+  if (value.size() < 4 || value.compare(0, 3, "arg") != 0 ||
+      value.find_first_not_of("0123456789", 3) != std::string::npos || value.size() > 6)
+    return std::nullopt;
+  const int position = std::stoi(value.substr(3));
+  if (position < 1 || position > 255)
+    return std::nullopt;
+  choice.position = static_cast<uint8_t>(position);
+  return choice;
+}
+
 uint64_t parseTime(std::string_view text, uint64_t run_start_ns) {
   if (auto absolute = parseUnsigned(text)) return *absolute;
   static const std::pair<std::string_view, double> units[] = {

@@ -11,6 +11,7 @@
 #include "analysis.h"
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -90,6 +91,14 @@ bool namesFunction(const FunctionName& function, std::string_view name);
 // Analysis function indices named by `name` (namesFunction). Throws ScopeError suggesting names
 // that contain it when none matches.
 std::vector<uint32_t> selectFunctions(const Analysis& analysis, const std::string& name);
+
+// A recorded value named as the pass's choices and uftrace's -A/-R name it: FUNCTION@argN (N from
+// 1 to 255) or FUNCTION@retval (position 0). Nothing for any other text.
+struct ValueChoice {
+  std::string function;
+  uint8_t position = 0; // N of argN, 0 for retval
+};
+std::optional<ValueChoice> parseValueChoice(const std::string& text);
 
 // A time: digits alone are absolute nanoseconds (as the JSON model and `analyze` write them); a
 // number with a unit (ns, us, ms, s) is relative to the run's first event ("1.5s"). Throws

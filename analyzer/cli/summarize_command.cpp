@@ -52,8 +52,26 @@ struct SummarizeArgs {
   std::string json;
   bool readable = false; // --readable: output files 0644, not 0600
   std::string dot;
+  std::vector<std::string> with_values; // FUNC@argN
   AnalysisFlags analysis;
 };
+
+// --with-values FUNC@argN...: per analysis function index, the argument that names its calls.
+std::vector<uint8_t> valuePositions(const Analysis& analysis,
+                                    const std::vector<std::string>& choices) {
+  std::vector<uint8_t> position(analysis.functions.size(), 0);
+  for (const std::string& text : choices) {
+    const std::optional<ValueChoice> choice = parseValueChoice(text);
+    if (!choice)
+      throw std::invalid_argument("--with-values: '" + text + "' is not FUNCTION@argN");
+    if (choice->position == 0)
+      throw std::invalid_argument("--with-values: '" + text +
+                                  "': a call's symbol is written when it enters, before its "
+                                  "return value is known; give an argument, FUNCTION@argN");
+    for (uint32_t f : selectFunctions(analysis, choice->function)) position[f] = choice->position;
+  }
+  return position;
+}
 
 
 // A live stream, recorded while it is analysed: the recording is what the summary reads.
@@ -160,8 +178,27 @@ int runSummarize(const SummarizeArgs& args) {
   }
   const Scope scope = resolveScope(analysis, run_start, args.scope);
 
+  std::optional<ValueSymbols> symbols;
+  if (!args.with_values.empty()) symbols.emplace(analysis, valuePositions(analysis, args.with_values));
   Encoder encoder(encoding, options);
-  const ReplayStats stats = replayScope(reader, analysis, scope, encoder.sink());
+  const ReplayStats stats =
+      replayScope(reader, analysis, scope, encoder.sink(), symbols ? &*symbols : nullptr);
+  if (symbols) {
+    // The calls told apart by their values are functions of their own from here on.
+    for (const std::string& name : symbols->names()) {
+      FunctionSummary f;
+      f.name = name;
+      analysis.functions.push_back(std::move(f));
+    }
+    if (symbols->missingCalls() != 0)
+      std::cerr << "summarize: " << symbols->missingCalls()
+                << " calls of the --with-values functions have no such argument recorded (build "
+                   "with SHAPETRACE_PASS_ARGS naming it): written as their function\n";
+    if (symbols->cappedCalls() != 0)
+      std::cerr << "summarize: " << symbols->cappedCalls() << " calls past "
+                << ValueSymbols::kMaxSymbols
+                << " distinct values are written as their function\n";
+  }
   if (stats.sequences == 0) {
     if (scope.roots == Scope::Roots::kInstance)
       throw std::runtime_error("no call starts at " + std::to_string(scope.instance_ns) +
@@ -245,6 +282,10 @@ cli::Runner setupSummarize(CLI::App& command) {
   command.add_flag("--full-names", args->text.full_names,
                    "Text output: functions by their full demangled names (default: short names, "
                    "made unique with #2, #3...)");
+  command.add_option("--with-values", args->with_values,
+                     "FUNCTION@argN: a call of FUNCTION whose argN was recorded "
+                     "(SHAPETRACE_PASS_ARGS) is the symbol FUNCTION@argN=VALUE, so that calls "
+                     "with different values are different symbols (repeatable)");
   command.add_flag("--readable", args->readable, cli::kReadableHelp);
   command.add_option("--json", args->json,
                      "Write the result as JSON (docs/summaries.md) to this file ('-': stdout)");

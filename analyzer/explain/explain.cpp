@@ -93,21 +93,10 @@ ExplainExtension::ExplainExtension(ExplainSettings settings, bool runs, uint32_t
 
 std::optional<ExplainExtension::ValueInput>
 ExplainExtension::parseValueInput(const std::string& key) {
-  const size_t at = key.rfind('@');
-  if (at == std::string::npos || at == 0)
+  const std::optional<ValueChoice> choice = parseValueChoice(key);
+  if (!choice)
     return std::nullopt;
-  const std::string value = key.substr(at + 1);
-  ValueInput input{key.substr(0, at), 0};
-  if (value == "retval")
-    return input;
-  if (value.size() < 4 || value.compare(0, 3, "arg") != 0 ||
-      value.find_first_not_of("0123456789", 3) != std::string::npos || value.size() > 6)
-    return std::nullopt;
-  const int position = std::stoi(value.substr(3));
-  if (position < 1 || position > 255)
-    return std::nullopt;
-  input.position = static_cast<uint8_t>(position);
-  return input;
+  return ValueInput{choice->function, choice->position};
 }
 ExplainExtension::~ExplainExtension() = default;
 

@@ -69,7 +69,14 @@ public:
       return;
     }
     if (open_.empty())
-      stored_.clear(); // nothing open can still need these calls
+      clearStored(); // nothing open can still need these calls
+  }
+
+  // The recorded values of the innermost open call (the call stack checked it is theirs).
+  void onValues(const wire::CallValues& values) {
+    if (found_ || open_.empty() || open_.back().stored == kNone)
+      return;
+    values_.push_back({open_.back().stored, values.values});
   }
 
   // The open calls' content is incomplete (a gap), as the analyzer treats it.
@@ -77,7 +84,7 @@ public:
     if (found_)
       return;
     open_.clear();
-    stored_.clear();
+    clearStored();
   }
 
   bool found() const { return found_; }
@@ -99,12 +106,21 @@ public:
           {c.function, c.depth - root.depth, c.start_ns - root.start_ns, c.end_ns - root.start_ns});
     }
     out.omitted_calls = found_calls_ - listed;
+    for (const auto& [stored, values] : values_)
+      if (stored >= found_node_ && stored - found_node_ < listed) {
+        std::vector<wire::CallValue>& to = out.calls[stored - found_node_].values;
+        to.insert(to.end(), values.begin(), values.end());
+      }
     return out;
   }
 
 private:
   static constexpr size_t kNone = SIZE_MAX;
 
+  void clearStored() {
+    stored_.clear();
+    values_.clear();
+  }
   bool mayStartInWindow(uint64_t enter_ns) const {
     return enter_ns + slack_ns_ >= from_ns_ && enter_ns < to_ns_;
   }
@@ -119,6 +135,8 @@ private:
   size_t max_calls_;
   std::vector<Open> open_;
   std::vector<StoredCall> stored_;
+  // The values of stored calls: their place in stored_ and the values, in the order recorded.
+  std::vector<std::pair<size_t, std::vector<wire::CallValue>>> values_;
   uint64_t entered_ = 0;
   uint64_t last_in_window_ = kNone; // calls entered before the last one entered in the window
   bool found_ = false;
@@ -154,7 +172,7 @@ std::optional<Instance> InstanceReader::find(uint64_t process, uint32_t thread, 
     // call it found. Missing batches are a gap, and the tracer's waits are measured as the
     // analysis measured them.
     const std::vector<Event>& events = events_.events();
-    stack.onBatch(events_.sequence(), events, events_.waits());
+    stack.onBatch(events_.sequence(), events, events_.waits(), events_.values());
     if (replay.found()) {
       Instance instance = replay.takeFound();
       instance.process = process;

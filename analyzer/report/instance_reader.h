@@ -24,12 +24,15 @@
 namespace shapetrace::analyzer::report {
 
 // One call of an instance: analysis function index, depth below the instance's root (root = 0),
-// and its times relative to the root's start.
+// its times relative to the root's start, and the arguments and return value the recording holds
+// for it (a function chosen with SHAPETRACE_PASS_ARGS; docs/pass.md): arguments in position
+// order, then the return value (position 0) when the call returned one.
 struct InstanceCall {
   uint32_t function = 0;
   uint32_t depth = 0;
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
+  std::vector<wire::CallValue> values{};
   friend bool operator==(const InstanceCall&, const InstanceCall&) = default;
 };
 

@@ -7,6 +7,7 @@
 #include "summaries/grammar.h"
 #include "summaries/sequences.h"
 #include "summaries/sequitur.h"
+#include "wire/items.h"
 
 #include <algorithm>
 #include <ctime>
@@ -58,8 +59,18 @@ Json instanceJson(size_t id, const ReportInstance& r, const Analysis& analysis,
                   size_t summary_phases) {
   const Instance& in = r.instance;
   Json calls = Json::array();
-  for (const InstanceCall& c : in.calls)
-    calls.push_back(Json::array({c.function, c.depth, c.start_ns, c.end_ns}));
+  for (const InstanceCall& c : in.calls) {
+    Json call = Json::array({c.function, c.depth, c.start_ns, c.end_ns});
+    // A call's recorded values, only on calls that have them: [position, text] each, position 0
+    // the return value, the text as `dump` shows it.
+    if (!c.values.empty()) {
+      Json values = Json::array();
+      for (const wire::CallValue& value : c.values)
+        values.push_back(Json::array({value.position, wire::describeValue(value)}));
+      call.push_back(std::move(values));
+    }
+    calls.push_back(std::move(call));
+  }
   const ClusterId cluster = in.shape != kNullShape && in.shape < analysis.shapes.size()
                                 ? analysis.clustering.cluster_of_shape[in.shape]
                                 : r.cluster;

@@ -2,11 +2,13 @@
 #include "summaries/sequences.h"
 
 #include "call_stack.h"
+#include "function_names.h"
 #include "replay.h"
 #include "shape_metric.h"
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 namespace shapetrace::analyzer::summaries {
@@ -52,34 +54,51 @@ private:
 class ScopeSink {
 public:
   ScopeSink(const Scope& scope, const ThreadKey& thread, SequenceSink& sink,
-            const std::vector<uint64_t>* roots, ReplayStats& stats)
-      : scope_(scope), thread_(thread), sink_(sink), roots_(roots), stats_(stats) {}
+            const std::vector<uint64_t>* roots, ReplayStats& stats, ValueSymbols* symbols)
+      : scope_(scope), thread_(thread), sink_(sink), roots_(roots), stats_(stats),
+        symbols_(symbols) {}
 
   void onEnter(uint32_t function, uint32_t depth, uint64_t time_ns) {
+    flushPending();
     const uint64_t ordinal = entered_++;
     last_ns_ = time_ns;
     if (!open_) maybeBegin(function, depth, time_ns, ordinal);
-    bool emitted = false;
+    uint32_t emitted = kNotEmitted;
     if (open_ && depth >= root_depth_) {
       const uint32_t below = depth - root_depth_;
       const bool in_window = scope_.roots != Scope::Roots::kThread || scope_.inWindow(time_ns);
       if (below <= scope_.depth && in_window) {
-        sink_.enter(function, below, time_ns);
+        emitted = function;
         ++stats_.calls;
-        emitted = true;
         ++emitted_open_;
+        // A chosen function's symbol waits for its arguments, which follow the enter.
+        if (symbols_ != nullptr && symbols_->positionOf(function) != 0)
+          pending_ = Pending{function, function, below, time_ns, frames_.size(), false};
+        else
+          sink_.enter(function, below, time_ns);
       }
     }
     frames_.push_back(emitted);
   }
 
+  // The arguments of the innermost open call: a pending call's symbol is chosen by its value.
+  void onValues(const wire::CallValues& values) {
+    if (!pending_ || pending_->function != values.function_id) return;
+    const uint8_t position = symbols_->positionOf(pending_->function);
+    for (const wire::CallValue& value : values.values)
+      if (value.position == position) {
+        pending_->symbol = symbols_->symbolOf(pending_->function, value);
+        pending_->valued = true;
+      }
+  }
+
   void onCall(const FinishedCall& call) {
-    const bool emitted = frames_.back();
+    flushPending();
+    const uint32_t emitted = frames_.back();
     frames_.pop_back();
     last_ns_ = call.exit_ns;
-    if (emitted) {
-      sink_.exit(call.function, call.depth - root_depth_, call.enter_ns, call.exit_ns,
-                 call.measured);
+    if (emitted != kNotEmitted) {
+      sink_.exit(emitted, call.depth - root_depth_, call.enter_ns, call.exit_ns, call.measured);
       --emitted_open_;
     }
     if (open_ && scope_.roots != Scope::Roots::kThread && call.depth == root_depth_) {
@@ -90,6 +109,7 @@ public:
   }
 
   void onReset() {
+    flushPending();
     frames_.clear();
     emitted_open_ = 0;
     if (!open_) return;
@@ -106,6 +126,7 @@ public:
 
   // The thread is over: a thread's sequence ends with it.
   void finish() {
+    flushPending();
     if (open_ && scope_.roots == Scope::Roots::kThread) {
       sink_.end(last_ns_);
       open_ = false;
@@ -122,6 +143,24 @@ public:
   }
 
 private:
+  static constexpr uint32_t kNotEmitted = UINT32_MAX;
+  // A chosen function's call given to the sink once its arguments have been seen.
+  struct Pending {
+    uint32_t function;
+    uint32_t symbol; // the function, or its value's symbol
+    uint32_t below;
+    uint64_t time_ns;
+    size_t frame; // its place in frames_
+    bool valued;
+  };
+  void flushPending() {
+    if (!pending_) return;
+    if (!pending_->valued) symbols_->missing();
+    sink_.enter(pending_->symbol, pending_->below, pending_->time_ns);
+    frames_[pending_->frame] = pending_->symbol;
+    pending_.reset();
+  }
+
   void maybeBegin(uint32_t function, uint32_t depth, uint64_t time_ns, uint64_t ordinal) {
     bool begin = false;
     switch (scope_.roots) {
@@ -152,7 +191,9 @@ private:
   SequenceSink& sink_;
   const std::vector<uint64_t>* roots_;
   ReplayStats& stats_;
-  std::vector<bool> frames_; // per open call: whether it was given to the sink
+  ValueSymbols* symbols_;
+  std::optional<Pending> pending_;
+  std::vector<uint32_t> frames_; // per open call: the function given to the sink, or kNotEmitted
   uint64_t emitted_open_ = 0;
   bool open_ = false;
   bool done_ = false;
@@ -174,7 +215,7 @@ void feedThread(ThreadEvents& events, const ThreadKey& thread, uint64_t from_ns,
     case ThreadEvents::Kind::kUndecodable: stack.onGap(0); break;
     case ThreadEvents::Kind::kBatch: {
       const auto& batch = events.events();
-      stack.onBatch(events.sequence(), batch, events.waits());
+      stack.onBatch(events.sequence(), batch, events.waits(), events.values());
       if (!batch.empty() && !more(batch.back().timestamp)) return;
       break;
     }
@@ -354,10 +395,29 @@ std::optional<CallRef> findTypicalCall(recording::RecordingReader& reader,
   return std::nullopt;
 }
 
+ValueSymbols::ValueSymbols(const Analysis& analysis, std::vector<uint8_t> position)
+    : analysis_(analysis), position_(std::move(position)),
+      first_(static_cast<uint32_t>(analysis.functions.size())) {}
+
+uint32_t ValueSymbols::symbolOf(uint32_t function, const wire::CallValue& value) {
+  std::string text = wire::describeValue(value);
+  const auto it = index_.find({function, text});
+  if (it != index_.end()) return it->second;
+  if (names_.size() >= kMaxSymbols) {
+    ++capped_;
+    return function;
+  }
+  const auto index = first_ + static_cast<uint32_t>(names_.size());
+  names_.push_back(withoutParameters(analysis_.functions[function].name) + "@arg" +
+                   std::to_string(value.position) + "=" + text);
+  index_.emplace(std::pair{function, std::move(text)}, index);
+  return index;
+}
+
 ReplayStats replayScope(recording::RecordingReader& reader, const Analysis& analysis,
-                        const Scope& scope, SequenceSink& sink) {
+                        const Scope& scope, SequenceSink& sink, ValueSymbols* symbols) {
   ReplayStats stats;
-  ThreadEvents events(reader, analysis);
+  ThreadEvents events(reader, analysis, symbols != nullptr ? symbols->unknownBase() : 0);
   const uint32_t max_depth = analysis.settings.thread.max_depth;
   for (const ThreadKey& thread : scope.threads) {
     std::vector<uint64_t> roots;
@@ -370,7 +430,7 @@ ReplayStats replayScope(recording::RecordingReader& reader, const Analysis& anal
       if (roots.empty()) continue;
     }
     const Scope in_events = instanceInEventTimes(events, analysis, scope, thread);
-    ScopeSink scoped(in_events, thread, sink, &roots, stats);
+    ScopeSink scoped(in_events, thread, sink, &roots, stats, symbols);
     CallStack<ScopeSink> stack(scoped, ShapeLookup::none(), max_depth);
     // One instance is found through the index; everything else is read from the thread's start,
     // so that every call's callers (and a root's nesting) are known.

@@ -13,10 +13,13 @@
 #include "analysis.h"
 #include "recording/recording.h"
 #include "scope.h"
+#include "wire/items.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace shapetrace::analyzer::summaries {
 
@@ -48,8 +51,46 @@ struct ReplayStats {
   uint64_t frames_read = 0;
 };
 
+// Calls told apart by a recorded argument (summarize --with-values FUNC@argN; docs/summaries.md):
+// a call of a chosen function whose argument the recording holds is written as a function of its
+// own, "kv::Server::serve@arg2=4096", so that serve(4096) and serve(16) are different symbols for
+// every encoding. Those functions take the indices after the analysis' functions (names() lists
+// them, to be appended to the analysis' functions before the encoding is written); the ids of
+// functions the analysis does not know are mapped past them (ThreadEvents' unknown base).
+class ValueSymbols {
+public:
+  static constexpr uint32_t kMaxSymbols = uint32_t{1} << 16;
+  // `position`: per analysis function index, the argument that names its calls (0: not chosen).
+  ValueSymbols(const Analysis& analysis, std::vector<uint8_t> position);
+
+  uint8_t positionOf(uint32_t function) const {
+    return function < position_.size() ? position_[function] : 0;
+  }
+  // The function index that stands for calls of `function` whose argument is `value`; `function`
+  // itself past kMaxSymbols distinct ones (counted in capped()).
+  uint32_t symbolOf(uint32_t function, const wire::CallValue& value);
+  // A call of a chosen function without its value recorded (written as its function).
+  void missing() { ++missing_; }
+
+  uint32_t firstIndex() const { return first_; }
+  uint32_t unknownBase() const { return first_ + kMaxSymbols; }
+  const std::vector<std::string>& names() const { return names_; }
+  uint64_t missingCalls() const { return missing_; }
+  uint64_t cappedCalls() const { return capped_; }
+
+private:
+  const Analysis& analysis_;
+  std::vector<uint8_t> position_;
+  uint32_t first_;
+  std::map<std::pair<uint32_t, std::string>, uint32_t> index_; // (function, value text) -> index
+  std::vector<std::string> names_;
+  uint64_t missing_ = 0;
+  uint64_t capped_ = 0;
+};
+
+// `symbols`: calls of chosen functions told apart by their values (nullptr: none).
 ReplayStats replayScope(recording::RecordingReader& reader, const Analysis& analysis,
-                        const Scope& scope, SequenceSink& sink);
+                        const Scope& scope, SequenceSink& sink, ValueSymbols* symbols = nullptr);
 
 // "Why was this call slow": the call to compare an outlier with (docs/summaries.md).
 struct CallRef {

@@ -6,7 +6,9 @@
 #include "wire/format_error.h"
 #include "wire/sequence_runs.h"
 
+#include <bit>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -107,6 +109,43 @@ public:
   virtual void finish() {}
 };
 
+// A batch's call values in order, as an output places them: beside their event (arguments right
+// after their call's enter, a return value right before its exit), or loose (arguments whose enter
+// ended the batch before, values in a batch without events).
+class BatchValues {
+public:
+  explicit BatchValues(const wire::EventBatch& batch) : batch_(batch) {}
+  // The values beside the event at `i`, or nullptr. Call after loose(i) has given nullptr.
+  const wire::CallValues* of(size_t i) {
+    if (next_ >= batch_.call_values.size())
+      return nullptr;
+    const wire::CallValues& values = batch_.call_values[next_];
+    const Event& e = batch_.events[i];
+    const bool enter = e.kind == EventKind::Enter;
+    if (values.function_id != e.function_id || values.returned() == enter ||
+        values.before_event != (enter ? i + 1 : i))
+      return nullptr;
+    ++next_;
+    return &values;
+  }
+  // The next loose values before the event at `i` (i == the batch's size: at its end), or nullptr;
+  // a return value that precedes the exit at `i` waits for of(i).
+  const wire::CallValues* loose(size_t i) {
+    if (next_ >= batch_.call_values.size())
+      return nullptr;
+    const wire::CallValues& values = batch_.call_values[next_];
+    if (values.before_event > i ||
+        (i < batch_.events.size() && values.before_event == i && values.returned()))
+      return nullptr;
+    ++next_;
+    return &values;
+  }
+
+private:
+  const wire::EventBatch& batch_;
+  size_t next_ = 0;
+};
+
 class TextSink : public Sink {
 public:
   explicit TextSink(const DumpOptions& o) : options_(o) {}
@@ -115,23 +154,10 @@ public:
     const uint32_t thread = threadOf(item);
     if (const auto* batch = std::get_if<wire::EventBatch>(&item.body)) {
       int& depth = depth_[{item.process, thread}];
-      size_t next_annotation = 0, next_wait = 0, next_throttle = 0, next_values = 0;
+      size_t next_annotation = 0, next_wait = 0, next_throttle = 0;
       // A call's values shown on its enter line (arguments) or exit line (return value), as
-      // uftrace replay shows `serve(3, 4096)` and `= 42`: the next values of the batch when they
-      // are those of the event at `i` (arguments follow their enter, a return value precedes its
-      // exit); nullptr otherwise.
-      const auto valuesOf = [&](size_t i) -> const wire::CallValues* {
-        if (next_values >= batch->call_values.size())
-          return nullptr;
-        const wire::CallValues& values = batch->call_values[next_values];
-        const Event& e = batch->events[i];
-        const bool enter = e.kind == EventKind::Enter;
-        if (values.function_id != e.function_id || values.returned() == enter ||
-            values.before_event != (enter ? i + 1 : i))
-          return nullptr;
-        ++next_values;
-        return &values;
-      };
+      // uftrace replay shows `serve(3, 4096)` and `= 42`; loose ones on a line of their own.
+      BatchValues call_values(*batch);
       // The batch's annotations, tracer waits, throttle marks and values not shown on an event's line (those of
       // a call whose enter was in the batch before) before event `i`, each on a line of its own.
       const auto marksBefore = [&](size_t i) {
@@ -162,12 +188,8 @@ public:
         }
         // Shown at the time of the event before them (the batch before's last event when they
         // begin the batch); a return value that precedes the exit at `i` waits for its line.
-        for (; next_values < batch->call_values.size() &&
-               batch->call_values[next_values].before_event <= i &&
-               !(i < batch->events.size() && batch->call_values[next_values].before_event == i &&
-                 batch->call_values[next_values].returned());
-             ++next_values) {
-          const wire::CallValues& values = batch->call_values[next_values];
+        while (const wire::CallValues* loose = call_values.loose(i)) {
+          const wire::CallValues& values = *loose;
           const uint64_t at = values.before_event > 0
                                   ? batch->events[values.before_event - 1].timestamp
                                   : last_ns_[{item.process, thread}];
@@ -183,7 +205,7 @@ public:
         const bool enter = e.kind == EventKind::Enter;
         if (!enter && depth > 0)
           --depth;
-        const wire::CallValues* values = valuesOf(i);
+        const wire::CallValues* values = call_values.of(i);
         if (inRange(e.timestamp))
           std::printf("%" PRIu64 " %u/%u %*s%s %s%s%s\n", e.timestamp, pid, thread, 2 * depth, "",
                       arrowOf(e.kind), names.function(item.process, e.function_id).c_str(),
@@ -409,9 +431,17 @@ public:
     } else if (const auto* renamed = std::get_if<wire::ThreadName>(&item.body)) {
       threadName(pid, renamed->thread, renamed->name);
     } else if (const auto* batch = std::get_if<wire::EventBatch>(&item.body)) {
-      for (const Event& e : batch->events) {
-        if ((options_.from && e.timestamp < *options_.from) ||
-            (options_.to && e.timestamp > *options_.to))
+      BatchValues call_values(*batch);
+      uint64_t& last_ns = last_ns_[{item.process, batch->thread}];
+      for (size_t i = 0; i <= batch->events.size(); ++i) {
+        while (const wire::CallValues* loose = call_values.loose(i))
+          looseValues(pid, batch->thread, i > 0 ? batch->events[i - 1].timestamp : last_ns,
+                      names.function(item.process, loose->function_id), *loose);
+        if (i == batch->events.size())
+          break;
+        const Event& e = batch->events[i];
+        const wire::CallValues* values = call_values.of(i);
+        if (!inRange(e.timestamp))
           continue;
         const bool enter = e.kind == EventKind::Enter;
         char head[160];
@@ -420,10 +450,17 @@ public:
                       enter ? 'B' : 'E', pid, batch->thread, e.timestamp / 1000,
                       static_cast<unsigned>(e.timestamp % 1000));
         // An E event closes the thread's innermost open B: its name would only repeat the B's
-        // (C++ names run to hundreds of bytes, and were half of the output).
-        emit(enter ? head + (",\"name\":" + nameJson(names, item.process, e.function_id)) + "}"
-                   : head + std::string("}"));
+        // (C++ names run to hundreds of bytes, and were half of the output). A call's arguments
+        // are its B's args, its return value its E's (viewers merge both into the slice's).
+        std::string event = head;
+        if (enter)
+          event += ",\"name\":" + nameJson(names, item.process, e.function_id);
+        if (values)
+          event += ",\"args\":" + valuesJson(*values);
+        emit(event + "}");
       }
+      if (!batch->events.empty())
+        last_ns = batch->events.back().timestamp;
     } else if (const auto* note = std::get_if<wire::Annotation>(&item.body)) {
       annotation(pid, *note);
     }
@@ -463,6 +500,47 @@ private:
          ",\"ts\":" + micros(wait.start_ns) + ",\"dur\":" + micros(wait.duration_ns) +
          ",\"name\":\"shapetrace: tracer wait\",\"cat\":\"shapetrace\"}");
   }
+  bool inRange(uint64_t ns) const {
+    return !(options_.from && ns < *options_.from) && !(options_.to && ns > *options_.to);
+  }
+  // {"arg1":-3,"arg2":2.5} or {"retval":-7}: integers and finite doubles as JSON numbers when a
+  // double holds them exactly (viewers read numbers as doubles), anything else (a pointer, a
+  // larger integer, a NaN) as the string dump's text shows.
+  static std::string valuesJson(const wire::CallValues& values) {
+    std::string out = "{";
+    for (const wire::CallValue& value : values.values) {
+      if (out.size() > 1)
+        out += ',';
+      out += value.position == 0 ? "\"retval\":" : "\"arg" + std::to_string(value.position) + "\":";
+      const std::string text = wire::describeValue(value);
+      out += exactAsJsonNumber(value) ? text : nlohmann::json(text).dump();
+    }
+    return out + "}";
+  }
+  static bool exactAsJsonNumber(const wire::CallValue& value) {
+    constexpr uint64_t kExact = uint64_t{1} << 53;
+    switch (value.type) {
+    case wire::ValueType::Signed: {
+      const auto v = static_cast<int64_t>(value.bits);
+      return v >= -static_cast<int64_t>(kExact) && v <= static_cast<int64_t>(kExact);
+    }
+    case wire::ValueType::Unsigned: return value.bits <= kExact;
+    case wire::ValueType::Float: return std::isfinite(std::bit_cast<double>(value.bits));
+    case wire::ValueType::Pointer: break;
+    }
+    return false;
+  }
+  // Values whose event is not in their batch (arguments whose enter ended the batch before): an
+  // instant event at the time of the event before them, named after their function.
+  void looseValues(uint32_t pid, uint32_t tid, uint64_t at, const std::string& function,
+                   const wire::CallValues& values) {
+    if (!inRange(at))
+      return;
+    emit("{\"ph\":\"i\",\"s\":\"t\",\"pid\":" + std::to_string(pid) + ",\"tid\":" +
+         std::to_string(tid) + ",\"ts\":" + micros(at) + ",\"name\":" +
+         nlohmann::json("shapetrace: values of " + function).dump() +
+         ",\"cat\":\"shapetrace\",\"args\":" + valuesJson(values) + "}");
+  }
   // Function names are escaped once per function, not once per event.
   const std::string& nameJson(const Names& names, uint64_t process, uint32_t id) {
     auto [it, inserted] = escaped_.try_emplace({process, id});
@@ -473,6 +551,8 @@ private:
   const DumpOptions& options_;
   bool first_ = true;
   std::map<std::pair<uint64_t, uint32_t>, std::string> escaped_;
+  // Per thread, the time of its last event: where loose values that begin a batch are placed.
+  std::map<std::pair<uint64_t, uint32_t>, uint64_t> last_ns_;
 };
 
 bool wanted(const wire::StreamItem& item, const DumpOptions& o) {

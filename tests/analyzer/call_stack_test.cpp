@@ -57,6 +57,55 @@ TEST(CallStackTest, TracerWaitsAreTakenOutOfTheOpenCalls) {
   EXPECT_EQ(stack.diagnostics().count(Stat::tracer_wait_ns), 1000u);
 }
 
+// A sink that also takes recorded values: each with the call it was given for (the innermost
+// open call: enters so far minus calls finished, as a stack of enter times).
+struct ValuesSink : RecordingSink {
+  void onEnter(uint32_t function, uint32_t depth, uint64_t time_ns) {
+    RecordingSink::onEnter(function, depth, time_ns);
+    open.push_back(time_ns);
+  }
+  void onCall(const FinishedCall& c) {
+    RecordingSink::onCall(c);
+    open.pop_back();
+  }
+  void onValues(const wire::CallValues& values) {
+    given.push_back({open.back(), values.values.front().position, values.values.front().bits});
+  }
+  std::vector<uint64_t> open;
+  std::vector<std::tuple<uint64_t, uint8_t, uint64_t>> given; // (its call's enter, position, bits)
+};
+
+wire::CallValues values(uint32_t before, uint32_t function, uint8_t position, uint64_t bits) {
+  return {before, function, {{position, wire::ValueType::Signed, bits}}};
+}
+
+// Values reach the sink at their place: arguments after their call's enter (a leaf's too, before
+// the leaf path could finish it), a return value before its exit, arguments cut into the next
+// batch (before_event 0) with the call still open; values whose function is not the innermost
+// open call's, and those of a call deeper than the maximum depth, are not given. The calls are
+// those of the same events without values.
+TEST(CallStackTest, RecordedValuesReachTheInnermostOpenCall) {
+  ValuesSink sink;
+  CallStack<ValuesSink> stack(sink, ShapeLookup::none(), 2);
+  const std::vector<Event> first{enter(10, 1), enter(20, 2), leave(30, 2), enter(40, 3)};
+  const std::vector<wire::CallValues> first_values{values(1, 1, 1, 100), values(2, 2, 1, 200),
+                                                   values(2, 2, 0, 201), values(3, 9, 1, 999)};
+  stack.onBatch(0, first, {}, first_values);
+  const std::vector<Event> second{enter(50, 4), leave(60, 4), leave(70, 3), leave(80, 1)};
+  const std::vector<wire::CallValues> second_values{values(0, 3, 2, 300), values(1, 4, 1, 400),
+                                                    values(3, 1, 0, 101)};
+  stack.onBatch(1, second, {}, second_values);
+  EXPECT_THAT(sink.given, ::testing::ElementsAre(std::tuple{10u, 1, 100u}, std::tuple{20u, 1, 200u},
+                                                 std::tuple{20u, 0, 201u}, std::tuple{40u, 2, 300u},
+                                                 std::tuple{10u, 0, 101u}));
+  RecordingSink plain;
+  CallStack<RecordingSink> without(plain, ShapeLookup::none(), 2);
+  without.onBatch(0, first);
+  without.onBatch(1, second);
+  EXPECT_EQ(sink.calls, plain.calls);
+  EXPECT_EQ(stack.diagnostics().count(Stat::calls_below_max_depth), 1u);
+}
+
 TEST(CallStackTest, NestedCallsFinishInOrderWithCallerAndDepth) {
   RecordingSink sink;
   CallStack<RecordingSink> stack(sink);

@@ -2,7 +2,7 @@
 // tests and for looking at the report by hand:
 //
 //   report_service_recording DIR [--requests N] [--workers N] [--gap] [--split-share X] [--killed] [--sizes]
-//                            [--recursion]
+//                            [--recursion] [--values]
 #include "service_trace.h"
 
 #include <cstdio>
@@ -14,7 +14,8 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: %s DIR [--requests N] [--workers N] [--gap] [--split-share X] [--killed] "
-                 "[--sizes] [--recursion]\n",
+                 "[--sizes] [--recursion] [--values]
+",
                  argv[0]);
     return 2;
   }
@@ -34,6 +35,8 @@ int main(int argc, char** argv) {
       options.recursion = true;
     else if (std::strcmp(argv[i], "--sizes") == 0)
       options.request_sizes = true;
+    else if (std::strcmp(argv[i], "--values") == 0)
+      options.call_values = true;
     else {
       std::fprintf(stderr, "%s: unknown argument %s\n", argv[0], argv[i]);
       return 2;

@@ -78,6 +78,10 @@ struct ServiceTraceOptions {
   // Every flush frees a tree of pages with a recursive kv::Node::destroy, 4 levels deep (each
   // node has two children): a recursion for the page to fold.
   bool recursion = false;
+  // Calls record their values as a build with SHAPETRACE_PASS_ARGS would: find, insert and
+  // Node::search their key (arg2, `this` being arg1), find its result (a pointer, null for a
+  // miss), respond its status (arg2).
+  bool call_values = false;
 };
 
 // One thread's events under construction: enter/exit with an advancing clock.
@@ -88,14 +92,28 @@ public:
   void exit(uint32_t f) { events_.push_back(Event{now_, f, EventKind::Exit}); }
   void spend(uint64_t ns) { now_ += ns; }
   void annotate(int64_t value) { notes_.emplace_back(now_, value); }
+  // A value of the innermost open call here: an argument right after its enter, the return value
+  // (position 0) right before its exit; a call's arguments together, as the runtime groups them.
+  void value(uint32_t f, uint8_t position, wire::ValueType type, uint64_t bits) {
+    const auto at = static_cast<uint32_t>(events_.size());
+    if (position != 0 && !values_.empty() && values_.back().before_event == at &&
+        values_.back().function_id == f && !values_.back().returned()) {
+      values_.back().values.push_back({position, type, bits});
+      return;
+    }
+    values_.push_back({at, f, {{position, type, bits}}});
+  }
   uint64_t now() const { return now_; }
   std::vector<Event>& events() { return events_; }
   const std::vector<std::pair<uint64_t, int64_t>>& notes() const { return notes_; }
+  // Placed by their index among events(), in order.
+  const std::vector<wire::CallValues>& values() const { return values_; }
 
 private:
   uint64_t now_;
   std::vector<Event> events_;
   std::vector<std::pair<uint64_t, int64_t>> notes_; // (time, size)
+  std::vector<wire::CallValues> values_;
 };
 
 class ServiceTrace {
@@ -131,6 +149,7 @@ public:
     }
     // Interleave the threads' batches by time, as a live collector would receive them.
     std::vector<size_t> at(threads.size(), 0);
+    std::vector<size_t> next_values(threads.size(), 0);
     std::vector<uint64_t> sequence(threads.size(), 0);
     for (;;) {
       size_t next = threads.size();
@@ -146,13 +165,24 @@ public:
       const size_t n = std::min(options_.events_per_batch, ev.size() - at[next]);
       std::vector<Event> batch(ev.begin() + static_cast<std::ptrdiff_t>(at[next]),
                                ev.begin() + static_cast<std::ptrdiff_t>(at[next] + n));
+      // The values before this batch's events; those after its last event wait for the next
+      // batch (at its start, as the runtime places them), unless no batch follows.
+      std::vector<wire::CallValues> values;
+      const auto& all_values = threads[next].second.values();
+      const bool last = at[next] + n == ev.size();
+      for (size_t& v = next_values[next];
+           v < all_values.size() && (all_values[v].before_event < at[next] + n || last); ++v) {
+        values.push_back(all_values[v]);
+        values.back().before_event -= static_cast<uint32_t>(at[next]);
+      }
       const uint32_t tid = threads[next].first;
       if (options_.gap_on_last_worker && tid == 10 + options_.workers - 1 && sequence[next] == 3) {
         // The runtime dropped this batch: a gap marker instead of the events.
         out.push_back({process, wire::Gap{tid, n, sequence[next] - 1, batch.front().timestamp,
                                           batch.back().timestamp}});
       } else {
-        out.push_back({process, wire::EventBatch{tid, sequence[next], std::move(batch), {}, {}, {}}});
+        out.push_back({process, wire::EventBatch{tid, sequence[next], std::move(batch), {}, {}, {},
+                                                 std::move(values)}});
       }
       ++sequence[next];
       at[next] += n;
@@ -197,9 +227,15 @@ private:
 
   uint64_t requestsSpan() const { return uint64_t{options_.requests_per_worker} * 30'000; }
 
-  void search(ThreadEvents& t, uint32_t levels, uint64_t cost) {
+  // A call's key as its arg2 (`this` is arg1), when calls record their values.
+  void key(ThreadEvents& t, uint32_t f, uint64_t key) {
+    if (options_.call_values) t.value(f, 2, wire::ValueType::Unsigned, key);
+  }
+
+  void search(ThreadEvents& t, uint32_t levels, uint64_t cost, uint64_t k) {
     for (uint32_t i = 0; i < levels; ++i) {
       t.enter(kNodeSearch);
+      key(t, kNodeSearch, k);
       t.spend(jitter(cost));
       t.exit(kNodeSearch);
     }
@@ -216,15 +252,21 @@ private:
       t.enter(kParse);
       t.spend(jitter(1'500));
       t.exit(kParse);
+      const uint64_t k = uint64_t{r} * 7919 + w; // the request's key
       if (chance(0.7)) { // get: same shape on every worker
         t.enter(kFind);
+        key(t, kFind, k);
         // A few gets hit a cold page: same shape, much slower (shape outliers).
-        search(t, 3, chance(0.01) ? 60'000 : 800);
+        search(t, 3, chance(0.01) ? 60'000 : 800, k);
         if (options_.request_sizes) t.spend(100 * size);
+        // The entry found (a heap address), or null for one key in five.
+        if (options_.call_values)
+          t.value(kFind, 0, wire::ValueType::Pointer, k % 5 == 0 ? 0 : 0x7f3a00000000 + k * 64);
         t.exit(kFind);
       } else { // put; sometimes the page splits (another shape, slower)
         t.enter(kInsert);
-        search(t, 2, 900);
+        key(t, kInsert, k);
+        search(t, 2, 900, k);
         if (options_.request_sizes) t.spend(100 * size);
         if (chance(options_.split_share)) {
           t.enter(kSplit);
@@ -237,6 +279,7 @@ private:
         t.exit(kInsert);
       }
       t.enter(kRespond);
+      if (options_.call_values) t.value(kRespond, 2, wire::ValueType::Signed, k % 5 == 0 ? -2 : 0);
       t.spend(jitter(2'000));
       t.exit(kRespond);
       t.exit(kHandle);

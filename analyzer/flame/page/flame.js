@@ -55,7 +55,9 @@ ST.flame = {
     return { tree: ST.flame.finish(t), from: first, to: last, slices: used };
   },
 
-  // The tree of one embedded call (calls: [function, depth, start, end], in entry order).
+  // The tree of one embedded call (calls: [function, depth, start, end, values?], in entry order).
+  // A frame that stands for exactly one call is that exact call: values[node] holds its recorded
+  // arguments and return value for the tooltip ('' when it has none, or stands for several calls).
   fromInstance(inst) {
     const parent = [-1], fn = [-1], calls = [0], self = [0], total = [0];
     const key = new Map(), open = [], node = [], childNs = [];
@@ -70,8 +72,10 @@ ST.flame = {
       if (depth > 0) childNs[open[depth - 1]] += end - start;
     });
     inst.calls.forEach(([, , start, end], i) => { self[node[i]] += Math.max(0, end - start - childNs[i]); });
+    const values = parent.map(() => '');
+    inst.calls.forEach((call, i) => { if (calls[node[i]] === 1) values[node[i]] = ST.fmt.callValues(call); });
     return ST.flame.finish({ parent: Int32Array.from(parent), fn: Int32Array.from(fn), calls: Float64Array.from(calls),
-      self: Float64Array.from(self), total: Float64Array.from(total) });
+      self: Float64Array.from(self), total: Float64Array.from(total), values });
   },
 
   finish(t) {
@@ -95,7 +99,7 @@ ST.flame = {
   fold(t, mode) {
     if (mode === 'none') return t;
     const n = t.parent.length;
-    const parent = [-1], fn = [-1], calls = [0], self = [0];
+    const parent = [-1], fn = [-1], calls = [0], self = [0], values = [];
     const childIndex = new Map();
     const image = new Int32Array(n);
     for (let i = 1; i < n; ++i) {
@@ -118,13 +122,16 @@ ST.flame = {
       image[i] = target;
       calls[target] += t.calls[i];
       self[target] += t.self[i];
+      if (t.values && t.calls[i] === 1) values[target] = t.values[i];
     }
     const m = parent.length;
     const total = new Float64Array(m);
     for (let i = m - 1; i > 0; --i) { total[i] += self[i]; total[parent[i]] += total[i]; }
+    // An exact call's values stay on a frame that still stands for that one call only.
+    const exact = t.values ? Array.from({ length: m }, (_, i) => (calls[i] === 1 ? values[i] ?? '' : '')) : undefined;
     // image: each node of t -> its node here (the funky graph finds a frame's folded stack).
     return Object.assign(ST.flame.finish({ parent: Int32Array.from(parent), fn: Int32Array.from(fn),
-      calls: Float64Array.from(calls), self: Float64Array.from(self), total }), { image });
+      calls: Float64Array.from(calls), self: Float64Array.from(self), total, values: exact }), { image });
   },
 
   // The funky graph's two trees for F (003, section 5), from the unfolded tree t and its full fold
@@ -644,7 +651,9 @@ ST.FlameView = class {
     const t = rect.tree, i = rect.node, f = ST.fmt;
     const stats = this.model.functions[rect.fn]?.stats;
     const calls = t.calls[i];
-    this.app.tooltip.show(event, `<b>${f.html(this.name(rect.fn))}</b><br>
+    // A frame of one exact call (the 'instance' scope) shows what the recording holds of its values.
+    const values = calls === 1 ? t.values?.[i] : '';
+    this.app.tooltip.show(event, `<b>${f.html(this.name(rect.fn))}</b><br>${values ? `<span class="call-values" data-call-values>${f.html(values)}</span><br>` : ''}
       inclusive ${f.ns(t.weight[i])} (${((t.weight[i] / (this.tree.weight[this.root] || 1)) * 100).toFixed(1)}%)<br>
       exclusive ${f.ns(t.self[i])}<br>calls ${f.count(calls)}${calls ? ` · mean ${f.ns(t.total[i] / calls)}` : ''}<br>
       function: ${f.ns((this.state.weights.get(rect.fn) || 0))} here${stats ? ` · p99 ${f.ns(stats.p99_ns)}` : ''}`);

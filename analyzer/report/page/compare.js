@@ -70,8 +70,13 @@ ST.CompareView = class {
     this.section.dataset.comparison = String(index);
     const a = m.instances[c.outlier], b = m.instances[c.typical];
     const ratio = b.duration_ns ? ` (${(a.duration_ns / b.duration_ns).toFixed(1)}×)` : '';
+    // The two calls' recorded arguments and return values: often the answer (a larger input).
+    const values = (inst, side) => {
+      const text = f.callValues(inst.calls[0]);
+      return text ? ` <span class="call-values" data-call-values="${side}">${f.html(text)}</span>` : '';
+    };
     this.$('compare-head').innerHTML =
-      `<div><b>outlier</b> ${f.ns(a.duration_ns)}${ratio}, ${f.count(c.a.calls)} calls · <b>typical</b> (shape #${b.shape}) ${f.ns(b.duration_ns)}, ${f.count(c.b.calls)} calls</div>` +
+      `<div><b>outlier</b>${values(a, 'outlier')} ${f.ns(a.duration_ns)}${ratio}, ${f.count(c.a.calls)} calls · <b>typical</b>${values(b, 'typical')} (shape #${b.shape}) ${f.ns(b.duration_ns)}, ${f.count(c.b.calls)} calls</div>` +
       (c.typical_reason ? `<div class="t" data-typical-reason>compared with ${f.html(c.typical_reason)}</div>` : '') +
       `<div class="t">score ${c.score} (match ${c.scoring.match}, mismatch ${c.scoring.mismatch}, gap ${c.scoring.gap}) · ${f.count(c.columns)} columns: ${f.count(c.matches)} match, ${f.count(c.mismatches)} differ, ${f.count(c.only_a)} only in the outlier, ${f.count(c.only_b)} only in the typical call · conservation ${(c.conservation * 100).toFixed(1)}%${c.truncated ? ' · over the embedded calls only' : ''}</div>`;
     this.$('compare-divergences').innerHTML = c.divergences.length

@@ -82,6 +82,14 @@ ST.fmt = {
     if (short && v >= 1e4) return `${ST.fmt.sig(v / 1e3)}k`;
     return v.toLocaleString('en-US');
   },
+  // An embedded call's recorded arguments and return value (its fifth element: [position, text]
+  // each, position 0 the return value; report_data.cpp), as uftrace replay writes them:
+  // "arg2=4096 = -7"; '' when the recording holds none for the call.
+  callValues(call) {
+    const values = call?.[4];
+    if (!values) return '';
+    return values.map(([position, text]) => (position === 0 ? `= ${text}` : `arg${position}=${text}`)).join(' ');
+  },
   html(text) {
     return String(text).replace(/[&<>"']/g, (c) => ({
       '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;',

@@ -28,7 +28,8 @@ ST.InstanceView = class {
     const name = m.functionName(instance.function);
     const thread = m.threadByKey.get(m.key(instance.process, instance.thread));
     const why = { first: 'first occurrence of its cluster', slowest: 'from its cluster\'s slowest bin', outlier: 'outlier', live: 'read from the recording' }[instance.reason] || instance.reason;
-    this.title.innerHTML = `${f.html(name)}<span class="sub">${f.ns(instance.duration_ns)} · ` +
+    const values = f.callValues(instance.calls[0]);
+    this.title.innerHTML = `${f.html(name)}${values ? ` <span class="call-values" data-call-values>${f.html(values)}</span>` : ''}<span class="sub">${f.ns(instance.duration_ns)} · ` +
       `${f.html(thread ? thread.label : instance.thread)} · at ${f.ns(instance.start_ns - m.t0)} · ` +
       `${instance.calls.length} calls · ${why}` +
       `${instance.cluster !== null ? ` · cluster #${instance.cluster}` : ''} · shape #${instance.shape}` +
@@ -119,8 +120,9 @@ ST.InstanceView = class {
     const t = (x - left) / (right - left) * span;
     const call = this.instance.calls.find((c) => c[1] === depth && c[2] <= t && t <= c[3]);
     if (!call) { this.tooltip.hide(); return; }
-    const f = ST.fmt;
+    const f = ST.fmt, values = f.callValues(call);
     this.tooltip.show(e, `<div>${f.html(this.model.functionName(call[0]))}</div>` +
+      (values ? `<div class="call-values" data-call-values>${f.html(values)}</div>` : '') +
       `<div class="t">${f.ns(call[3] - call[2])} · depth ${call[1]} · at +${f.ns(call[2])}</div>`);
   }
 };

@@ -17,6 +17,11 @@
 // and is shown on a line of its own; the same values.
 // RUN: env SHAPETRACE_OUTPUT=%t/rec-one SHAPETRACE_BATCH=1 %t/values > /dev/null
 // RUN: %shapetrace dump %t/rec-one | grep -v '^#' | cut -d' ' -f3- | FileCheck %s --check-prefix=ONE --match-full-lines --strict-whitespace
+// The Chrome trace format: a call's arguments are its B event's args, its return value its E
+// event's (integers and doubles as numbers, pointers as strings); values a batch's end cut from
+// their event are instant events of their own. Times, pid and tid replaced by T.
+// RUN: %shapetrace dump --format chrome %t/rec | grep -E '"ph":"[BEi]"' | sed -E 's/"pid":[0-9]+,"tid":[0-9]+,"ts":[0-9]+\.[0-9]{3}/T/; s/,$//' | FileCheck %s --check-prefix=CHROME --match-full-lines --strict-whitespace
+// RUN: %shapetrace dump --format chrome %t/rec-one | grep -E '"ph":"[BEi]"' | sed -E 's/"pid":[0-9]+,"tid":[0-9]+,"ts":[0-9]+\.[0-9]{3}/T/; s/,$//' | FileCheck %s --check-prefix=CHROME-ONE --match-full-lines --strict-whitespace
 // Nothing chosen: the same calls, no values.
 // RUN: %shapetrace_cxx -O2 -g %s -o %t/plain
 // RUN: env SHAPETRACE_OUTPUT=%t/rec-plain %t/plain > /dev/null
@@ -68,6 +73,33 @@
 // ONE-NEXT:    <- helper(long)
 // ONE-NEXT:    # Counter::add(unsigned char, float) = 55
 // ONE-NEXT:  <- Counter::add(unsigned char, float)
+
+// CHROME:{"ph":"B",T,"name":"main"}
+// CHROME-NEXT:{"ph":"B",T,"name":"scale(int, double)","args":{"arg1":-3,"arg2":2.5}}
+// CHROME-NEXT:{"ph":"E",T,"args":{"retval":-7}}
+// CHROME-NEXT:{"ph":"B",T,"name":"Counter::add(unsigned char, float)","args":{"arg1":"{{0x[0-9a-f]+}}","arg2":200,"arg3":0.25}}
+// CHROME-NEXT:{"ph":"B",T,"name":"helper(long)"}
+// CHROME-NEXT:{"ph":"E",T}
+// CHROME-NEXT:{"ph":"E",T,"args":{"retval":55}}
+// CHROME-NEXT:{"ph":"B",T,"name":"lookup(int const*, unsigned long)","args":{"arg1":"{{0x[0-9a-f]+}}","arg2":3}}
+// CHROME-NEXT:{"ph":"E",T,"args":{"retval":"{{0x[0-9a-f]+}}"}}
+// CHROME-NEXT:{"ph":"B",T,"name":"isEven(unsigned int)"}
+// CHROME-NEXT:{"ph":"E",T,"args":{"retval":1}}
+// CHROME-NEXT:{"ph":"B",T,"name":"isEven(unsigned int)"}
+// CHROME-NEXT:{"ph":"E",T,"args":{"retval":0}}
+// CHROME-NEXT:{"ph":"B",T,"name":"mayThrow(int)","args":{"arg1":5}}
+// CHROME-NEXT:{"ph":"E",T,"args":{"retval":10}}
+// CHROME-NEXT:{"ph":"B",T,"name":"mayThrow(int)","args":{"arg1":-1}}
+// CHROME-NEXT:{"ph":"E",T}
+// CHROME-NEXT:{"ph":"E",T}
+// CHROME-NOT:{{.}}
+
+// CHROME-ONE:{"ph":"B",T,"name":"main"}
+// CHROME-ONE-NEXT:{"ph":"B",T,"name":"scale(int, double)"}
+// CHROME-ONE-NEXT:{"ph":"i","s":"t",T,"name":"shapetrace: values of scale(int, double)","cat":"shapetrace","args":{"arg1":-3}}
+// CHROME-ONE-NEXT:{"ph":"i","s":"t",T,"name":"shapetrace: values of scale(int, double)","cat":"shapetrace","args":{"arg2":2.5}}
+// CHROME-ONE-NEXT:{"ph":"i","s":"t",T,"name":"shapetrace: values of scale(int, double)","cat":"shapetrace","args":{"retval":-7}}
+// CHROME-ONE-NEXT:{"ph":"E",T}
 
 // PLAIN:-> main
 // PLAIN-NEXT:  -> scale(int, double)
