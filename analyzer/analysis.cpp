@@ -286,6 +286,12 @@ uint64_t threadCount(const Analysis& analysis) {
   return count;
 }
 
+size_t throttledFunctionCount(const Analysis& analysis) {
+  std::set<uint32_t> functions;
+  for (const ThrottledFunction& t : analysis.throttled) functions.insert(t.function);
+  return functions.size();
+}
+
 uint64_t tracerWaitNs(const Analysis& analysis, const ThreadKey& thread) {
   for (const ThreadSummary& t : analysis.threads)
     if (t.key == thread)

@@ -128,6 +128,14 @@ struct ThrottledFunction {
   bool count_known = false;        // the process's end gave the count
 };
 
+// A function the build left out (the user's filters: the rule file or the minimum size), as its
+// module's table says: the recording holds none of its calls (docs/analyzer.md, "Filtered and
+// throttled functions").
+struct ExcludedFunction {
+  uint32_t function = 0; // index in Analysis::functions
+  wire::Exclusion by = wire::Exclusion::kNone;
+};
+
 struct Analysis {
   AnalysisSettings settings;
   std::vector<FunctionSummary> functions;
@@ -151,6 +159,8 @@ struct Analysis {
   std::map<std::pair<uint64_t, uint32_t>, uint32_t> function_index;
   // Throttled functions, by time (then process, function).
   std::vector<ThrottledFunction> throttled;
+  // Functions the build left out, by index.
+  std::vector<ExcludedFunction> excluded;
   // The extensions' results, in the order they ran (extension.h); written under "extensions".
   std::vector<std::pair<std::string, nlohmann::ordered_json>> extensions;
 
@@ -163,6 +173,8 @@ struct Analysis {
 
 // The threads the analysis holds, each of a process's folded threads counted.
 uint64_t threadCount(const Analysis& analysis);
+// Functions the runtime throttled, each counted once however many processes throttled it.
+size_t throttledFunctionCount(const Analysis& analysis);
 
 // One thread's input to the merge.
 struct ThreadInput {

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <set>
 #include <tuple>
 #include <thread>
 
@@ -252,8 +253,11 @@ void Analyzer::consume(wire::StreamItem item) {
     ThreadSlot& slot = slotFor(process, gap->thread);
     dispatch(slot, std::move(task));
   } else if (auto* table = std::get_if<wire::ModuleTable>(&item.body)) {
-    for (const wire::FunctionInfo& f : table->functions)
+    for (const wire::FunctionInfo& f : table->functions) {
+      if (f.excluded != wire::Exclusion::kNone && !functions_.contains({process, f.id}))
+        excluded_.emplace_back(process, f.id);
       functions_[{process, f.id}] = f;
+    }
   } else if (auto* start = std::get_if<wire::ThreadStart>(&item.body)) {
     slotFor(process, start->thread).name = start->name;
   } else if (auto* name = std::get_if<wire::ThreadName>(&item.body)) {
@@ -344,6 +348,17 @@ Analysis Analyzer::snapshot() {
             [](const ThrottledFunction& a, const ThrottledFunction& b) {
               return std::tie(a.at_ns, a.process, a.function) <
                      std::tie(b.at_ns, b.process, b.function);
+            });
+  // One entry per function (its processes share it), by the first exclusion seen.
+  std::set<uint32_t> listed;
+  for (const auto& [process, id] : excluded_) {
+    const uint32_t index = functions.indexOf(process, id);
+    if (listed.insert(index).second)
+      analysis.excluded.push_back({index, functions_.at({process, id}).excluded});
+  }
+  std::sort(analysis.excluded.begin(), analysis.excluded.end(),
+            [](const ExcludedFunction& a, const ExcludedFunction& b) {
+              return a.function < b.function;
             });
   for (const NamedExtension& named : extensions_)
     analysis.extensions.emplace_back(named.name, named.extension->result(analysis, functions));

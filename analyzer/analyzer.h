@@ -110,6 +110,8 @@ private:
   // Throttle marks (EventBatch.throttles) and counts (ProcessEnd.throttledCalls) by (process,
   // function id); `function` holds the id until the snapshot maps it.
   std::map<std::pair<uint64_t, uint32_t>, ThrottledFunction> throttles_;
+  // (process, function id) of every function a module table says the build left out.
+  std::vector<std::pair<uint64_t, uint32_t>> excluded_;
   bool finished_ = false;
   uint64_t items_ = 0;
   std::vector<ThreadSlot*> holding_; // slots with held tasks, in order of their first one

@@ -90,7 +90,9 @@ Json summaryJson(const Analysis& analysis) {
               {"clusters", analysis.clustering.clusters.size()},
               {"ribbons", analysis.ribbons.size()},
               {"outliers_found", analysis.outliers_found},
-              {"outliers_kept", analysis.outliers.size()}};
+              {"outliers_kept", analysis.outliers.size()},
+              {"functions_filtered_at_build", analysis.excluded.size()},
+              {"functions_throttled", throttledFunctionCount(analysis)}};
 }
 
 Json diagnosticsListJson(const Diagnostics& counts) {
@@ -247,6 +249,12 @@ nlohmann::ordered_json toJson(const Analysis& analysis, const ModelSections& sec
                            {"calls_not_recorded", t.count_known ? Json(t.calls_not_recorded)
                                                                 : Json(nullptr)}});
     model["throttled"] = std::move(throttled);
+  }
+  if (!analysis.excluded.empty()) {
+    Json excluded = Json::array();
+    for (const ExcludedFunction& e : analysis.excluded)
+      excluded.push_back({{"function", e.function}, {"by", wire::exclusionName(e.by)}});
+    model["excluded"] = std::move(excluded);
   }
   model["shapes"] = shapesJson(analysis);
   if (sections.dag) model["dag"] = dagJson(analysis);

@@ -59,6 +59,14 @@ std::string throttledLines(const Analysis& a) {
   return out;
 }
 
+std::string filteredLine(const Analysis& a) {
+  const size_t throttled = throttledFunctionCount(a);
+  if (a.excluded.empty() && throttled == 0) return {};
+  return "FILTERED: " + std::to_string(a.excluded.size()) + " functions filtered out at build, " +
+         std::to_string(throttled) + " throttled (calls the recording does not hold; see " +
+         "docs/analyzer.md, \"Filtered and throttled functions\")";
+}
+
 std::string inputLossLine(const Analysis& a) {
   const std::pair<Stat, const char*> parts[] = {
       {Stat::batches_lost_at_end, "event batches lost at threads' ends"},

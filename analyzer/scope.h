@@ -84,6 +84,10 @@ std::string inputLossLine(const Analysis& analysis);
 // (when, on which thread, after how many short calls, how many calls were not recorded); empty
 // when the runtime throttled none.
 std::string throttledLines(const Analysis& analysis);
+// "FILTERED: 3 functions filtered out at build, 1 throttled (their calls are not in the
+// recording; see docs/analyzer.md)": the headline of a recording whose build or runtime left
+// functions out; empty when none was.
+std::string filteredLine(const Analysis& analysis);
 // Whether `name` names the function: its display name, that name without its parameter list
 // ("ns::Class::method") and also without ABI tags ("ns::make" for "ns::make[abi:cxx11]"), or its
 // mangled name.

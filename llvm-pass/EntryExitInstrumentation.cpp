@@ -313,17 +313,24 @@ bool ModuleEntryExit::instrumentModule() {
   for (Function& F : M)
     if (!F.isDeclaration())
       Functions.push_back(&F);
+  std::vector<FunctionInfo> Excluded; // by the user's filters: listed after the instrumented
   for (Function* F : Functions) {
     OptimizationRemarkEmitter ORE(F);
     FunctionInfo Info = describeFunction(*F);
-    std::optional<std::string> Skip = structuralSkipReason(*F);
-    if (!Skip)
+    std::optional<FunctionFilter::Exclusion> Skip;
+    if (std::optional<std::string> Structural = structuralSkipReason(*F))
+      Skip = FunctionFilter::Exclusion{std::move(*Structural)};
+    else
       Skip = Filter.exclusionReason(*F, Info);
     if (Skip) {
       ORE.emit([&] {
         return OptimizationRemarkMissed(PassName, "NotInstrumented", F)
-               << "'" << Info.Demangled << "' not instrumented: " << *Skip;
+               << "'" << Info.Demangled << "' not instrumented: " << Skip->Reason;
       });
+      if (Skip->TableFlag != 0) {
+        Info.Flags = Skip->TableFlag;
+        Excluded.push_back(std::move(Info));
+      }
       continue;
     }
     ORE.emit([&] {
@@ -351,6 +358,8 @@ bool ModuleEntryExit::instrumentModule() {
     }
   }
 
+  // A module none of whose functions is instrumented registers no table, even when filters left
+  // some out: the process would pay a registration for names alone.
   if (Table.empty()) {
     Table.baseId()->eraseFromParent();
     for (const char* Name : {EnterHookName, ExitHookName, UnwindExitHookName, ValueHookName})
@@ -360,6 +369,8 @@ bool ModuleEntryExit::instrumentModule() {
       ImageFlag->eraseFromParent();
     return false;
   }
+  for (FunctionInfo& Info : Excluded)
+    Table.add(std::move(Info));
   Table.emit();
   M.getOrInsertNamedMetadata(InstrumentedMarker);
   return true;

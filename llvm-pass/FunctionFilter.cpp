@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "FunctionFilter.h"
 
+#include "shapetrace/abi.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Analysis/CFG.h"
 #include "llvm/IR/Constants.h"
@@ -130,27 +132,31 @@ const FunctionFilter::Rule* FunctionFilter::lastMatchingRule(const FunctionInfo&
   return nullptr;
 }
 
-std::optional<std::string> FunctionFilter::exclusionReason(const Function& F,
-                                                           const FunctionInfo& Info) const {
+std::optional<FunctionFilter::Exclusion>
+FunctionFilter::exclusionReason(const Function& F, const FunctionInfo& Info) const {
   // SHAPETRACE_NO_INSTRUMENT is xray_never_instrument; the annotate form is accepted too.
   if (F.getFnAttribute("function-instrument").getValueAsString() == "xray-never")
-    return std::string("marked SHAPETRACE_NO_INSTRUMENT (xray_never_instrument)");
+    return Exclusion{"marked SHAPETRACE_NO_INSTRUMENT (xray_never_instrument)"};
   if (OptedOut.contains(&F))
-    return std::string("marked SHAPETRACE_NO_INSTRUMENT (annotate)");
+    return Exclusion{"marked SHAPETRACE_NO_INSTRUMENT (annotate)"};
   if (F.hasFnAttribute(Attribute::DisableSanitizerInstrumentation))
-    return std::string("marked disable_sanitizer_instrumentation");
+    return Exclusion{"marked disable_sanitizer_instrumentation"};
   if (!Rules.empty()) {
     // Without debug information the module's source file stands for the function's.
     StringRef File = Info.SourceFile.empty() ? StringRef(F.getParent()->getSourceFileName())
                                              : StringRef(Info.SourceFile);
     const Rule* R = lastMatchingRule(Info, File);
     if (R && !R->Include)
-      return RuleFile + ":" + std::to_string(R->Line) + ": excluded by '" + R->Text + "'";
+      return Exclusion{RuleFile + ":" + std::to_string(R->Line) + ": excluded by '" + R->Text + "'",
+                       SHAPETRACE_FUNCTION_EXCLUDED_BY_RULE};
     if (!R && HasIncludeRule)
-      return "matches no include rule of " + RuleFile;
+      return Exclusion{"matches no include rule of " + RuleFile,
+                       SHAPETRACE_FUNCTION_EXCLUDED_BY_RULE};
   }
   if (MinInstructions > 0 && isSmallLoopFreeLeaf(F, MinInstructions))
-    return "a loop-free leaf smaller than " + std::to_string(MinInstructions) + " instructions";
+    return Exclusion{"a loop-free leaf smaller than " + std::to_string(MinInstructions) +
+                         " instructions",
+                     SHAPETRACE_FUNCTION_EXCLUDED_BY_SIZE};
   return std::nullopt;
 }
 

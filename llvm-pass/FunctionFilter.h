@@ -42,9 +42,15 @@ public:
   /// naming the file and line of the first bad rule, or why the file cannot be read.
   static llvm::Expected<FunctionFilter> create(const Options& Opts, const llvm::Module& M);
 
-  /// Why F is left out of the trace, or nothing if it is to be instrumented.
-  std::optional<std::string> exclusionReason(const llvm::Function& F,
-                                             const FunctionInfo& Info) const;
+  /// Why F is left out of the trace, and whether the user's filters left it out (the rule file or
+  /// the minimum size: its SHAPETRACE_FUNCTION_EXCLUDED_* flag, listed in the module's table) or
+  /// the program's own marks did (flag 0, not listed).
+  struct Exclusion {
+    std::string Reason;
+    unsigned TableFlag = 0;
+  };
+  std::optional<Exclusion> exclusionReason(const llvm::Function& F,
+                                           const FunctionInfo& Info) const;
 
   /// The arguments and return values to record (-shapetrace-args and the `args` rules).
   const ValueChoices& valueChoices() const { return Values; }

@@ -95,7 +95,7 @@ void FunctionTable::emit() {
     Constant* Mangled = stringConstant(Info.Mangled);
     Records.push_back(ConstantStruct::get(
         FunctionTy, {Mangled, stringConstant(Info.Demangled), stringConstant(Info.SourceFile),
-                     ConstantInt::get(Int32Ty, Info.Line), ConstantInt::get(Int32Ty, 0)}));
+                     ConstantInt::get(Int32Ty, Info.Line), ConstantInt::get(Int32Ty, Info.Flags)}));
   }
   auto* TableTy = ArrayType::get(FunctionTy, Records.size());
   auto* Table = new GlobalVariable(M, TableTy, /*isConstant=*/true, GlobalValue::PrivateLinkage,

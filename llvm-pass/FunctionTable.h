@@ -32,6 +32,7 @@ struct FunctionInfo {
   std::string Demangled;  ///< equal to Mangled when it is not an Itanium-mangled name
   std::string SourceFile; ///< from the debug info; empty without it
   unsigned Line = 0;      ///< the definition's line; 0 without debug info
+  unsigned Flags = 0;     ///< 0 instrumented, else SHAPETRACE_FUNCTION_EXCLUDED_* (abi.h)
 };
 
 /// Reads F's names and its place in the source from the IR and its debug info.
@@ -46,7 +47,9 @@ public:
   /// The internal uint32_t the hooks load their base id from.
   llvm::GlobalVariable* baseId() const { return BaseId; }
 
-  /// Appends a function and returns its local index.
+  /// Appends a function and returns its local index. Functions the user's filters left out
+  /// (Info.Flags set) come after every instrumented one, so instrumented functions' indices do not
+  /// depend on the filters.
   uint32_t add(FunctionInfo Info);
   bool empty() const { return Functions.empty(); }
   size_t size() const { return Functions.size(); }

@@ -85,6 +85,15 @@ void addImageFlag(Runtime& rt, uint8_t* flag) {
 // registered (its base id set) is left alone; one of an ABI version this runtime does not know, or
 // past the id space, is refused once, with a message: its events keep ids at or above
 // SHAPETRACE_UNREGISTERED_BASE, which the drain never sends (they are counted as lost).
+// A table entry's flags (abi.h) as the stream says them; flags of a newer pass read as none.
+wire::Exclusion exclusionOf(uint32_t flags) {
+  switch (flags) {
+  case SHAPETRACE_FUNCTION_EXCLUDED_BY_RULE: return wire::Exclusion::kByRule;
+  case SHAPETRACE_FUNCTION_EXCLUDED_BY_SIZE: return wire::Exclusion::kBySize;
+  default: return wire::Exclusion::kNone;
+  }
+}
+
 void registerModule(__shapetrace_module* module) {
   Runtime& rt = runtime();
   std::lock_guard lock(rt.modules_mutex);
@@ -115,7 +124,7 @@ void registerModule(__shapetrace_module* module) {
     auto text = [](const char* s) { return s ? std::string(s) : std::string(); };
     table.functions.push_back({table.base_id + i, text(function.mangled_name),
                                text(function.demangled_name), text(function.source_file),
-                               function.line});
+                               function.line, exclusionOf(function.flags)});
   }
   rt.next_function_id += module->function_count;
   *module->base_id = table.base_id;

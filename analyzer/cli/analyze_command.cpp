@@ -55,6 +55,8 @@ void printSummary(const Analysis& a, FILE* out) {
     std::fprintf(out, "%s: see diagnostics\n", lost.c_str());
   if (const std::string loss = inputLossLine(a); !loss.empty())
     std::fprintf(out, "%s\n", loss.c_str());
+  if (const std::string filtered = filteredLine(a); !filtered.empty())
+    std::fprintf(out, "%s\n", filtered.c_str());
   if (const uint64_t n = a.diagnostics.count(Stat::processes_without_end))
     std::fprintf(out, "LOSS: %llu process(es) ended without a process end (killed, crashed, or still "
                  "running when the input stopped): the events they had not sent yet are lost, how "

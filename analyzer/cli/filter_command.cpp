@@ -271,7 +271,10 @@ int runFilter(const FilterArgs& args) {
                            ruleFile(args, analysis, costs, chosen, budget, expected),
                            args.readable);
   std::printf("%s: %s calls of %zu functions in %s; the hooks at %s a call\n", args.dir.c_str(),
-              std::to_string(estimate.calls).c_str(), analysis.functions.size(),
+              std::to_string(estimate.calls).c_str(),
+              static_cast<size_t>(std::count_if(
+                  analysis.functions.begin(), analysis.functions.end(),
+                  [](const FunctionSummary& f) { return f.calls > 0; })), // not those left out
               describeNs(run_ns).c_str(),
               describeNs(args.call_cost_ns).c_str());
   std::printf("estimated overhead recording every function: %s\n",

@@ -33,6 +33,8 @@ void printDiff(const RunDiff& d) {
   std::printf("BASE: %llu calls in %.2f s; NEW: %llu calls in %.2f s; %zu functions in common\n",
               static_cast<unsigned long long>(d.base_calls), d.base_seconds,
               static_cast<unsigned long long>(d.new_calls), d.new_seconds, d.shared_functions);
+  if (const std::string warning = filteringWarning(d.filtering); !warning.empty())
+    std::printf("%s\n", warning.c_str());
   if (d.explanations.empty()) {
     std::printf("\nno significant change\n");
     return;
@@ -70,7 +72,10 @@ int runDiff(const DiffArgs& args) {
     else
       cli::writeFileAtomically(args.json, text, args.readable);
   }
-  if (args.json != "-") printDiff(diff);
+  if (args.json != "-")
+    printDiff(diff);
+  else if (const std::string warning = filteringWarning(diff.filtering); !warning.empty())
+    std::fprintf(stderr, "shapetrace diff: %s\n", warning.c_str());
   if (args.fail_on_regression >= 0) {
     const auto found = regressions(diff, args.fail_on_regression);
     for (const std::string& r : found)

@@ -44,6 +44,8 @@ struct Side {
   std::vector<ClusterEntry> clusters;
   double seconds = 0;
   uint64_t calls = 0;
+  std::set<uint32_t> excluded;  // shared indices the build left out (the model's "excluded")
+  std::set<uint32_t> throttled; // shared indices the runtime throttled (the model's "throttled")
 };
 
 // Function identities shared by both runs, and the table their shapes are interned in.
@@ -99,6 +101,18 @@ Side readSide(const Json& model, Shared& shared, const char* which) {
     side.function_stats[index] = summaryOf(f.at("stats"));
     side.calls += f.at("calls").get<uint64_t>();
   }
+  // The functions the run left out, each named by a model function id.
+  auto functionsNamed = [&](const char* list, std::set<uint32_t>& into) {
+    for (const Json& entry : model.value(list, Json::array())) {
+      const auto id = entry.at("function").get<size_t>();
+      if (id >= side.function_of.size())
+        throw std::invalid_argument(std::string(which) + ": \"" + list + "\" names function " +
+                                    std::to_string(id) + ", which the model does not list");
+      into.insert(side.function_of[id]);
+    }
+  };
+  functionsNamed("excluded", side.excluded);
+  functionsNamed("throttled", side.throttled);
   side.shapes.resize(1);
   std::vector<ShapeId> children;
   for (const Json& s : model.at("shapes")) {
@@ -195,8 +209,10 @@ public:
     diff_.new_seconds = new_.seconds;
     diff_.base_calls = base_.calls;
     diff_.new_calls = new_.calls;
-    for (const auto& [function, calls] : new_.function_calls)
-      diff_.shared_functions += base_.function_calls.count(function);
+    for (const auto& [function, calls] : new_.function_calls) {
+      const auto base = base_.function_calls.find(function);
+      diff_.shared_functions += calls > 0 && base != base_.function_calls.end() && base->second > 0;
+    }
     if (diff_.shared_functions == 0)
       throw std::invalid_argument("BASE and NEW have no function in common: they are runs of "
                                   "different programs");
@@ -210,10 +226,28 @@ public:
     compareFunctions();
     compareClusters();
     explain();
+    compareFiltering();
     return std::move(diff_);
   }
 
 private:
+  // The functions one run left out and the other did not: where the runs' shapes differ because
+  // of what was recorded, not of what the program did.
+  void compareFiltering() {
+    auto onlyIn = [this](const std::set<uint32_t>& in, const std::set<uint32_t>& not_in) {
+      std::vector<std::string> names;
+      for (uint32_t function : in)
+        if (!not_in.contains(function)) names.push_back(shared_.names[function]);
+      std::sort(names.begin(), names.end());
+      return names;
+    };
+    FilteringDifference& d = diff_.filtering;
+    d.filtered_only_base = onlyIn(base_.excluded, new_.excluded);
+    d.filtered_only_new = onlyIn(new_.excluded, base_.excluded);
+    d.throttled_only_base = onlyIn(base_.throttled, new_.throttled);
+    d.throttled_only_new = onlyIn(new_.throttled, base_.throttled);
+  }
+
   void compareShapes() {
     std::set<ShapeId> ids;
     for (const auto& [id, at] : base_.by_table_id) ids.insert(id);
@@ -744,15 +778,43 @@ Json diffJson(const RunDiff& diff) {
          {"relative_change", c.relative_change},
          {"significant", c.significant},
          {"shared", c.shared}});
+  const FilteringDifference& filtering = diff.filtering;
   return {{"format", "shapetrace-diff"},
           {"version", 1},
           {"base", {{"seconds", diff.base_seconds}, {"calls", diff.base_calls}}},
           {"new", {{"seconds", diff.new_seconds}, {"calls", diff.new_calls}}},
           {"shared_functions", diff.shared_functions},
+          {"filtering",
+           {{"warning", filteringWarning(filtering)},
+            {"filtered_only_base", filtering.filtered_only_base},
+            {"filtered_only_new", filtering.filtered_only_new},
+            {"throttled_only_base", filtering.throttled_only_base},
+            {"throttled_only_new", filtering.throttled_only_new}}},
           {"explanations", diff.explanations},
           {"shapes", std::move(shapes)},
           {"functions", std::move(functions)},
           {"clusters", std::move(clusters)}};
+}
+
+std::string filteringWarning(const FilteringDifference& d) {
+  if (d.same()) return {};
+  constexpr size_t kNamed = 10; // per list; the JSON has them all
+  std::string parts;
+  auto part = [&](const char* what, const std::vector<std::string>& names) {
+    if (names.empty()) return;
+    std::string list;
+    for (size_t i = 0; i < names.size() && i < kNamed; ++i)
+      list += (i == 0 ? "" : ", ") + shortFunctionName(names[i]);
+    if (names.size() > kNamed) list += " and " + std::to_string(names.size() - kNamed) + " more";
+    parts += (parts.empty() ? "" : "; ") + std::string(what) + ": " + list;
+  };
+  part("filtered out at build only in BASE", d.filtered_only_base);
+  part("filtered out at build only in NEW", d.filtered_only_new);
+  part("throttled only in BASE", d.throttled_only_base);
+  part("throttled only in NEW", d.throttled_only_new);
+  return "FILTERED DIFFERENTLY: the runs did not record the same functions, so the shapes that "
+         "call these differ by what was recorded, not by what the program did (" +
+         parts + ")";
 }
 
 std::vector<std::string> regressions(const RunDiff& diff, double percent_limit) {

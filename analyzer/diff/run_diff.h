@@ -86,6 +86,17 @@ struct ClusterChange {
   double shared = 0; // share of the NEW cluster's calls in shapes the BASE cluster also has
 };
 
+// Functions one run left out and the other did not (the models' "excluded" and "throttled"), by
+// their full names, sorted.
+struct FilteringDifference {
+  std::vector<std::string> filtered_only_base, filtered_only_new;
+  std::vector<std::string> throttled_only_base, throttled_only_new;
+  bool same() const {
+    return filtered_only_base.empty() && filtered_only_new.empty() &&
+           throttled_only_base.empty() && throttled_only_new.empty();
+  }
+};
+
 struct RunDiff {
   double base_seconds = 0, new_seconds = 0;
   uint64_t base_calls = 0, new_calls = 0;
@@ -94,7 +105,13 @@ struct RunDiff {
   std::vector<FunctionChange> functions; // every matched function with calls, |impact| first
   std::vector<ClusterChange> clusters;   // every cluster of either run, matched where possible
   std::vector<std::string> explanations; // sentences, the most telling first
+  FilteringDifference filtering;
 };
+
+// "FILTERED DIFFERENTLY: ... (filtered out at build only in BASE: hash; throttled only in NEW:
+// log_line)": the headline of two runs that left different functions out (at most 10 named per
+// list); empty when they left out the same.
+std::string filteringWarning(const FilteringDifference& difference);
 
 // Throws std::invalid_argument for a model that is not "shapetrace-analysis" version 1, and when
 // the two runs share no function (recordings of different programs).

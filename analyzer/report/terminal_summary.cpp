@@ -62,6 +62,8 @@ std::string clusterTables(const Analysis& a, size_t clusters, size_t outliers,
   if (!order.empty())
     out += "(summed: the calls' durations added up over every thread; calls running at once on "
            "several threads add up, so it can exceed the run's wall time)\n";
+  if (const std::string filtered = filteredLine(a); !filtered.empty())
+    out += "\n" + filtered + "\n";
   if (const std::string throttled = throttledLines(a); !throttled.empty())
     out += "\n" + throttled;
   if (!a.outliers.empty() && outliers > 0) out += "\noutliers that lost the most time\n";

@@ -6,6 +6,7 @@
 #include "wire/format_error.h"
 #include "wire/sequence_runs.h"
 
+#include <algorithm>
 #include <bit>
 #include <cinttypes>
 #include <cmath>
@@ -232,8 +233,14 @@ public:
             else if (body.origin == wire::ProcessOrigin::ExecFailed)
               std::printf(" (continues %016" PRIx64 ")", body.previous_image);
           }
-          else if constexpr (std::is_same_v<T, wire::ModuleTable>)
+          else if constexpr (std::is_same_v<T, wire::ModuleTable>) {
             std::printf(" %s: %zu functions", body.module_id.c_str(), body.functions.size());
+            const auto excluded = std::count_if(
+                body.functions.begin(), body.functions.end(),
+                [](const wire::FunctionInfo& f) { return f.excluded != wire::Exclusion::kNone; });
+            if (excluded > 0)
+              std::printf(" (%td of them filtered out at build)", excluded);
+          }
           else if constexpr (std::is_same_v<T, wire::ThreadStart> ||
                              std::is_same_v<T, wire::ThreadName>)
             std::printf(" \"%s\"", body.name.c_str());
@@ -349,10 +356,14 @@ public:
           } else if constexpr (std::is_same_v<T, wire::ModuleTable>) {
             j["module"] = body.module_id;
             nlohmann::json functions = nlohmann::json::array();
-            for (const auto& f : body.functions)
-              functions.push_back({{"id", f.id}, {"name", f.mangled_name},
-                                   {"demangled", f.demangled_name}, {"file", f.source_file},
-                                   {"line", f.line}});
+            for (const auto& f : body.functions) {
+              nlohmann::json function = {{"id", f.id}, {"name", f.mangled_name},
+                                         {"demangled", f.demangled_name}, {"file", f.source_file},
+                                         {"line", f.line}};
+              if (f.excluded != wire::Exclusion::kNone)
+                function["excluded"] = wire::exclusionName(f.excluded);
+              functions.push_back(std::move(function));
+            }
             j["functions"] = std::move(functions);
           } else if constexpr (std::is_same_v<T, wire::ThreadStart> ||
                                std::is_same_v<T, wire::ThreadName>) {

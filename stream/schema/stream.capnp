@@ -85,6 +85,17 @@ struct Function {
   demangledName @2 :Text;
   sourceFile @3 :Text;
   line @4 :UInt32;
+  # Not instrumented: the user's filters left it out at build (docs/pass.md, "Filters"), so the
+  # recording holds none of its calls; its id is never in an event. Added after format version 1's
+  # first release: older readers see such a function as one never called, and so do readers of an
+  # Exclusion newer than they know.
+  excluded @5 :Exclusion;
+}
+
+enum Exclusion {
+  none @0;      # instrumented
+  byRule @1;    # an exclude rule, or no include rule, of the rule file (SHAPETRACE_PASS_FILTER)
+  bySize @2;    # a loop-free leaf under the minimum size (SHAPETRACE_PASS_MIN_SIZE)
 }
 
 # A module's functions, sent when the module registers (at start, or later for dlopen).

@@ -87,6 +87,7 @@ void fill(s::ModuleTable::Builder b, const ModuleTable& v) {
     functions[i].setDemangledName(text(f.demangled_name));
     functions[i].setSourceFile(text(f.source_file));
     functions[i].setLine(f.line);
+    functions[i].setExcluded(static_cast<s::Exclusion>(f.excluded));
   }
 }
 
@@ -257,6 +258,15 @@ ProcessStart read(s::ProcessStart::Reader r) {
   return v;
 }
 
+// An Exclusion this reader does not know reads as none (stream.capnp).
+Exclusion exclusion(s::Exclusion e) {
+  switch (e) {
+  case s::Exclusion::BY_RULE: return Exclusion::kByRule;
+  case s::Exclusion::BY_SIZE: return Exclusion::kBySize;
+  default: return Exclusion::kNone;
+  }
+}
+
 ModuleTable read(s::ModuleTable::Reader r) {
   ModuleTable v;
   v.module_id = str(r.getModuleId());
@@ -265,7 +275,7 @@ ModuleTable read(s::ModuleTable::Reader r) {
   v.functions.reserve(functions.size());
   for (auto f : functions)
     v.functions.push_back({f.getId(), str(f.getMangledName()), str(f.getDemangledName()),
-                           str(f.getSourceFile()), f.getLine()});
+                           str(f.getSourceFile()), f.getLine(), exclusion(f.getExcluded())});
   return v;
 }
 
@@ -578,6 +588,15 @@ const char* itemKindName(ItemKind kind) {
                                            "exec_failed",   "exit_status"};
   static_assert(std::size(kNames) == kItemKindCount);
   return kNames[static_cast<size_t>(kind)];
+}
+
+const char* exclusionName(Exclusion exclusion) {
+  switch (exclusion) {
+  case Exclusion::kByRule: return "rule";
+  case Exclusion::kBySize: return "size";
+  case Exclusion::kNone: break;
+  }
+  return "";
 }
 
 const char* processOriginName(ProcessOrigin origin) {

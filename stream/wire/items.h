@@ -54,12 +54,18 @@ struct ProcessStart {
   friend bool operator==(const ProcessStart&, const ProcessStart&) = default;
 };
 
+// Why a function of a module's table is not instrumented (stream.capnp's Exclusion).
+enum class Exclusion : uint8_t { kNone, kByRule, kBySize };
+// "rule", "size" ("" for kNone): as dump and the analysis model name them.
+const char* exclusionName(Exclusion exclusion);
+
 struct FunctionInfo {
   uint32_t id = 0;
   std::string mangled_name;
   std::string demangled_name;
   std::string source_file;
   uint32_t line = 0;
+  Exclusion excluded = Exclusion::kNone; // left out by the user's filters at build
   friend bool operator==(const FunctionInfo&, const FunctionInfo&) = default;
 };
 

@@ -91,6 +91,56 @@ TEST(AnalyzerTest, TablesOneAndTwoPerThreadAndCumulative) {
   EXPECT_EQ(a.diagnostics.count(Stat::unknown_function_ids), 0u);
 }
 
+// Two processes of one program: f5 left out by a rule and f6 by the minimum size in both tables,
+// f2 throttled in both; f3 throttled in one, its count known from that process's end.
+TEST(AnalyzerTest, FunctionsLeftOutAreCountedOncePerFunction) {
+  std::vector<wire::StreamItem> items;
+  for (uint64_t process : {7u, 8u}) {
+    wire::StreamItem table = moduleTable(process);
+    auto& functions = std::get<wire::ModuleTable>(table.body).functions;
+    functions.push_back({5, "_Z2f5", "f5()", "test.cpp", 50, wire::Exclusion::kByRule});
+    functions.push_back({6, "_Z2f6", "f6()", "test.cpp", 60, wire::Exclusion::kBySize});
+    items.push_back(table);
+    wire::StreamItem batch = batchItem(process, 1, 0, eventsOf({call(1, {call(2), call(3)})}));
+    auto& throttles = std::get<wire::EventBatch>(batch.body).throttles;
+    throttles.push_back({2, 100 + process, 2, 100});
+    if (process == 7) throttles.push_back({4, 200, 3, 100});
+    items.push_back(batch);
+  }
+  wire::ProcessEnd end;
+  end.throttled_calls = {{2, 40}, {3, 9}};
+  items.push_back(wire::StreamItem{7, end});
+  const Analysis a = run(items);
+
+  ASSERT_EQ(a.excluded.size(), 2u);
+  EXPECT_EQ(a.functions[a.excluded[0].function].name, "f5()");
+  EXPECT_EQ(a.excluded[0].by, wire::Exclusion::kByRule);
+  EXPECT_EQ(a.functions[a.excluded[1].function].name, "f6()");
+  EXPECT_EQ(a.excluded[1].by, wire::Exclusion::kBySize);
+  EXPECT_EQ(a.functions[a.excluded[0].function].calls, 0u);
+  // f2 in both processes, then f3: three marks, two functions.
+  ASSERT_EQ(a.throttled.size(), 3u);
+  EXPECT_EQ(throttledFunctionCount(a), 2u);
+  EXPECT_EQ(filteredLine(a), "FILTERED: 2 functions filtered out at build, 2 throttled (calls the "
+                             "recording does not hold; see docs/analyzer.md, \"Filtered and "
+                             "throttled functions\")");
+  const auto model = toJson(a);
+  EXPECT_EQ(model["summary"]["functions_filtered_at_build"], 2);
+  EXPECT_EQ(model["summary"]["functions_throttled"], 2);
+  EXPECT_EQ(model["excluded"][0]["by"], "rule");
+  EXPECT_EQ(model["excluded"][1]["by"], "size");
+  EXPECT_EQ(model["excluded"][1]["function"], a.excluded[1].function);
+}
+
+TEST(AnalyzerTest, ARecordingThatLeftNothingOutHasNoFilteredHeadline) {
+  const Analysis a = run(threeThreads());
+  EXPECT_TRUE(a.excluded.empty());
+  EXPECT_EQ(filteredLine(a), "");
+  const auto model = toJson(a);
+  EXPECT_FALSE(model.contains("excluded"));
+  EXPECT_EQ(model["summary"]["functions_filtered_at_build"], 0);
+}
+
 TEST(AnalyzerTest, WithoutClusteringTheShapesAreKeptAndNotClustered) {
   // What `explain` asks for: shapes and calls as with clustering, no cluster, ribbon or table.
   AnalysisSettings settings;

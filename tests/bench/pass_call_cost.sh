@@ -21,6 +21,15 @@
 #                         argument chosen (the measured calls must cost what `shapetrace` costs)
 #   args-chosen           shapetrace-cc with SHAPETRACE_PASS_ARGS='empty@arg1': the measured
 #                         function records its argument (one __shapetrace_value per call)
+#   throttle-on           shapetrace, SHAPETRACE_THROTTLE=1000000000:1: throttling on, no call
+#                         ever throttled (none is shorter than 1 ns): every enter takes the
+#                         out-of-line test, every call is recorded (and timed by the drain)
+#   throttled             shapetrace, SHAPETRACE_THROTTLE=1:1000000000: the function is throttled
+#                         by its first call; when the drain throttles it depends on the
+#                         scheduling, so this row is the cost of each call past the first
+#                         `calls`: (instructions with 2 x calls - with calls) / calls, less plain's
+#                         (recorded by the in-process sink, SHAPETRACE_OUTPUT: without a sink the
+#                         drain reads no event and throttles nothing)
 #   xray-unpatched        -fxray-instrument, sleds not patched (XRay's idle cost)
 #   xray-basic            -fxray-instrument, patched, basic (in-memory + file) logging
 #   uftrace               -pg, recorded by `uftrace record` (libmcount)
@@ -55,10 +64,10 @@ clang-19 -O2 -fxray-instrument -fxray-instruction-threshold=1 "$src" -o "$work/x
 clang-19 -O2 -pg "$src" -o "$work/pg"
 
 # Instructions executed inside bench_loop (inclusive), on whichever thread ran it.
-count() { # <label> <command...>
+count() { # <label> <command...>  (valgrind options in $cg_options)
   local label="$1"; shift
   local out="$work/callgrind.$label"
-  (cd "$work" && valgrind --tool=callgrind --toggle-collect=bench_loop --trace-children=yes \
+  (cd "$work" && valgrind --tool=callgrind ${cg_options:-} --toggle-collect=bench_loop --trace-children=yes \
      --callgrind-out-file="$out.%p" "$@" "$calls" > "$work/$label.log" 2>&1)
   # With --trace-children (uftrace), only the traced program's file has collected anything.
   local total=0
@@ -84,6 +93,19 @@ shapetrace_rows() {
   row "$label-detached" "$(LD_LIBRARY_PATH=$lib SHAPETRACE_ENDPOINT=$none count "$label-detached" "$program")"
 }
 shapetrace_rows shapetrace ./shapetrace
+none="ipc://$work/none"
+row throttle-on "$(SHAPETRACE_THROTTLE=1000000000:1 SHAPETRACE_ENABLED=1 SHAPETRACE_ENDPOINT=$none count throttle-on ./shapetrace)"
+# A throttled call's cost: the second `calls` calls only (the first ones may run before the drain
+# throttles the function, on a schedule valgrind does not fix).
+# The drain times calls only where it has a sink to drain into: a recording of its own.
+# valgrind's default scheduler let the drain run only at the end (nothing was throttled in time);
+# --fair-sched=yes hands the threads the lock in turn.
+throttled_once=$(cg_options=--fair-sched=yes SHAPETRACE_THROTTLE=1:1000000000 SHAPETRACE_OUTPUT=$work/throttled.rec count throttled ./shapetrace)
+throttled_twice=$(cg_options=--fair-sched=yes calls=$((2 * calls)) SHAPETRACE_THROTTLE=1:1000000000 SHAPETRACE_OUTPUT=$work/throttled-2x.rec count throttled-2x ./shapetrace)
+plain_twice=$(calls=$((2 * calls)) count plain-2x ./plain)
+printf '%-22s %14d %18.1f   (%d with 2 x calls; plain %d)\n' throttled "$throttled_once" \
+  "$(echo "(($throttled_twice - $throttled_once) - ($plain_twice - $plain)) / $calls" | bc -l)" \
+  "$throttled_twice" "$plain_twice"
 shapetrace_rows gate ./gate
 shapetrace_rows args-elsewhere ./args-elsewhere
 shapetrace_rows args-chosen ./args-chosen

@@ -125,6 +125,26 @@ class ShapetraceLossless(Shapetrace):
         shutil.copy(os.path.join(self.work, "shapetrace"), self.binary)
 
 
+class ShapetraceThrottleOn(Shapetrace):
+    # Throttling on, nothing throttled (no call is shorter than 1 ns): every enter takes the
+    # out-of-line test and the drain times every call.
+    name = "shapetrace throttle-on"
+    env = {"SHAPETRACE_THROTTLE": "1000000000:1"}
+
+    def compile(self):
+        shutil.copy(os.path.join(self.work, "shapetrace"), self.binary)
+
+
+class ShapetraceThrottled(Shapetrace):
+    # Throttling on, every function throttled after 1,000 calls under 1 s: past them, the calls
+    # are skipped and counted, not recorded.
+    name = "shapetrace throttled"
+    env = {"SHAPETRACE_THROTTLE": "1000:1000000000"}
+
+    def compile(self):
+        shutil.copy(os.path.join(self.work, "shapetrace"), self.binary)
+
+
 class ShapetraceBaseline(Shapetrace):
     # The same workload built with the baseline build's wrapper; it runs the baseline's runtime
     # (the wrapper's RUNPATH).
@@ -266,7 +286,8 @@ def workload_functions(workload):
     return {"fib"} if workload[0] == "fib" else {"a", "b", "c", "d"}
 
 
-VARIANTS = [Uninstrumented, EmptyHooks, Shapetrace, ShapetraceLossless, ShapetraceCollector,
+VARIANTS = [Uninstrumented, EmptyHooks, Shapetrace, ShapetraceLossless, ShapetraceThrottleOn,
+            ShapetraceThrottled, ShapetraceCollector,
             ShapetraceOff, XrayFdr, Uftrace, LttngUst]
 
 

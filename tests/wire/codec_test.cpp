@@ -30,7 +30,10 @@ std::vector<StreamItem> everyItem() {
   ModuleTable table;
   table.module_id = "kv.cpp";
   table.base_id = 17;
-  table.functions = {{17, "_Z3getv", "get()", "kv.cpp", 12}, {18, "main", "main", "", 0}};
+  table.functions = {{17, "_Z3getv", "get()", "kv.cpp", 12},
+                     {18, "main", "main", "", 0},
+                     {19, "_Z4hashv", "hash()", "kv.cpp", 20, Exclusion::kByRule},
+                     {20, "_Z4tinyv", "tiny()", "kv.cpp", 30, Exclusion::kBySize}};
 
   EventBatch batch;
   batch.thread = 77;

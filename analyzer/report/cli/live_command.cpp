@@ -183,6 +183,7 @@ void printSummary(const LiveSnapshot& s, const std::string& endpoint, const std:
                 a.outliers.size());
   out += line;
   if (const std::string loss = inputLossLine(a); !loss.empty()) out += loss + "\n\n";
+  if (const std::string filtered = filteredLine(a); !filtered.empty()) out += filtered + "\n\n";
   out += clusterTables(a, 12, 5);
   if (!tty) out += "\n";
   std::fwrite(out.data(), 1, out.size(), stdout);

@@ -69,9 +69,20 @@ ST.App = class {
       chip(f.count(s.shapes), 'shapes') + chip(f.count(s.clusters), 'clusters') +
       chip(f.count(s.outliers_found ?? m.outliers.length), 'outliers', m.outliers.length > 0,
         `${f.count(s.outliers_found ?? m.outliers.length)} calls judged outliers; the ${f.count(m.outliers.length)} most extreme are kept with their details`) +
-      chip(f.count(dropped) + (unknown ? ' + ?' : ''), 'dropped', dropped > 0 || unknown);
+      chip(f.count(dropped) + (unknown ? ' + ?' : ''), 'dropped', dropped > 0 || unknown) +
+      this.filteredChip(chip, s);
     this.renderNotice();
     this.renderLegend();
+  }
+
+  // "N filtered out at build, M throttled", only when the recording left functions out: their calls
+  // are not in it (docs/analyzer.md, "Filtered and throttled functions").
+  filteredChip(chip, s) {
+    const built = s.functions_filtered_at_build ?? 0, throttled = s.functions_throttled ?? 0;
+    if (built === 0 && throttled === 0) return '';
+    const f = ST.fmt;
+    return chip(`${f.count(built)} + ${f.count(throttled)}`, 'filtered', true,
+      `${f.count(built)} functions filtered out at build, ${f.count(throttled)} throttled: the recording holds none of their calls (after the throttle, for a throttled one), so the shapes of their callers do not show them`);
   }
 
   // Live and fleet: "analysed X of Y events received", and the items missed, first in the header:

@@ -35,6 +35,7 @@ ST.BaselineView = class {
     this.section.id = 'baseline-panel';
     this.section.innerHTML = `
       <div class="panel-title">Compared with a baseline run <span class="sub" id="baseline-source"></span></div>
+      <div class="notice baseline-filtering" id="baseline-filtering" hidden></div>
       <ol class="baseline-explanations" id="baseline-explanations"></ol>
       <div class="baseline-section">
         <div class="section-title">Clusters side by side <span class="baseline-hint">activity over each run (left BASE, right NEW) · hover: statistics · click: open the cluster</span></div>
@@ -74,6 +75,10 @@ ST.BaselineView = class {
     const d = this.data.diff, f = ST.fmt;
     this.$('baseline-source').textContent =
       `BASE ${this.data.source}: ${f.count(d.base.calls)} calls in ${f.sig(d.base.seconds)} s · NEW: ${f.count(d.new.calls)} calls in ${f.sig(d.new.seconds)} s · ${f.count(d.shared_functions)} functions in common`;
+    // Runs that left different functions out: their shapes differ by what was recorded.
+    const filtering = this.$('baseline-filtering'), warning = d.filtering?.warning ?? '';
+    filtering.hidden = !warning;
+    filtering.textContent = warning;
     const list = this.$('baseline-explanations');
     list.innerHTML = d.explanations.length
       ? d.explanations.map((text) => `<li>${f.html(text)}</li>`).join('')

@@ -32,13 +32,20 @@ extern "C" {
 #define SHAPETRACE_MODULE_NOTE_NAME "shapetrace"
 #define SHAPETRACE_MODULE_NOTE_TYPE 1u
 
-/* One instrumented function, as the pass knows it at compile time. */
+/* One function, as the pass knows it at compile time: an instrumented one (flags 0), or one the
+ * user's filters left out (flags SHAPETRACE_FUNCTION_EXCLUDED_*), listed after every instrumented
+ * function of the module so that the analysis knows what a recording cannot show. An excluded
+ * function takes an id like the others; no hook is ever called with it. Added without a new ABI
+ * version: a runtime that reads flags as reserved registers an excluded function as one that is
+ * never called. */
+#define SHAPETRACE_FUNCTION_EXCLUDED_BY_RULE 1u /* an exclude rule, or no include rule, of the rule file */
+#define SHAPETRACE_FUNCTION_EXCLUDED_BY_SIZE 2u /* a loop-free leaf under -shapetrace-min-instructions */
 struct __shapetrace_function {
   const char *mangled_name;
   const char *demangled_name; /* equal to mangled_name for C functions */
   const char *source_file;    /* "" when the module has no debug information */
   uint32_t line;              /* 0 when unknown */
-  uint32_t flags;             /* reserved, 0 */
+  uint32_t flags;             /* 0, or one SHAPETRACE_FUNCTION_EXCLUDED_* */
 };
 
 /* A module's table, emitted by the pass as a constant. */

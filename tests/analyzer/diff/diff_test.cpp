@@ -306,3 +306,21 @@ TEST(DiffTest, BadInputIsNamed) {
 
 } // namespace
 } // namespace shapetrace::analyzer
+
+namespace shapetrace::analyzer {
+namespace {
+
+TEST(DiffFiltering, TheWarningNamesTenFunctionsPerListAndCountsTheRest) {
+  FilteringDifference d;
+  EXPECT_EQ(filteringWarning(d), "");
+  for (int i = 0; i < 12; ++i) d.throttled_only_new.push_back("ns::f" + std::to_string(i) + "(int)");
+  d.filtered_only_base = {"hash"};
+  EXPECT_EQ(filteringWarning(d),
+            "FILTERED DIFFERENTLY: the runs did not record the same functions, so the shapes that "
+            "call these differ by what was recorded, not by what the program did (filtered out at "
+            "build only in BASE: hash; throttled only in NEW: ns::f0, ns::f1, ns::f2, ns::f3, "
+            "ns::f4, ns::f5, ns::f6, ns::f7, ns::f8, ns::f9 and 2 more)");
+}
+
+} // namespace
+} // namespace shapetrace::analyzer

@@ -1,7 +1,10 @@
 ; Functions left out: the opt-out attribute (and annotation), disable_sanitizer_instrumentation, the runtime's
 ; own names, naked functions, available_externally bodies, small loop-free leaves under
 ; -shapetrace-min-instructions, and the include/exclude rule file. Left-out functions get no
-; hooks and no table entry; each gets a remark saying why.
+; hooks; each gets a remark saying why. Those the user's filters left out (the rule file, the
+; minimum size) are listed in the table after every instrumented function, flagged
+; SHAPETRACE_FUNCTION_EXCLUDED_BY_RULE (1) or _BY_SIZE (2), so the analysis knows what the
+; recording cannot show; those the program marks or the pass cannot instrument are not.
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate -pass-remarks-missed=shapetrace -S %s 2>%t.remarks | FileCheck %s --check-prefixes=CHECK,ALL
 ; RUN: FileCheck %s --check-prefix=REMARK < %t.remarks
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate -shapetrace-min-instructions=4 -S %s | FileCheck %s --check-prefixes=CHECK,MIN
@@ -9,6 +12,14 @@
 ; RUN: FileCheck %s --check-prefix=RULES-REMARK < %t.rules
 ; AArch64: the same choices.
 ; RUN: %aarch64_of %s | %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate -S | FileCheck %s --check-prefixes=CHECK,ALL
+
+; The table's flags in order: for the minimum size, nine instrumented functions then small_leaf;
+; for the rule file, app::main() and helper_in_src then the eight functions its rules leave out
+; (the opted-out, naked and runtime functions are not among them).
+; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate -shapetrace-min-instructions=4 -S %s | grep '@__shapetrace_functions =' | grep -o 'i32 [0-9] }' | tr '\n' ' ' | FileCheck %s --check-prefix=MIN-FLAGS
+; MIN-FLAGS: {{^}}i32 0 } i32 0 } i32 0 } i32 0 } i32 0 } i32 0 } i32 0 } i32 0 } i32 0 } i32 2 } {{$}}
+; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-detached=gate -shapetrace-filter-file=%S/Inputs/rules.txt -S %s | grep '@__shapetrace_functions =' | grep -o 'i32 [0-9] }' | tr '\n' ' ' | FileCheck %s --check-prefix=RULES-FLAGS
+; RULES-FLAGS: {{^}}i32 0 } i32 0 } i32 1 } i32 1 } i32 1 } i32 1 } i32 1 } i32 1 } i32 1 } i32 1 } {{$}}
 
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"
