@@ -14,8 +14,7 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: %s DIR [--requests N] [--workers N] [--gap] [--split-share X] [--killed] "
-                 "[--sizes] [--recursion] [--values]
-",
+                 "[--sizes] [--recursion] [--values]\n",
                  argv[0]);
     return 2;
   }
