@@ -130,9 +130,12 @@ uint64_t RingsReader::forEachRing(const std::function<void(RingRemains&)>& on_ri
     const uint64_t first = tail & (ring_events_ - 1);
     const uint64_t before_end = std::min(count, ring_events_ - first);
     ring.events.resize(count * kRingEventBytes);
-    std::memcpy(ring.events.data(), events + first * kRingEventBytes, before_end * kRingEventBytes);
-    std::memcpy(ring.events.data() + before_end * kRingEventBytes, events,
-                (count - before_end) * kRingEventBytes);
+    if (count > 0) { // an empty vector's data() may be null, which memcpy must never get
+      std::memcpy(ring.events.data(), events + first * kRingEventBytes,
+                  before_end * kRingEventBytes);
+      std::memcpy(ring.events.data() + before_end * kRingEventBytes, events,
+                  (count - before_end) * kRingEventBytes);
+    }
     on_ring(ring);
   }
   return broken;
