@@ -298,6 +298,16 @@ test('labels name functions short: no parameters, return type or long template a
   const got = await page.evaluate((names) => names.map((n) => ST.fmt.shortName(n)), examples.map(([name]) => name));
   assert.deepEqual(got, examples.map(([, expected]) => expected));
   assert.equal(await page.evaluate(() => ST.fmt.leafName('void ns::Pool<std::allocator<void>>::run<int>(int) const')), 'run<int>');
+  // The model's names stay unique: two lambdas' _M_run read alike short, and are told apart by
+  // " #2" in the order of their full names, as the text outputs do; a name alone keeps its own.
+  const lambdas = ['std::thread::_State_impl<std::thread::_Invoker<std::tuple<app::serve()::{lambda()#2}>>>::_M_run()',
+    'std::thread::_State_impl<std::thread::_Invoker<std::tuple<app::serve()::{lambda()#1}>>>::_M_run()',
+    'kv::parse(std::string_view)'];
+  const unique = await page.evaluate((names) => {
+    ST.fmt.registerNames(names);
+    return names.map((n) => ST.fmt.shortName(n));
+  }, lambdas);
+  assert.deepEqual(unique, ['std::thread::_State_impl<...>::_M_run #2', 'std::thread::_State_impl<...>::_M_run', 'kv::parse']);
   await page.close();
 });
 

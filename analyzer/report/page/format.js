@@ -102,8 +102,27 @@ ST.fmt = {
   // A header-only library's instantiation names run to thousands of characters (Boost.Asio's),
   // and the parameters add nothing at the sizes labels are drawn at. The same rules as the text
   // outputs' shortFunctionName (analyzer/function_names.h), tested on the same examples
-  // (tests/analyzer/short_function_names.tsv).
+  // (tests/analyzer/short_function_names.tsv). A name the page's model registered (registerNames)
+  // is kept unique: see there.
   shortName(full) {
+    return ST.fmt.uniqueShortNames?.get(full) ?? ST.fmt.shortNameOf(full);
+  },
+  // The page's functions' short names kept unique, as the text outputs' ShortNames keeps them:
+  // two different functions whose short names are the same (two lambdas' _M_run) get " #2",
+  // " #3" in the order of their full names, the first keeping the plain short name.
+  registerNames(fullNames) {
+    const byShort = new Map();
+    for (const full of new Set(fullNames)) {
+      const short = ST.fmt.shortNameOf(full);
+      if (!byShort.has(short)) byShort.set(short, []);
+      byShort.get(short).push(full);
+    }
+    const unique = new Map();
+    for (const [short, fulls] of byShort)
+      fulls.sort().forEach((full, i) => unique.set(full, i === 0 ? short : `${short} #${i + 1}`));
+    ST.fmt.uniqueShortNames = unique;
+  },
+  shortNameOf(full) {
     const name = ST.fmt.withoutParameters(full);
     const isWordChar = (c) => c !== undefined && /[A-Za-z0-9_]/.test(c);
     let out = '';

@@ -10,6 +10,7 @@ ST.Model = class {
     this.summary = m.summary;
     this.binNs = m.timeline_bin_ns;
     this.functions = m.functions;
+    ST.fmt.registerNames(this.functions.map((f) => f.name));
     this.shapes = new Map(m.shapes.map((s) => [s.id, s]));
     this.clusters = m.clusters;
     this.detail = data.detail;
