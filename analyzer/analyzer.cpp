@@ -145,6 +145,8 @@ Analyzer::ThreadSlot& Analyzer::slotFor(uint64_t process, uint32_t thread) {
   auto& slot = threads_[ThreadKey{process, thread}];
   if (!slot) {
     slot = std::make_unique<ThreadSlot>(settings_.thread);
+    if (const auto main = main_function_.find(process); main != main_function_.end())
+      slot->analyzer.setMainFunction(main->second);
     for (const NamedExtension& named : extensions_)
       if (auto consumer = named.extension->consumerFor(ThreadKey{process, thread})) {
         slot->consumers.push_back(std::move(consumer));
@@ -257,6 +259,7 @@ void Analyzer::consume(wire::StreamItem item) {
       if (f.excluded != wire::Exclusion::kNone && !functions_.contains({process, f.id}))
         excluded_.emplace_back(process, f.id);
       functions_[{process, f.id}] = f;
+      if (f.mangled_name == "main") main_function_.try_emplace(process, f.id);
     }
   } else if (auto* start = std::get_if<wire::ThreadStart>(&item.body)) {
     slotFor(process, start->thread).name = start->name;

@@ -112,6 +112,9 @@ private:
   std::map<std::pair<uint64_t, uint32_t>, ThrottledFunction> throttles_;
   // (process, function id) of every function a module table says the build left out.
   std::vector<std::pair<uint64_t, uint32_t>> excluded_;
+  // Each process's function id of `main`, once a module table names it: its threads' outliers
+  // after main returned are marked at exit (ThreadAnalyzer::setMainFunction).
+  std::map<uint64_t, uint32_t> main_function_;
   bool finished_ = false;
   uint64_t items_ = 0;
   std::vector<ThreadSlot*> holding_; // slots with held tasks, in order of their first one

@@ -225,7 +225,8 @@ Json outlierJson(const Outlier& o) {
               {"shape_sd_ns", o.shape_sd},
               {"shape_count", o.shape_count},
               {"score", o.score},
-              {"excess_ns", excessNs(o)}};
+              {"excess_ns", excessNs(o)},
+              {"at_exit", o.at_exit}};
 }
 
 } // namespace

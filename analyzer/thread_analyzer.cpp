@@ -14,6 +14,7 @@ double excessNs(const Outlier& outlier) {
 }
 
 bool outlierBefore(const Outlier& a, const Outlier& b) {
+  if (a.at_exit != b.at_exit) return b.at_exit;
   const double a_excess = excessNs(a), b_excess = excessNs(b);
   if (a_excess != b_excess) return a_excess > b_excess;
   if (a.score != b.score) return a.score > b.score;
@@ -186,7 +187,10 @@ void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
   --running.open;
   addInclusive(running, frame.enter_ns, time_ns, measured);
   stack_.pop_back(); // `frame` is gone from here on
-  if (!stack_.empty()) appendChild(dag_node, dag_hash);
+  if (!stack_.empty())
+    appendChild(dag_node, dag_hash);
+  else
+    noteRootCall(function, time_ns);
   if (dag_queue_.size() >= kDagQueueLength) accountDagQueue();
 }
 
@@ -207,7 +211,10 @@ void ThreadAnalyzer::finishTop(uint64_t time_ns, bool measured) {
     result_.diagnostics.add(Stat::dag_calls_not_interned);
   else if (measured)
     addToDagStats(result_.dag_stats[ids.dag_node], exit_ns - enter_ns);
-  if (!stack_.empty()) appendChild(ids.dag_node, ids.dag_hash);
+  if (!stack_.empty())
+    appendChild(ids.dag_node, ids.dag_hash);
+  else
+    noteRootCall(function, exit_ns);
 }
 
 // A finished call's time, when no call of its function is open below it (see FunctionRunning).
@@ -487,6 +494,7 @@ void ThreadAnalyzer::reportOutlier(const Moments& by_function, const Moments& by
   outlier.shape_mean = by_shape.mean();
   outlier.shape_sd = by_shape.stddev();
   outlier.shape_count = by_shape.count();
+  outlier.at_exit = main_returned_ && enter_ns >= main_returned_ns_;
   ++result_.outliers_found;
   if (function_outlier) {
     ++functions_[function].outliers;

@@ -49,6 +49,9 @@ public:
   void onBatch(uint64_t sequence, std::span<const Event> events,
                std::span<const wire::TracerWait> waits = {});
   void onEvents(std::span<const Event> events);
+  // The process function id of `main`: outliers that start after this thread's outermost call of
+  // it returned are marked at exit (Outlier::at_exit).
+  void setMainFunction(uint32_t function) { main_function_ = function; }
   // A gap marker: the runtime dropped `dropped` events of this thread here, after its batch
   // `after_sequence` (wire::Gap), which accounts for the batches up to it.
   void onGapMarker(uint64_t dropped, uint64_t after_sequence = wire::kNoSequence);
@@ -121,6 +124,18 @@ private:
     uint32_t open = 0;
     uint64_t inclusive_ns = 0;
   };
+  // main's id (kNoMainFunction: not known) and when a root-level call of it returned. By time, not
+  // by order: calls with children are judged later, from the DAG queue.
+  static constexpr uint32_t kNoMainFunction = UINT32_MAX;
+  uint32_t main_function_ = kNoMainFunction;
+  bool main_returned_ = false;
+  uint64_t main_returned_ns_ = 0;
+  void noteRootCall(uint32_t function, uint64_t exit_ns) {
+    if (function == main_function_ && !main_returned_) [[unlikely]] {
+      main_returned_ = true;
+      main_returned_ns_ = exit_ns;
+    }
+  }
   static constexpr ShapeId kManyShapes = UINT32_MAX;
   struct DagUpdate {
     ShapeId node = kNullShape;

@@ -54,14 +54,17 @@ struct Outlier {
   double shape_mean = 0, shape_sd = 0;
   uint64_t shape_count = 0;
   double score = 0; // largest (duration - mean) / sd over the rules that fired
+  // Started after the thread's call of `main` returned: an exit-time destructor or atexit handler,
+  // which a user reading a service's latency looks at last (ThreadAnalyzer::setMainFunction).
+  bool at_exit = false;
   // Filled in by the merge: which thread it happened on.
   uint64_t process = 0;
   uint32_t thread = 0;
 };
 // The time an outlier lost: its duration less the mean of each rule that fired, the largest.
 double excessNs(const Outlier& outlier);
-// Total order used to keep the top outliers: the most time lost (excessNs) first, then the larger
-// score, then earlier, then by thread. Time, not sigmas: a 10 ns leaf preempted for 27 us is
+// Total order used to keep the top outliers: those before exit first, then the most time lost
+// (excessNs), then the larger score, then earlier, then by thread. Time, not sigmas: a 10 ns leaf preempted for 27 us is
 // 13,000 sd above its mean and cost 27 us; a request that waited 78 ms for a flush is 10,000 sd
 // above its own and is the one a user looks for.
 bool outlierBefore(const Outlier& a, const Outlier& b);

@@ -136,6 +136,7 @@ void writeThread(s::Thread::Builder out, const analyzer::ThreadInput& input) {
     w.setShapeSd(o.shape_sd);
     w.setShapeCount(o.shape_count);
     w.setScore(o.score);
+    w.setAtExit(o.at_exit);
   }
   writeCounters(result.diagnostics, [&](unsigned n) { return out.initDiagnostics(n); });
 }
@@ -263,7 +264,7 @@ HostThread readThread(s::Thread::Reader in) {
     result.outliers.push_back(analyzer::Outlier{
         o.getStartNs(), o.getDurationNs(), o.getFunction(), o.getShape(), o.getFunctionOutlier(),
         o.getShapeOutlier(), o.getFunctionMean(), o.getFunctionSd(), o.getFunctionCount(),
-        o.getShapeMean(), o.getShapeSd(), o.getShapeCount(), o.getScore(), 0, 0});
+        o.getShapeMean(), o.getShapeSd(), o.getShapeCount(), o.getScore(), o.getAtExit(), 0, 0});
   }
   result.diagnostics = readCounters(in.getDiagnostics());
   return thread;

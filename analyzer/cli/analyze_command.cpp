@@ -94,12 +94,13 @@ void printSummary(const Analysis& a, FILE* out) {
   for (size_t i = 0; i < a.outliers.size() && i < 10; ++i) {
     const Outlier& o = a.outliers[i];
     std::fprintf(out, "  %s  thread %s at %llu ns: %llu ns (function mean %.0f sd %.0f; shape "
-                 "mean %.0f sd %.0f) %s\n",
+                 "mean %.0f sd %.0f) %s%s\n",
                  shortFunctionName(a.functions[o.function].name).c_str(),
                  threadLabel(a, {o.process, o.thread}).c_str(), static_cast<unsigned long long>(o.start_ns),
                  static_cast<unsigned long long>(o.duration_ns), o.function_mean, o.function_sd,
                  o.shape_mean, o.shape_sd,
-                 o.shape_outlier ? "same work, slower" : "did more work (other shape)");
+                 o.shape_outlier ? "same work, slower" : "did more work (other shape)",
+                 o.at_exit ? ", at exit (after main returned)" : "");
   }
 }
 

@@ -75,6 +75,7 @@ std::string clusterTables(const Analysis& a, size_t clusters, size_t outliers,
                   durationText(static_cast<double>(o.duration_ns)).c_str(),
                   durationText(o.function_mean).c_str(), o.score);
     out += line;
+    if (o.at_exit) out += "  at exit";
     if (hosts.of_outlier) out += "  " + hosts.of_outlier(o);
     out += "\n";
   }

@@ -121,6 +121,7 @@ struct Outlier {
   shapeSd @10 :Float64;
   shapeCount @11 :UInt64;
   score @12 :Float64;
+  atExit @13 :Bool;                # started after its thread's call of main returned
 }
 
 struct Thread {

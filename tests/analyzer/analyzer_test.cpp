@@ -132,6 +132,22 @@ TEST(AnalyzerTest, FunctionsLeftOutAreCountedOncePerFunction) {
   EXPECT_EQ(model["excluded"][1]["function"], a.excluded[1].function);
 }
 
+// A module table that names main (mangled "main") lets each of the process's threads mark the
+// outliers that started after main returned: here an exit-time call of f2 of 5000 ns after 20
+// calls of 100-110 ns inside main. The mark reaches the model's JSON.
+TEST(AnalyzerTest, OutliersAfterMainAreMarkedAtExitThroughTheModuleTable) {
+  wire::StreamItem table = moduleTable(7);
+  std::get<wire::ModuleTable>(table.body).functions.push_back({5, "main", "main", "test.cpp", 1});
+  std::vector<Call> in_main;
+  for (int i = 0; i < 20; ++i)
+    in_main.push_back(call(2, {}, i % 2 == 0 ? 100 : 110));
+  const Analysis a =
+      run({table, batchItem(7, 1, 0, eventsOf({call(5, in_main), call(2, {}, 5000)}))});
+  ASSERT_EQ(a.outliers.size(), 1u);
+  EXPECT_TRUE(a.outliers[0].at_exit);
+  EXPECT_EQ(toJson(a)["outliers"][0]["at_exit"], true);
+}
+
 TEST(AnalyzerTest, ARecordingThatLeftNothingOutHasNoFilteredHeadline) {
   const Analysis a = run(threeThreads());
   EXPECT_TRUE(a.excluded.empty());

@@ -441,6 +441,37 @@ TEST(ThreadAnalyzerTest, OutliersAgainstFunctionAndShape) {
   EXPECT_EQ(a.functionStates()[1].outliers, 2u);
 }
 
+// main(9) calls f(1) 20 times, then once with a slow child (2100 ns, judged from the DAG queue
+// only after main returned); after main, an exit-time call of f takes 5000 ns. Both are outliers;
+// the exit-time one is marked at exit and listed after the run's, though it lost more time.
+TEST(ThreadAnalyzerTest, OutliersAfterMainReturnedAreMarkedAtExitAndListedLast) {
+  ThreadAnalyzer a;
+  a.setMainFunction(9);
+  std::vector<testing::Call> in_main;
+  for (int i = 0; i < 20; ++i)
+    in_main.push_back(call(1, {}, i % 2 == 0 ? 100 : 110));
+  in_main.push_back(call(1, {call(2, {}, 2000)}, 100));
+  a.onEvents(eventsOf({call(9, in_main), call(1, {}, 5000)}));
+  const auto outliers = a.outliers();
+  ASSERT_EQ(outliers.size(), 2u);
+  EXPECT_EQ(outliers[0].duration_ns, 2100u);
+  EXPECT_FALSE(outliers[0].at_exit);
+  EXPECT_EQ(outliers[1].duration_ns, 5000u);
+  EXPECT_TRUE(outliers[1].at_exit);
+  EXPECT_GT(excessNs(outliers[1]), excessNs(outliers[0]));
+}
+
+// Without main known (a library traced alone), nothing is at exit.
+TEST(ThreadAnalyzerTest, WithoutMainNoOutlierIsAtExit) {
+  ThreadAnalyzer a;
+  std::vector<testing::Call> calls;
+  for (int i = 0; i < 20; ++i)
+    calls.push_back(call(1, {}, i % 2 == 0 ? 100 : 110));
+  a.onEvents(eventsOf({call(9, calls), call(1, {}, 5000)}));
+  ASSERT_EQ(a.outliers().size(), 1u);
+  EXPECT_FALSE(a.outliers()[0].at_exit);
+}
+
 // Calls with children wait in a queue before they are accounted; a leaf call of the same
 // function is still judged against all the calls that finished before it.
 TEST(ThreadAnalyzerTest, LeafCallIsJudgedAfterTheQueuedCallsOfItsFunction) {

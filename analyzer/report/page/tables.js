@@ -150,7 +150,7 @@ ST.tabs.register({
 ST.tabs.register({
   id: 'outliers',
   order: 30,
-  sort: ['excess', false],
+  sort: ['rank', true],
   define: (m) => {
     const f = ST.fmt;
     const name = (id) => m.functionName(id);
@@ -159,6 +159,7 @@ ST.tabs.register({
       rows: m.outliers,
       key: (o) => o.index,
       columns: [
+        { id: 'rank', label: '#', num: true, value: (o) => o.index + 1, title: 'The order the analysis keeps them in: the most time lost first, those at exit last' },
         { id: 'function', label: 'Function', value: (o) => name(o.function), cell: (o) => f.html(f.shortName(name(o.function))), cls: 'name' },
         { id: 'thread', label: 'Thread', value: (o) => m.threadByKey.get(m.key(o.process, o.thread))?.label ?? o.thread },
         { id: 'start', label: 'At', num: true, value: (o) => o.start_ns - m.t0, text: f.ns },
@@ -168,6 +169,7 @@ ST.tabs.register({
         { id: 'excess', label: 'Time lost', num: true, value: (o) => o.excess_ns ?? 0, text: f.ns, title: 'Its duration less the mean it was judged against (its shape\'s when it did the same work slower): the order in which outliers are kept' },
         { id: 'score', label: 'σ above', num: true, value: (o) => o.score, text: (v) => v.toFixed(1) },
         { id: 'why', label: 'Why', value: (o) => o.shape_outlier ? 'same work, slower' : 'did more work (another shape)' },
+        { id: 'when', label: 'When', value: (o) => o.at_exit ? 'at exit' : 'in the run', title: 'At exit: it started after its thread\'s call of main returned (an exit-time destructor or atexit handler), listed after the outliers of the run itself' },
         { id: 'cluster', label: 'Cluster', num: true, value: (o) => o.cluster ?? -1, text: (v) => v < 0 ? '–' : `#${v}` },
       ],
     };
