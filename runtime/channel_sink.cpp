@@ -6,7 +6,8 @@
 // open only so that the collector sees this process end (its hang-up); the sink never writes to
 // it again, and before it polls or closes it, it checks that the descriptor is still the socket
 // it made (the program may have closed it with a raw system call and reused the number). Losing
-// it costs nothing: the mapping does not depend on any descriptor.
+// it costs nothing: the mapping does not depend on any descriptor, not even during the handover
+// (lookForCollector), where the collector's heartbeat answers for a socket the program closed.
 //
 // The collector is there while it beats in the channel's header (channel::kConsumerSilentMs); a
 // socket file nobody listens on is no collector, so nothing waits for it.
@@ -24,6 +25,7 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -37,6 +39,9 @@ namespace {
 // collector again after none was found (or one refused or went away).
 constexpr int kReplyTimeoutMs = 1000;
 constexpr uint64_t kLookAgainMs = 100;
+// While it waits for the answer, the drain looks this often whether the program closed the
+// control socket under it.
+constexpr int kReplySliceMs = 10;
 // How often a live channel's control socket is looked at for a hang-up (the heartbeat, read on
 // every send, tells within channel::kConsumerSilentMs anyway).
 constexpr uint64_t kSocketLookNs = 1'000'000;
@@ -250,68 +255,164 @@ private:
       ::munmap(mapping_, mapping_bytes_);
     mapping_ = nullptr;
     std::vector<std::byte>().swap(pending_);
+    closeSocket();
+  }
+
+  // How one look for the collector went. Offered: the Hello left, the answer is to come.
+  enum class Look { Opened, Offered, NoCollector, Busy, Failed, SocketLost };
+
+  // Makes a channel if a collector listens now. When none does, descriptors or memory are short,
+  // or it refused, looked at again kLookAgainMs later; when the program closed the control socket
+  // before the Hello left (a raw close: the others wait for it), at once: that says nothing about
+  // the collector, and an exec or exit may be waiting for this channel.
+  bool open() {
+    if (closed_ || nowMs() < look_again_at_ms_)
+      return false;
+    const Look look = lookForCollector();
+    look_again_at_ms_ = look == Look::SocketLost ? 0 : nowMs() + kLookAgainMs;
+    if (look != Look::SocketLost && look != Look::Busy)
+      looked_ = true;
+    return look == Look::Opened;
+  }
+
+  // Hands a new channel (and the rings, ring_arena.h, when this process has them) to the
+  // collector. The control socket is the drop's (dropSocket) from the start: a program thread
+  // may close it at any moment (a fork child closing every descriptor before exec), and each use
+  // of it checks that it still is ours.
+  Look lookForCollector() {
+    TransportScope scope; // the descriptors made here are the runtime's
+    std::string error;
+    channel::Memory memory;
+    Look look = offerChannel(memory, error);
+    if (look == Look::Offered)
+      look = awaitAnswer(memory, error);
+    if (look == Look::Failed)
+      warnOnce(error);
+    if (look != Look::Opened) {
+      if (memory.base)
+        ::munmap(memory.base, memory.bytes);
+      closeSocket();
+      return look;
+    }
+    mapping_ = memory.base;
+    mapping_bytes_ = memory.bytes;
+    writer_.emplace(memory.base);
+    return Look::Opened;
+  }
+
+  // Connects and sends the Hello with the channel's memory. Meanwhile the program's closes wait
+  // (RuntimeDescriptorSetup): the descriptors made here are not all marked as they appear, and
+  // the Hello must find them open. Nothing here blocks (the connect does not wait either).
+  Look offerChannel(channel::Memory& memory, std::string& error) {
+    RuntimeDescriptorSetup setup;
+    int fd = -1;
+    switch (channel::connectControl(path_, lowestRuntimeFd(), fd, error)) {
+    case channel::ConnectResult::NoCollector:
+      return Look::NoCollector;
+    case channel::ConnectResult::Busy:
+      return Look::Busy;
+    case channel::ConnectResult::Failed:
+      return Look::Failed;
+    case channel::ConnectResult::Connected:
+      break;
+    }
+    markRuntimeDescriptor(fd);
+    adoptSocket(fd);
+    int memfd = -1;
+    if (!channel::createMemory(data_bytes_, memory, memfd, error))
+      return Look::Failed;
+    size_t rings_bytes = 0;
+    const int rings_fd = ringArena().duplicateDescriptor(rings_bytes);
+    channel::Hello hello;
+    hello.pid = uint32_t(::getpid());
+    hello.data_bytes = data_bytes_;
+    hello.rings_bytes = rings_fd >= 0 ? rings_bytes : 0;
+    bool lost = false, sent = false;
+    {
+      std::lock_guard lock(socket_mutex_);
+      lost = !socketStillOurs();
+      sent = !lost && channel::sendHello(socket_fd_, hello, memfd, rings_fd, error);
+    }
+    for (const int handed : {memfd, rings_fd})
+      if (handed >= 0)
+        ::close(handed);
+    return lost ? Look::SocketLost : sent ? Look::Offered : Look::Failed;
+  }
+
+  // The collector's answer to the Hello: its Reply on the socket while the socket is ours. Once
+  // the program closed it, the collector still reads the Hello queued there and takes the channel
+  // (then beats in its header, which a refusal never does): its beat is the answer.
+  Look awaitAnswer(const channel::Memory& memory, std::string& error) {
+    const uint64_t deadline = nowMs() + kReplyTimeoutMs;
+    const channel::Writer channel(memory.base);
+    for (int fd; (fd = ourSocket()) >= 0;) {
+      if (nowMs() >= deadline) {
+        error = "the collector did not answer within " + std::to_string(kReplyTimeoutMs) + " ms";
+        return Look::Failed;
+      }
+      // Not under the lock: a program thread closing the socket meanwhile must not wait for the
+      // collector. poll only looks; the reply is read below once the socket is known to be ours.
+      pollfd ready{fd, POLLIN, 0};
+      const int saved_errno = errno;
+      const int rc = ::poll(&ready, 1, kReplySliceMs);
+      errno = saved_errno;
+      if (rc <= 0)
+        continue;
+      std::lock_guard lock(socket_mutex_);
+      if (!socketStillOurs())
+        break;
+      channel::Reply reply;
+      if (!channel::receiveReply(socket_fd_, reply, 0, error))
+        return Look::Failed;
+      if (!reply.accepted) {
+        error = std::string("the collector refused this process: ") + reply.reason;
+        return Look::Failed;
+      }
+      return Look::Opened;
+    }
+    while (!channel.consumerAlive(channel::monotonicNs())) {
+      if (nowMs() >= deadline) {
+        error = "the collector did not take the channel within " +
+                std::to_string(kReplyTimeoutMs) + " ms (the program closed its control socket)";
+        return Look::Failed;
+      }
+      pauseMs(1);
+    }
+    return Look::Opened;
+  }
+
+  // From now on a program thread that closes `fd` lets it go through dropSocket.
+  void adoptSocket(int fd) {
+    const int saved_errno = errno;
+    struct stat info {};
+    ::fstat(fd, &info);
+    errno = saved_errno;
+    std::lock_guard lock(socket_mutex_);
+    socket_fd_ = fd;
+    socket_inode_ = info.st_ino;
+    socket_device_ = info.st_dev;
+  }
+
+  // Holding socket_mutex_: whether the control socket is still open and ours. One the program
+  // closed with a raw system call (its number maybe reused) is forgotten, never closed.
+  bool socketStillOurs() const {
+    if (socket_fd_ >= 0 && !stillOurSocket())
+      socket_fd_ = -1;
+    return socket_fd_ >= 0;
+  }
+
+  int ourSocket() const {
+    std::lock_guard lock(socket_mutex_);
+    return socketStillOurs() ? socket_fd_ : -1;
+  }
+
+  void closeSocket() {
     std::lock_guard lock(socket_mutex_);
     if (socket_fd_ >= 0 && stillOurSocket()) {
       TransportScope scope;
       ::close(socket_fd_);
     }
     socket_fd_ = -1;
-  }
-
-  // Makes a channel if a collector listens now: false (looked at again kLookAgainMs later) when
-  // none does, descriptors or memory are short, or it refused.
-  bool open() {
-    if (closed_ || nowMs() < look_again_at_ms_)
-      return false;
-    look_again_at_ms_ = nowMs() + kLookAgainMs;
-    looked_ = true;
-    TransportScope scope; // the descriptors made here are the runtime's
-    int fd = -1;
-    std::string error;
-    switch (channel::connectControl(path_, lowestRuntimeFd(), fd, error)) {
-    case channel::ConnectResult::NoCollector:
-      return false;
-    case channel::ConnectResult::Failed:
-      warnOnce(error);
-      return false;
-    case channel::ConnectResult::Connected:
-      break;
-    }
-    markRuntimeDescriptor(fd);
-    if (!handOver(fd, error)) {
-      warnOnce(error);
-      ::close(fd);
-      return false;
-    }
-    return true;
-  }
-
-  // Makes a channel and hands it to the collector over `fd`, with the rings (ring_arena.h) when
-  // this process has them.
-  bool handOver(int fd, std::string& error) {
-    channel::Memory memory;
-    size_t rings_bytes = 0;
-    const int rings_fd = ringArena().duplicateDescriptor(rings_bytes);
-    const bool handed = channel::createAndHandOver(fd, data_bytes_, rings_fd, rings_bytes,
-                                                   kReplyTimeoutMs, memory, error);
-    if (rings_fd >= 0)
-      ::close(rings_fd);
-    if (!handed)
-      return false;
-    const int saved_errno = errno;
-    struct stat info {};
-    ::fstat(fd, &info);
-    errno = saved_errno;
-    {
-      std::lock_guard lock(socket_mutex_);
-      socket_fd_ = fd;
-      socket_inode_ = info.st_ino;
-      socket_device_ = info.st_dev;
-    }
-    mapping_ = memory.base;
-    mapping_bytes_ = memory.bytes;
-    writer_.emplace(memory.base);
-    return true;
   }
 
   void warnOnce(const std::string& error) {
@@ -334,7 +435,7 @@ private:
   bool executing_ = false;
   bool peer_watched_ = false; // awaitPeer() was called: the drain follows the peer
   bool lost_ = false;         // a channel was lost since awaitPeer() last said so
-  bool looked_ = false;       // open() has looked for a collector at least once
+  bool looked_ = false; // a look for a collector told whether one is there (not a lost socket)
   bool warned_ = false;
   // The control socket, which a program thread may drop (fd_guard).
   mutable std::mutex socket_mutex_;

@@ -170,6 +170,10 @@ void setDropTransport(DropTransportFn drop) { g_drop.store(drop); }
 
 void markRuntimeDescriptor(int fd) { mark(fd); }
 
+RuntimeDescriptorSetup::RuntimeDescriptorSetup() { g_creating.fetch_add(1); }
+
+RuntimeDescriptorSetup::~RuntimeDescriptorSetup() { g_creating.fetch_sub(1); }
+
 int lowestRuntimeFd() {
   rlimit limit{};
   if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)

@@ -51,6 +51,18 @@ bool isRuntimeThread();
 // the runtime's.
 void markRuntimeDescriptor(int fd);
 
+// While alive, the runtime is making descriptors that are not marked as they appear (F_DUPFD,
+// memfd_create) and handing them over in a message (the channel's Hello): a program thread that
+// closes or replaces a descriptor meanwhile waits until the scope ends, as it waits for a mark.
+// Only around system calls that do not block (the program's close waits for them).
+class RuntimeDescriptorSetup {
+public:
+  RuntimeDescriptorSetup();
+  ~RuntimeDescriptorSetup();
+  RuntimeDescriptorSetup(const RuntimeDescriptorSetup&) = delete;
+  RuntimeDescriptorSetup& operator=(const RuntimeDescriptorSetup&) = delete;
+};
+
 // Where the runtime's own descriptors go: above the range programs use and close (half the soft
 // RLIMIT_NOFILE, at most 512), so that "close everything from 3 up to N" rarely meets them.
 int lowestRuntimeFd();

@@ -70,7 +70,9 @@ ConnectResult connectControl(const std::string& path, int lowest_fd, int& fd,
   struct stat info;
   if (::stat(path.c_str(), &info) != 0)
     return ConnectResult::NoCollector;
-  fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  // Non-blocking for the connect: a unix socket connects at once or, when the listener's queue is
+  // full (a collector stopped, or swamped), would wait until it accepts; blocking again after.
+  fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) {
     error = describe("cannot create a socket for", path);
     return ConnectResult::Failed;
@@ -82,10 +84,13 @@ ConnectResult connectControl(const std::string& path, int lowest_fd, int& fd,
     fd = -1;
     if (reason == ECONNREFUSED || reason == ENOENT)
       return ConnectResult::NoCollector;
+    if (reason == EAGAIN)
+      return ConnectResult::Busy;
     errno = reason;
     error = describe("cannot connect to", path);
     return ConnectResult::Failed;
   }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   return ConnectResult::Connected;
 }
 
@@ -117,9 +122,8 @@ bool sendHello(int fd, const Hello& hello, int memfd, int rings_fd, std::string&
   return true;
 }
 
-namespace {
-
 bool receiveReply(int fd, Reply& reply, int timeout_ms, std::string& error) {
+  SavedErrno saved;
   pollfd ready{fd, POLLIN, 0};
   int rc;
   while ((rc = ::poll(&ready, 1, timeout_ms)) < 0 && errno == EINTR) {
@@ -137,42 +141,51 @@ bool receiveReply(int fd, Reply& reply, int timeout_ms, std::string& error) {
   return true;
 }
 
-} // namespace
+bool createMemory(uint64_t data_bytes, Memory& memory, int& memfd, std::string& error) {
+  SavedErrno saved;
+  const size_t bytes = kHeaderBytes + data_bytes;
+  memfd = ::memfd_create("shapetrace-channel", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  void* base = MAP_FAILED;
+  const bool ok =
+      memfd >= 0 && ::ftruncate(memfd, off_t(bytes)) == 0 &&
+      ::fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0 &&
+      (base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0)) != MAP_FAILED;
+  if (!ok) {
+    error = std::string("cannot make the channel's memory: ") + std::strerror(errno);
+    if (memfd >= 0)
+      ::close(memfd);
+    memfd = -1;
+    return false;
+  }
+  Writer::initialise(base, data_bytes, uint32_t(::getpid()));
+  memory = {base, bytes};
+  return true;
+}
 
 bool createAndHandOver(int fd, uint64_t data_bytes, int rings_fd, uint64_t rings_bytes,
                        int timeout_ms, Memory& memory, std::string& error) {
   SavedErrno saved;
-  const size_t bytes = kHeaderBytes + data_bytes;
-  const int memfd = ::memfd_create("shapetrace-channel", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  void* base = MAP_FAILED;
-  bool ok = memfd >= 0 && ::ftruncate(memfd, off_t(bytes)) == 0 &&
-            ::fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0 &&
-            (base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0)) !=
-                MAP_FAILED;
-  if (!ok)
-    error = std::string("cannot make the channel's memory: ") + std::strerror(errno);
+  int memfd = -1;
+  Memory made;
+  if (!createMemory(data_bytes, made, memfd, error))
+    return false;
+  Hello hello;
+  hello.pid = uint32_t(::getpid());
+  hello.data_bytes = data_bytes;
+  hello.rings_bytes = rings_fd >= 0 ? rings_bytes : 0;
   Reply reply;
-  if (ok) {
-    Writer::initialise(base, data_bytes, uint32_t(::getpid()));
-    Hello hello;
-    hello.pid = uint32_t(::getpid());
-    hello.data_bytes = data_bytes;
-    hello.rings_bytes = rings_fd >= 0 ? rings_bytes : 0;
-    ok = sendHello(fd, hello, memfd, rings_fd, error) &&
-         receiveReply(fd, reply, timeout_ms, error);
-  }
+  bool ok = sendHello(fd, hello, memfd, rings_fd, error) &&
+            receiveReply(fd, reply, timeout_ms, error);
   if (ok && !reply.accepted) {
     error = std::string("the collector refused this process: ") + reply.reason;
     ok = false;
   }
-  if (memfd >= 0)
-    ::close(memfd);
+  ::close(memfd);
   if (!ok) {
-    if (base != MAP_FAILED)
-      ::munmap(base, bytes);
+    ::munmap(made.base, made.bytes);
     return false;
   }
-  memory = {base, bytes};
+  memory = made;
   return true;
 }
 
@@ -187,8 +200,10 @@ int listenControl(const std::string& path) {
       throw std::runtime_error(path + " exists and is not a socket; refusing to replace it");
     int fd = -1;
     std::string ignored;
-    if (connectControl(path, 0, fd, ignored) == ConnectResult::Connected) {
-      ::close(fd);
+    const ConnectResult probe = connectControl(path, 0, fd, ignored);
+    if (probe == ConnectResult::Connected || probe == ConnectResult::Busy) {
+      if (fd >= 0)
+        ::close(fd);
       throw std::runtime_error("another collector listens on " + path);
     }
     ::unlink(path.c_str()); // a socket nobody listens on (its collector was killed)

@@ -17,10 +17,11 @@ namespace shapetrace::channel {
 std::string controlPath(const std::string& endpoint);
 
 // --- the process's side -----------------------------------------------------------------------
-enum class ConnectResult { Connected, NoCollector, Failed };
-// Connects to the control socket at `path`. NoCollector: no socket there, or one nobody listens
-// on (a collector killed with -9 leaves its socket file). The descriptor is moved to
-// `lowest_fd` or above when it can be (out of the range programs usually use and close).
+enum class ConnectResult { Connected, NoCollector, Busy, Failed };
+// Connects to the control socket at `path`, without waiting. NoCollector: no socket there, or one
+// nobody listens on (a collector killed with -9 leaves its socket file). Busy: a collector listens
+// but takes no more connections now (its queue of pending ones is full). The descriptor is moved
+// to `lowest_fd` or above when it can be (out of the range programs usually use and close).
 ConnectResult connectControl(const std::string& path, int lowest_fd, int& fd, std::string& error);
 // Sends a Hello with `memfd` attached (none when negative) and `rings_fd` after it (none when
 // negative); false with `error` on failure.
@@ -31,6 +32,12 @@ struct Memory {
   void* base = nullptr;
   size_t bytes = 0;
 };
+// Makes a new channel's memory and its memfd (`memfd`, CLOEXEC), which the caller sends with the
+// Hello and then closes. False with `error` (nothing made) on failure.
+bool createMemory(uint64_t data_bytes, Memory& memory, int& memfd, std::string& error);
+// Waits up to `timeout_ms` (0: only looks) for the collector's Reply on `fd`; false with `error`
+// when none came, the collector hung up, or the answer is malformed.
+bool receiveReply(int fd, Reply& reply, int timeout_ms, std::string& error);
 // Makes the memory and hands it to the collector over the connected control socket `fd`: sends
 // the Hello with the memfd (and the rings' memfd `rings_fd` of `rings_bytes`, when not negative),
 // waits up to `timeout_ms` for the Reply, and closes the memfd (the mapping keeps the memory).

@@ -11,6 +11,11 @@
 //   thread      the same on another thread while the main thread keeps calling leaf()
 //   fork-exec   fork; the child closes 3..1023 and execs `sh -c 'echo child exec; exit 5'`
 //   fork-calls-exec  fork; the child calls leaf() CALLS times and execs `sh -c 'exit 5'`
+//   forks-exec-at-once  50 times, one after another: fork; the child execs `sh -c 'exit 5'` at
+//                  once
+//   forks-sweep-exec  50 times, one after another: fork; the child closes every fd from 3 to
+//                  1023, again and again for 20 ms (while its runtime connects), and execs
+//                  `sh -c 'exit 5'`
 //   close_range close_range(3, ~0U, 0)
 //   closefrom   closefrom(3)
 //   dup2        dup2(/dev/null, fd) over every socket descriptor from 3 to 1023, then close it
@@ -32,6 +37,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -59,6 +65,36 @@ __attribute__((noinline)) int closeAll(int keep) {
     if (fd != keep && close(fd) == 0)
       ++closed;
   return closed;
+}
+
+// Forks kChildren children one after another, each doing `before_exec` and then exec'ing
+// `sh -c 'exit 5'`; says how many exited with 5.
+constexpr int kChildren = 50;
+template <class BeforeExec> std::string forkChildren(BeforeExec before_exec) {
+  int exited_5 = 0;
+  for (int i = 0; i < kChildren; ++i) {
+    std::fflush(stdout);
+    const pid_t child = fork();
+    if (child == 0) {
+      before_exec();
+      execl("/bin/sh", "sh", "-c", "exit 5", (char*)nullptr);
+      _exit(127);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    exited_5 += WIFEXITED(status) && WEXITSTATUS(status) == 5;
+  }
+  return "children exited 5: " + std::to_string(exited_5);
+}
+
+// Closes every fd from 3 to 1023 again and again for `ms` milliseconds.
+__attribute__((noinline)) void sweep(int ms) {
+  timespec start, now;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  do {
+    closeAll(-1);
+    clock_gettime(CLOCK_MONOTONIC, &now);
+  } while ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 < ms);
 }
 
 int entries(const char* path) {
@@ -117,6 +153,10 @@ int main(int argc, char** argv) {
     int status = 0;
     waitpid(child, &status, 0);
     observed = "child status " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  } else if (mode == "forks-exec-at-once") {
+    observed = forkChildren([] {});
+  } else if (mode == "forks-sweep-exec") {
+    observed = forkChildren([] { sweep(20); });
   } else if (mode == "close_range") {
     observed = "close_range " + std::to_string(close_range(3, ~0U, 0));
   } else if (mode == "closefrom") {
