@@ -16,7 +16,7 @@
 //
 // The table keeps the last kMaxJumpPoints setjmps of the thread that are still live: a setjmp at a
 // higher stack address than an entry means that entry's frame has returned (stacks grow down), so
-// it is dropped; a longjmp drops the entries above its target. A longjmp whose jmp_buf is not in
+// it is dropped; a longjmp drops the entries of the frames below its target's. A longjmp whose jmp_buf is not in
 // the calling thread's table (set by another thread, on another stack, evicted) or whose target is
 // below the current stack pointer changes nothing: the calls stay open, as before this existed
 // (the analyzer closes them at the next exit that matches an outer call). A longjmp out of a signal
@@ -91,14 +91,19 @@ void noteJumpPoint(JumpTable& table, const JumpPoint& point) {
   table.points[table.count++] = point;
 }
 
-// The live setjmp of `env` for a longjmp made at `stack`; nullptr when unknown. The entries made
-// after it (deeper frames) are forgotten: the jump leaves them.
+// The live setjmp of `env` for a longjmp made at `stack`; nullptr when unknown. The entries of
+// deeper frames made after it are forgotten: the jump leaves them. Those of its own frame (same
+// stack pointer; the table's stacks never grow from oldest to newest) stay live, as C keeps them
+// until that frame returns: a later longjmp to one of them (uftrace's s-longjmp3) must find it.
 const JumpPoint* findJumpPoint(JumpTable& table, const void* env, uintptr_t stack) {
   for (uint32_t i = table.count; i-- > 0;)
     if (table.points[i].env == env) {
       if (table.points[i].stack < stack)
         return nullptr; // not an outer frame of this one: another stack
-      table.count = i + 1;
+      uint32_t live = i + 1;
+      while (live < table.count && table.points[live].stack == table.points[i].stack)
+        ++live;
+      table.count = live;
       return &table.points[i];
     }
   return nullptr;

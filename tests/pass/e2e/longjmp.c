@@ -3,7 +3,8 @@
 // first, so the stream stays balanced and the frame setjmp returned to goes on at the right depth
 // (uftrace shows the same tree: the jumped-over calls end where the jump happens).
 // Out of one frame (longjmp), out of three (_longjmp), to an outer setjmp past an inner one
-// (both live), and through __longjmp_chk (_FORTIFY_SOURCE turns longjmp into it).
+// (both live), to the older of two setjmps of one frame and then to the newer (still live: its
+// frame has not returned), and through __longjmp_chk (_FORTIFY_SOURCE turns longjmp into it).
 // RUN: %shapetrace_cc -O1 %s -o %t
 // RUN: %shapetrace_dump -o %t.events -- %t
 // RUN: FileCheck %s --input-file %t.events --match-full-lines --strict-whitespace
@@ -42,6 +43,14 @@
 // CHECK-NEXT:      enter after_jump
 // CHECK-NEXT:      exit after_jump
 // CHECK-NEXT:    exit jump_past_inner
+// CHECK-NEXT:    enter jump_between_siblings
+// CHECK-NEXT:      enter leaf_jump
+// CHECK-NEXT:      abandon leaf_jump
+// CHECK-NEXT:      enter leaf_jump
+// CHECK-NEXT:      abandon leaf_jump
+// CHECK-NEXT:      enter after_jump
+// CHECK-NEXT:      exit after_jump
+// CHECK-NEXT:    exit jump_between_siblings
 // CHECK-NEXT:  exit main
 // CHECK-NOT:{{.}}
 
@@ -90,4 +99,17 @@ __attribute__((noinline)) int jump_past_inner(void) {
   return 0;
 }
 
-int main(void) { return jump_one() + jump_three() + jump_past_inner() + (result != 126); }
+// Two setjmps in one frame: a jump to the older one leaves the newer one live.
+static jmp_buf older_env, newer_env;
+__attribute__((noinline)) int jump_between_siblings(void) {
+  if (setjmp(older_env) != 0)
+    leaf_jump(newer_env); // back from the first jump: now to the newer setjmp
+  if (setjmp(newer_env) == 0)
+    leaf_jump(older_env);
+  after_jump();
+  return 0;
+}
+
+int main(void) {
+  return jump_one() + jump_three() + jump_past_inner() + jump_between_siblings() + (result != 168);
+}
