@@ -449,3 +449,44 @@ test('wall time and time summed over threads are labelled apart and equal the re
   assert.deepEqual(page.problems, []);
   await page.close();
 });
+
+test('the Threads tab shows each 64-bit process key exactly as the recording holds it', { timeout: 90_000 }, async () => {
+  // The digits as the recording's JSON dump writes them, never through a JavaScript number.
+  // A real process key: 64 random bits (the fixture's default, 42, fits any number).
+  const dir = path.join(work, 'keys');
+  execFileSync(fixture, [path.join(dir, 'rec'), '--process', '7777474232612461727']);
+  const report = path.join(dir, 'report.html');
+  execFileSync(shapetrace, ['report', path.join(dir, 'rec'), '-o', report]);
+  const dump = execFileSync(shapetrace, ['dump', '-f', 'json', path.join(dir, 'rec')],
+    { encoding: 'utf8', maxBuffer: 1 << 28 });
+  const keys = new Set([...dump.matchAll(/"process":(\d+)/g)].map((m) => m[1]));
+  assert.ok([...keys].some((k) => BigInt(k) > BigInt(Number.MAX_SAFE_INTEGER)),
+    'a key a double cannot hold (keys are random 64-bit numbers)');
+  const page = await openPage(browser.context, report);
+  await page.waitForSelector('body[data-ready="true"]');
+  await page.locator('#tabs button[data-tab="threads"]').click();
+  const table = page.locator('table[data-table="threads"]');
+  const columns = await table.locator('th').evaluateAll((ths) => ths.map((th) => th.dataset.col));
+  const ids = await table.locator('tbody tr').evaluateAll((trs, at) =>
+    trs.map((tr) => tr.querySelectorAll('td')[at].innerText), columns.indexOf('id'));
+  assert.equal(ids.length, embeddedData(await readFile(report, 'utf8')).model.threads.length);
+  for (const id of ids) assert.ok(keys.has(id.split(':')[0]), `${id} names a process of the recording`);
+});
+
+test('outliers are listed in the analysis\'s order, those after main returned last and marked', { timeout: 90_000 }, async () => {
+  const atExit = data.model.outliers.map((o) => o.at_exit);
+  assert.ok(atExit.every((v) => typeof v === 'boolean'));
+  assert.equal(atExit.indexOf(true) === -1 ? -1 : atExit.slice(atExit.indexOf(true)).indexOf(false), -1,
+    'no outlier of the run itself after one at exit');
+  const page = await openReport();
+  await page.locator('#tabs button[data-tab="outliers"]').click();
+  const table = page.locator('table[data-table="outliers"]');
+  const columns = await table.locator('th').evaluateAll((ths) => ths.map((th) => th.dataset.col));
+  const rows = await table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) =>
+    [...tr.querySelectorAll('td')].map((td) => td.innerText)));
+  assert.equal(rows.length, Math.min(2000, data.model.outliers.length));
+  rows.forEach((row, i) => {
+    assert.equal(row[columns.indexOf('rank')], String(i + 1));
+    assert.equal(row[columns.indexOf('when')], atExit[i] ? 'at exit' : 'in the run');
+  });
+});

@@ -2,7 +2,7 @@
 // tests and for looking at the report by hand:
 //
 //   report_service_recording DIR [--requests N] [--workers N] [--gap] [--split-share X] [--killed] [--sizes]
-//                            [--recursion] [--values]
+//                            [--recursion] [--values] [--process KEY]
 #include "service_trace.h"
 
 #include <cstdio>
@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: %s DIR [--requests N] [--workers N] [--gap] [--split-share X] [--killed] "
-                 "[--sizes] [--recursion] [--values]\n",
+                 "[--sizes] [--recursion] [--values] [--process KEY]\n",
                  argv[0]);
     return 2;
   }
@@ -34,6 +34,8 @@ int main(int argc, char** argv) {
       options.recursion = true;
     else if (std::strcmp(argv[i], "--sizes") == 0)
       options.request_sizes = true;
+    else if (std::strcmp(argv[i], "--process") == 0 && i + 1 < argc)
+      options.process = std::strtoull(argv[++i], nullptr, 10);
     else if (std::strcmp(argv[i], "--values") == 0)
       options.call_values = true;
     else {
