@@ -88,6 +88,7 @@ IdMaps mergeThread(Analysis& analysis, const ThreadInput& input, FunctionIndex& 
   summary.name = input.name;
   summary.ended = input.ended;
   summary.folded_threads = thread.folded_threads;
+  summary.folded_processes = thread.folded_processes;
   summary.events = thread.events;
   summary.calls = thread.calls;
   summary.open_calls = thread.open_calls;

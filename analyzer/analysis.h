@@ -86,6 +86,8 @@ struct ThreadSummary {
   // 0 for a thread; for a process's folded threads (thread_fold.h), how many ended threads the
   // entry stands for.
   uint64_t folded_threads = 0;
+  // 0 but for the folded processes (thread_fold.h): how many ended processes the entry stands for.
+  uint64_t folded_processes = 0;
   uint64_t events = 0;
   uint64_t calls = 0;
   size_t open_calls = 0;
@@ -113,6 +115,10 @@ struct AnalysisSettings {
   // first are folded into their process' folded threads (thread_fold.h), so memory follows the
   // threads alive. A recording with fewer threads is analysed as if there were no such bound.
   size_t kept_ended_threads = 1000;
+  // Ended processes kept whole (each with its threads, folded or not, and its module tables); past
+  // them, the processes that ended first are folded into one result, the folded processes
+  // (thread_fold.h), their functions merged by identity, so memory follows the processes alive.
+  size_t kept_ended_processes = 1000;
 };
 
 // A function the runtime stopped recording (SHAPETRACE_THROTTLE, docs/runtime.md): from `at_ns` on,

@@ -35,6 +35,7 @@ struct Analyzer::ThreadSlot {
   std::string name;
   bool ended = false;
   bool foldable = true; // every extension that gave it a consumer folds threads
+  bool process_foldable = true; // ... and processes
   size_t worker = 0;
   std::vector<Task> held; // jobs == 1: tasks waiting to run in one go, see Analyzer::hold
 };
@@ -151,6 +152,7 @@ Analyzer::ThreadSlot& Analyzer::slotFor(uint64_t process, uint32_t thread) {
       if (auto consumer = named.extension->consumerFor(ThreadKey{process, thread})) {
         slot->consumers.push_back(std::move(consumer));
         slot->foldable = slot->foldable && named.extension->foldsThreads();
+        slot->process_foldable = slot->process_foldable && named.extension->foldsProcesses();
       }
     // Round-robin in order of appearance spreads threads evenly over the workers.
     if (!workers_.empty()) slot->worker = (threads_.size() - 1) % workers_.size();
@@ -225,7 +227,12 @@ void Analyzer::consume(wire::StreamItem item) {
   // An ExitStatus of a process that never connected (key 0) names no process of the stream.
   if (process != 0 || item.kind() != wire::ItemKind::ExitStatus) {
     bool& ended = process_ended_[process];
-    if (item.kind() == wire::ItemKind::ProcessEnd) ended = true;
+    if (item.kind() == wire::ItemKind::ProcessEnd && !ended) {
+      ended = true;
+      ended_processes_.push_back(process);
+      if (ended_processes_.size() >= settings_.kept_ended_processes + kFoldBatch)
+        foldEndedProcesses();
+    }
   }
   if (auto* end = std::get_if<wire::ProcessEnd>(&item.body))
     for (const auto& [function, calls] : end->throttled_calls) {
@@ -304,6 +311,91 @@ void Analyzer::foldEnded() {
   }
 }
 
+// The processes that ended first, past the ones kept whole, go into the folded processes: their
+// threads folded, then their folded threads and the extensions' state added to the folded
+// processes' with function ids by identity, and what was kept per process freed. A process with a
+// thread that has not ended, or that an extension which cannot fold processes follows, is kept.
+void Analyzer::foldEndedProcesses() {
+  drain();
+  while (ended_processes_.size() > settings_.kept_ended_processes) {
+    const uint64_t process = ended_processes_.front();
+    ended_processes_.pop_front();
+    foldProcess(process);
+  }
+}
+
+bool Analyzer::foldProcess(uint64_t process) {
+  if (process == kFoldedProcessesKey) return false;
+  const auto first = threads_.lower_bound(ThreadKey{process, 0});
+  const auto last = threads_.upper_bound(ThreadKey{process, UINT32_MAX});
+  for (auto it = first; it != last; ++it)
+    if (!it->second->ended || !it->second->foldable || !it->second->process_foldable)
+      return false;
+  auto folded = folded_.find(process);
+  if (folded == folded_.end())
+    folded = folded_.emplace(process, foldedThreads(settings_.thread)).first;
+  for (auto it = first; it != last; ++it) {
+    foldThread(folded->second, it->second->analyzer.result(), it->first, settings_.thread);
+    for (const NamedExtension& named : extensions_)
+      named.extension->foldThread(it->first);
+  }
+  threads_.erase(first, last);
+
+  const std::function<uint32_t(uint32_t)> function_of = [this, process](uint32_t id) {
+    return foldedFunctionId(process, id);
+  };
+  if (folded_processes_.shape_states.empty()) folded_processes_ = foldedThreads(settings_.thread);
+  analyzer::foldProcess(folded_processes_, folded->second, function_of, settings_.thread);
+  folded_.erase(folded);
+  for (const NamedExtension& named : extensions_)
+    named.extension->foldProcess(process, function_of);
+
+  // The throttles and exclusions name the folded processes' functions from now on.
+  const auto throttles_first = throttles_.lower_bound({process, 0});
+  const auto throttles_last = throttles_.upper_bound({process, UINT32_MAX});
+  for (auto it = throttles_first; it != throttles_last; ++it) {
+    auto [into, added] =
+        throttles_.try_emplace({kFoldedProcessesKey, function_of(it->first.second)}, it->second);
+    if (!added) into->second.calls_not_recorded += it->second.calls_not_recorded;
+  }
+  throttles_.erase(throttles_first, throttles_last);
+  for (auto& excluded : excluded_)
+    if (excluded.first == process) excluded = {kFoldedProcessesKey, function_of(excluded.second)};
+  // Exclusions of the same function by two folded processes: keep the first.
+  std::set<std::pair<uint64_t, uint32_t>> seen;
+  std::erase_if(excluded_, [&seen](const auto& key) {
+    return key.first == kFoldedProcessesKey && !seen.insert(key).second;
+  });
+
+  functions_.erase(functions_.lower_bound({process, 0}),
+                   functions_.upper_bound({process, UINT32_MAX}));
+  main_function_.erase(process);
+  process_ended_.erase(process);
+  return true;
+}
+
+// The folded processes' function id of a process's function: one per identity (nameFunction), so
+// processes of the same binary share one function table. A known function gets an id counted down
+// from the top; an id no module table named keeps its id, so that it is still "fn#<id>", unless a
+// known function took that id (a crafted stream), then it is named by a table entry of its own.
+uint32_t Analyzer::foldedFunctionId(uint64_t process, uint32_t id) {
+  const auto info = functions_.find({process, id});
+  const wire::FunctionInfo* known = info == functions_.end() ? nullptr : &info->second;
+  const FunctionName name = nameFunction(known, id);
+  if (const auto it = folded_function_ids_.find(name.identity); it != folded_function_ids_.end())
+    return it->second;
+  uint32_t folded_id = id;
+  if (known != nullptr || functions_.contains({kFoldedProcessesKey, id})) {
+    folded_id = next_folded_function_id_--;
+    wire::FunctionInfo entry = known != nullptr ? *known : wire::FunctionInfo{};
+    if (known == nullptr) entry.mangled_name = name.identity;
+    entry.id = folded_id;
+    functions_[{kFoldedProcessesKey, folded_id}] = std::move(entry);
+  }
+  folded_function_ids_.emplace(name.identity, folded_id);
+  return folded_id;
+}
+
 void Analyzer::finish() {
   if (!finished_) {
     finished_ = true;
@@ -329,6 +421,13 @@ Analyzer::MergeInputs Analyzer::mergeInputs() {
                                          std::to_string(folded.folded_threads) +
                                              " threads folded",
                                          true, &folded});
+  if (folded_processes_.folded_processes > 0)
+    inputs.threads.push_back(ThreadInput{ThreadKey{kFoldedProcessesKey, kFoldedThreadsId},
+                                         std::to_string(folded_processes_.folded_processes) +
+                                             " processes folded, " +
+                                             std::to_string(folded_processes_.folded_threads) +
+                                             " threads",
+                                         true, &folded_processes_});
   return inputs;
 }
 

@@ -17,6 +17,8 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace shapetrace::analyzer {
@@ -89,6 +91,9 @@ private:
   void runHeld();
   void drain();
   void foldEnded();
+  void foldEndedProcesses();
+  bool foldProcess(uint64_t process);
+  uint32_t foldedFunctionId(uint64_t process, uint32_t id);
 
   // Ended threads are folded this many at a time past the ones kept whole
   // (AnalysisSettings::kept_ended_threads): each fold waits for the workers.
@@ -123,6 +128,13 @@ private:
   // that does not fold threads, Extension::foldsThreads, are not folded).
   std::deque<ThreadKey> ended_;
   std::map<uint64_t, ThreadResult> folded_; // by process (thread_fold.h)
+  // Ended processes not folded yet, in the order their ends came.
+  std::deque<uint64_t> ended_processes_;
+  // The folded processes' result (thread_fold.h, foldProcess), under kFoldedProcessesKey, and its
+  // function ids by identity (nameFunction): their module-table entries are in functions_.
+  ThreadResult folded_processes_;
+  std::unordered_map<std::string, uint32_t> folded_function_ids_;
+  uint32_t next_folded_function_id_ = UINT32_MAX - 1; // known functions, counted down
 };
 
 } // namespace shapetrace::analyzer

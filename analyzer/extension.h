@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -47,6 +48,16 @@ public:
   // Called with the consumers idle, for every extension, whether it gave the thread a consumer or
   // not; the thread's id may start a new thread (and a new consumer) later.
   virtual void foldThread(const ThreadKey& /*thread*/) {}
+  // Whether the Analyzer may fold an ended process whose threads it gave consumers (thread_fold.h,
+  // foldProcess): an extension that folds threads and can add a process's folded state into the
+  // folded processes'. A process with a thread followed by any extension that cannot is kept
+  // whole to the end.
+  virtual bool foldsProcesses() const { return false; }
+  // The ended process is folded: each of its threads was folded first (foldThread); its state goes
+  // into the folded processes' (process kFoldedProcessesKey), its function ids mapped to theirs by
+  // `function_of`. Called with the consumers idle, for every extension.
+  virtual void foldProcess(uint64_t /*process*/,
+                           const std::function<uint32_t(uint32_t)>& /*function_of*/) {}
   // Every item, before the threads' consumers see it.
   virtual void observe(const wire::StreamItem& /*item*/) {}
   // Its part of the model. The consumers are idle while this runs.

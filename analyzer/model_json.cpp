@@ -206,6 +206,7 @@ Json threadJson(const ThreadSummary& t) {
               {"diagnostics", diagnosticsJson(t.diagnostics, false)}};
   // Only on a process's folded threads (thread_fold.h): a model without any is as it was.
   if (t.folded_threads > 0) thread["folded_threads"] = t.folded_threads;
+  if (t.folded_processes > 0) thread["folded_processes"] = t.folded_processes;
   return thread;
 }
 

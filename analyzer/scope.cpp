@@ -117,7 +117,10 @@ std::string ThreadLabels::operator()(const ThreadKey& thread) const {
   std::string label = folded         ? name
                       : name.empty() ? std::to_string(thread.thread)
                                      : name + " (" + std::to_string(thread.thread) + ")";
-  return several_processes_ ? std::to_string(thread.process) + ":" + label : label;
+  // The folded processes (thread_fold.h) are of no one process.
+  const bool folded_processes = it != threads_.end() && it->second->folded_processes > 0;
+  return several_processes_ && !folded_processes ? std::to_string(thread.process) + ":" + label
+                                                 : label;
 }
 
 bool namesFunction(const FunctionName& f, std::string_view name) {

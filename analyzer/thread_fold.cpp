@@ -4,6 +4,7 @@
 #include "shape_merge.h"
 
 #include <algorithm>
+#include <functional>
 #include <iterator>
 #include <limits>
 
@@ -17,47 +18,50 @@ ThreadResult foldedThreads(const ThreadAnalyzerSettings& settings) {
   return folded;
 }
 
-void foldThread(ThreadResult& folded, const ThreadResult& thread, const ThreadKey& key,
-                const ThreadAnalyzerSettings& settings) {
-  // The same process: its function ids are the folded threads' too.
-  auto same = [](uint32_t function) { return function; };
-  const std::vector<ShapeId> shape_map = mergeShapes(thread.shapes, folded.shapes, same);
+namespace {
+
+// Adds `from` (a thread, or a process's folded threads) to `folded`: its function ids become
+// `function_of`'s, its outliers are named by `name` (their process and thread).
+template <typename FunctionOf, typename Name>
+void addResult(ThreadResult& folded, const ThreadResult& from, FunctionOf&& function_of,
+               Name&& name, const ThreadAnalyzerSettings& settings) {
+  const std::vector<ShapeId> shape_map = mergeShapes(from.shapes, folded.shapes, function_of);
   folded.shape_states.resize(folded.shapes.size());
   for (ShapeId id = 1; id < shape_map.size(); ++id) {
     ShapeState& into = folded.shape_states[shape_map[id]];
-    const ShapeState& from = thread.shape_states[id];
-    into.stats.merge(from.stats);
-    into.calls += from.calls;
-    into.outliers += from.outliers;
+    const ShapeState& state = from.shape_states[id];
+    into.stats.merge(state.stats);
+    into.calls += state.calls;
+    into.outliers += state.outliers;
   }
 
-  const std::vector<ShapeId> dag_map = mergeDag(thread.dag, shape_map, folded.dag, same);
+  const std::vector<ShapeId> dag_map = mergeDag(from.dag, shape_map, folded.dag, function_of);
   folded.dag_stats.resize(folded.dag.size());
-  for (ShapeId id = 1; id < dag_map.size() && id < thread.dag_stats.size(); ++id) {
+  for (ShapeId id = 1; id < dag_map.size() && id < from.dag_stats.size(); ++id) {
     DagStats& into = folded.dag_stats[dag_map[id]];
-    const DagStats& from = thread.dag_stats[id];
-    into.count += from.count;
-    into.sum = saturatingAdd(into.sum, from.sum);
-    into.sum_squares += from.sum_squares;
+    const DagStats& stats = from.dag_stats[id];
+    into.count += stats.count;
+    into.sum = saturatingAdd(into.sum, stats.sum);
+    into.sum_squares += stats.sum_squares;
   }
 
-  for (const auto& [id, from] : thread.functions) {
-    FunctionState& into = folded.functions[id];
-    into.stats.merge(from.stats);
-    into.outliers += from.outliers;
-    into.calls += from.calls;
-    into.inclusive_ns = saturatingAdd(into.inclusive_ns, from.inclusive_ns);
-    into.busiest_thread_ns = std::max(into.busiest_thread_ns, from.busiest_thread_ns);
-    into.threads += from.threads;
+  for (const auto& [id, state] : from.functions) {
+    FunctionState& into = folded.functions[function_of(id)];
+    into.stats.merge(state.stats);
+    into.outliers += state.outliers;
+    into.calls += state.calls;
+    into.inclusive_ns = saturatingAdd(into.inclusive_ns, state.inclusive_ns);
+    into.busiest_thread_ns = std::max(into.busiest_thread_ns, state.busiest_thread_ns);
+    into.threads += state.threads;
   }
 
-  // Both lists are most extreme first: one merge, not a sort per thread folded.
+  // Both lists are most extreme first: one merge, not a sort per result folded.
   std::vector<Outlier> named;
-  named.reserve(thread.outliers.size());
-  for (Outlier outlier : thread.outliers) {
+  named.reserve(from.outliers.size());
+  for (Outlier outlier : from.outliers) {
     outlier.shape = shape_map[outlier.shape];
-    outlier.process = key.process;
-    outlier.thread = key.thread;
+    outlier.function = function_of(outlier.function);
+    name(outlier);
     named.push_back(outlier);
   }
   std::vector<Outlier> merged;
@@ -67,13 +71,35 @@ void foldThread(ThreadResult& folded, const ThreadResult& thread, const ThreadKe
   folded.outliers = std::move(merged);
   if (folded.outliers.size() > settings.max_outliers) folded.outliers.resize(settings.max_outliers);
 
-  folded.timeline.add(thread.timeline, shape_map);
-  folded.diagnostics.merge(thread.diagnostics);
-  folded.events += thread.events;
-  folded.calls += thread.calls;
-  folded.open_calls += thread.open_calls;
-  folded.outliers_found += thread.outliers_found;
+  folded.timeline.add(from.timeline, shape_map);
+  folded.diagnostics.merge(from.diagnostics);
+  folded.events += from.events;
+  folded.calls += from.calls;
+  folded.open_calls += from.open_calls;
+  folded.outliers_found += from.outliers_found;
+}
+
+} // namespace
+
+void foldThread(ThreadResult& folded, const ThreadResult& thread, const ThreadKey& key,
+                const ThreadAnalyzerSettings& settings) {
+  // The same process: its function ids are the folded threads' too.
+  auto same = [](uint32_t function) { return function; };
+  auto name = [&key](Outlier& outlier) {
+    outlier.process = key.process;
+    outlier.thread = key.thread;
+  };
+  addResult(folded, thread, same, name, settings);
   folded.folded_threads += 1;
+}
+
+void foldProcess(ThreadResult& folded, const ThreadResult& process_threads,
+                 const std::function<uint32_t(uint32_t)>& function_of,
+                 const ThreadAnalyzerSettings& settings) {
+  auto named_already = [](Outlier&) {}; // the folded threads' outliers name their threads
+  addResult(folded, process_threads, function_of, named_already, settings);
+  folded.folded_threads += process_threads.folded_threads;
+  folded.folded_processes += 1;
 }
 
 } // namespace shapetrace::analyzer

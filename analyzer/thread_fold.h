@@ -13,6 +13,7 @@
 #include "thread_result.h"
 
 #include <cstdint>
+#include <functional>
 
 namespace shapetrace::analyzer {
 
@@ -20,11 +21,22 @@ namespace shapetrace::analyzer {
 // ids are below 2^22).
 constexpr uint32_t kFoldedThreadsId = UINT32_MAX;
 
+// The process key the folded processes are listed under (a process key is drawn at random: a stream
+// that uses this one has its process counted among the folded ones).
+constexpr uint64_t kFoldedProcessesKey = UINT64_MAX;
+
 // An empty result to fold threads into, with the threads' settings (the timeline's bins).
 ThreadResult foldedThreads(const ThreadAnalyzerSettings& settings);
 
 // Adds the result of the ended thread `key` to `folded` (its process's folded threads).
 void foldThread(ThreadResult& folded, const ThreadResult& thread, const ThreadKey& key,
                 const ThreadAnalyzerSettings& settings);
+
+// Adds an ended process's folded threads (all of its threads, folded) to `folded`, the folded
+// processes' result, whose function ids are interned by identity across processes: `function_of`
+// maps the process's function ids to them.
+void foldProcess(ThreadResult& folded, const ThreadResult& process_threads,
+                 const std::function<uint32_t(uint32_t)>& function_of,
+                 const ThreadAnalyzerSettings& settings);
 
 } // namespace shapetrace::analyzer

@@ -122,6 +122,8 @@ struct ThreadResult {
   // 0 for a thread; for a process's folded threads (thread_fold.h), how many ended threads they
   // hold (its outliers then name their threads already).
   uint64_t folded_threads = 0;
+  // 0 but for the folded processes' result (thread_fold.h): how many ended processes it holds.
+  uint64_t folded_processes = 0;
 };
 
 } // namespace shapetrace::analyzer

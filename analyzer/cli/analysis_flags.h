@@ -63,6 +63,10 @@ inline void addAnalysisFlags(CLI::App& command, AnalysisFlags& flags) {
       ->capture_default_str();
   command.add_option("--max-outliers", s.thread.max_outliers, "Most outliers kept (most extreme)")
       ->capture_default_str();
+  command.add_option("--kept-ended-processes", s.kept_ended_processes,
+                     "Ended processes kept whole; past them the first to end are folded into one "
+                     "entry, 'N processes folded', their functions merged by name")
+      ->capture_default_str();
   command.add_option("--max-depth", s.thread.max_depth,
                      "Calls nested deeper are not analysed (counted as calls_below_max_depth)")
       ->check(CLI::Range(1u, kMaxStackDepth))

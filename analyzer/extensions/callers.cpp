@@ -46,6 +46,14 @@ void CallerSink::add(const CallerSink& other) {
     findEdge(edge.caller, edge.callee).add(edge.totals);
 }
 
+void CallerSink::add(const CallerSink& other,
+                     const std::function<uint32_t(uint32_t)>& function_of) {
+  for (const Edge& edge : other.edges_)
+    findEdge(edge.caller == kNoCaller ? kNoCaller : function_of(edge.caller),
+             function_of(edge.callee))
+        .add(edge.totals);
+}
+
 std::unique_ptr<ThreadConsumer> CallersExtension::consumerFor(const ThreadKey& thread) {
   auto consumer = std::make_unique<Consumer>(ShapeLookup::none(), max_depth_);
   consumers_[thread] = consumer.get();
@@ -57,6 +65,14 @@ void CallersExtension::foldThread(const ThreadKey& thread) {
   if (it == consumers_.end()) return;
   folded_[thread.process].add(it->second->sink());
   consumers_.erase(it);
+}
+
+void CallersExtension::foldProcess(uint64_t process,
+                                   const std::function<uint32_t(uint32_t)>& function_of) {
+  const auto it = folded_.find(process);
+  if (it == folded_.end()) return;
+  folded_[kFoldedProcessesKey].add(it->second, function_of);
+  folded_.erase(it);
 }
 
 std::map<std::pair<uint32_t, uint32_t>, CallerTotals>

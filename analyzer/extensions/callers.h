@@ -12,6 +12,7 @@
 #include "pair_map.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -50,6 +51,8 @@ public:
   // Adds another thread's totals (of the same process: its function ids): folding an ended thread
   // into its process's folded threads.
   void add(const CallerSink& other);
+  // The same with the other's function ids mapped (folding a process into the folded processes).
+  void add(const CallerSink& other, const std::function<uint32_t(uint32_t)>& function_of);
 
 private:
   CallerTotals& totalsOf(uint32_t caller, uint32_t callee);
@@ -74,6 +77,10 @@ public:
   // anyway).
   bool foldsThreads() const override { return true; }
   void foldThread(const ThreadKey& thread) override;
+  // A folded process's totals go into the folded processes' (by function identity).
+  bool foldsProcesses() const override { return true; }
+  void foldProcess(uint64_t process,
+                   const std::function<uint32_t(uint32_t)>& function_of) override;
   // {"edges": [{"caller", "callee", "calls", "measured", "total_ns", "self_ns"}...]}: caller and
   // callee are function indices of the model (caller null at the root), sorted by callee, then
   // caller.

@@ -61,6 +61,7 @@ public:
   // A summary is one thread's phases: a folded thread's is not kept, only counted (the threads
   // kept whole and those alive keep theirs).
   bool foldsThreads() const override { return true; }
+  bool foldsProcesses() const override { return true; } // it keeps nothing per process
   void foldThread(const ThreadKey& thread) override;
   // {"depth", "max_events", "threads": [{"process", "thread", "events" (summarised),
   //  "thread_events_read", "thread_events_skipped" (the batches after the summary was full),

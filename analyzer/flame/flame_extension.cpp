@@ -63,16 +63,35 @@ void FlameExtension::foldThread(const ThreadKey& thread) {
   consumers_.erase(it);
 }
 
-// The thread's nodes are added into the folded tree. Past the folded tree's bound, as past a
-// thread's own, a stack's calls are counted as truncated and its own time is its nearest caller's
-// (in the tree; the slices leave it out).
+void FlameExtension::foldProcess(uint64_t process,
+                                 const std::function<uint32_t(uint32_t)>& function_of) {
+  const auto it = folded_.find(process);
+  if (it == folded_.end()) return;
+  Folded& into = folded_.try_emplace(kFoldedProcessesKey, max_nodes_).first->second;
+  const Folded& from = it->second;
+  addTree(into, from.tree, from.truncated_calls, &from.slices, from.shift, function_of);
+  folded_.erase(it);
+}
+
 void FlameExtension::fold(Folded& into, const FlameSink& thread) {
-  const FlameTree& local = thread.tree();
+  const FlameSlices* slices = thread.slices();
+  const std::vector<FlameSlice> mine = slices != nullptr ? slices->slices() : std::vector<FlameSlice>{};
+  addTree(into, thread.tree(), thread.truncatedCalls(), slices != nullptr ? &mine : nullptr,
+          slices != nullptr ? slices->shift() : 0, [](uint32_t function) { return function; });
+}
+
+// The tree's nodes are added into the folded tree, their functions mapped by `function_of`. Past
+// the folded tree's bound, as past a thread's own, a stack's calls are counted as truncated and its
+// own time is its nearest caller's (in the tree; the slices leave it out).
+void FlameExtension::addTree(Folded& into, const FlameTree& local, uint64_t truncated_calls,
+                             const std::vector<FlameSlice>* slices, unsigned shift,
+                             const std::function<uint32_t(uint32_t)>& function_of) {
   std::vector<uint32_t> image(local.size(), FlameTree::kRoot); // the folded node, or kNoNode
   for (uint32_t id = 1; id < local.size(); ++id) {
     const FlameNode& n = local[id];
     const uint32_t parent = image[n.parent];
-    image[id] = parent == FlameTree::kNoNode ? parent : into.tree.child(parent, n.function);
+    image[id] =
+        parent == FlameTree::kNoNode ? parent : into.tree.child(parent, function_of(n.function));
     if (image[id] != FlameTree::kNoNode) {
       into.tree[image[id]].add(n);
       continue;
@@ -83,11 +102,11 @@ void FlameExtension::fold(Folded& into, const FlameSink& thread) {
       caller = local[caller].parent;
     into.tree[image[caller]].self_ns += n.self_ns;
   }
-  into.truncated_calls += thread.truncatedCalls();
-  const FlameSlices* slices = thread.slices();
+  into.truncated_calls += truncated_calls;
   if (slices == nullptr) return;
-  std::vector<FlameSlice> mine = slices->slices();
-  for (FlameSlice& slice : mine) {
+  std::vector<FlameSlice> placed_slices;
+  placed_slices.reserve(slices->size());
+  for (const FlameSlice& slice : *slices) {
     FlameSlice placed;
     placed.index = slice.index;
     for (size_t i = 0; i < slice.nodes.size(); ++i)
@@ -95,9 +114,9 @@ void FlameExtension::fold(Folded& into, const FlameSink& thread) {
         placed.nodes.push_back(image[slice.nodes[i]]);
         placed.values.push_back(slice.values[i]);
       }
-    slice = std::move(placed);
+    placed_slices.push_back(std::move(placed));
   }
-  addSlices(into, std::move(mine), slices->shift());
+  addSlices(into, std::move(placed_slices), shift);
 }
 
 // Only the folded slices a thread's slices fall in are touched (a short thread's are one or two),

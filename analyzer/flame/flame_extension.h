@@ -99,6 +99,10 @@ public:
       : max_nodes_(max_nodes_per_thread), max_depth_(max_depth), max_slices_(max_slices) {}
   std::unique_ptr<ThreadConsumer> consumerFor(const ThreadKey& thread) override;
   bool foldsThreads() const override { return true; }
+  // A folded process's tree and slices are added into the folded processes' (by identity).
+  bool foldsProcesses() const override { return true; }
+  void foldProcess(uint64_t process,
+                   const std::function<uint32_t(uint32_t)>& function_of) override;
   void foldThread(const ThreadKey& thread) override;
   // {"max_nodes_per_thread", "truncated_calls",
   //  "nodes": {"parent": [], "function": [], "calls": [], "measured": [], "total_ns": [],
@@ -140,6 +144,9 @@ private:
   // Every part in (process, thread) order, a process's folded threads last.
   std::map<ThreadKey, Part> parts() const;
   void fold(Folded& into, const FlameSink& thread);
+  void addTree(Folded& into, const FlameTree& local, uint64_t truncated_calls,
+               const std::vector<FlameSlice>* slices, unsigned shift,
+               const std::function<uint32_t(uint32_t)>& function_of);
   // Adds slices on `into`'s tree's nodes, 2^shift wide and in time order, to its slices.
   void addSlices(Folded& into, std::vector<FlameSlice> slices, unsigned shift);
 
@@ -147,7 +154,7 @@ private:
   uint32_t max_depth_; // calls deeper are left out, as the analysis leaves them out
   uint32_t max_slices_;
   std::map<ThreadKey, const Consumer*> consumers_;
-  std::map<uint64_t, Folded> folded_; // by process
+  std::map<uint64_t, Folded> folded_; // by process (the folded processes: kFoldedProcessesKey)
 };
 
 } // namespace shapetrace::analyzer

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
 
 namespace shapetrace::analyzer {
 namespace {
@@ -584,6 +585,110 @@ TEST(AnalyzerTest, FoldingGivesTheSameModelWithAnyNumberOfWorkers) {
   const std::string sequential = toJson(run(items, 1, folding), {true}).dump();
   EXPECT_EQ(toJson(run(items, 2, folding), {true}).dump(), sequential);
   EXPECT_EQ(toJson(run(items, 3, folding), {true}).dump(), sequential);
+}
+
+// A process per request: each started, its module table, one thread of 12 calls of f1{f2} (and
+// one of f3 every other process), ended; every 7th process's end never comes.
+std::vector<wire::StreamItem> shortProcesses(uint32_t count) {
+  std::vector<wire::StreamItem> items;
+  for (uint64_t process = 1; process <= count; ++process) {
+    const uint64_t start = process * 100'000;
+    items.push_back({process, wire::ProcessStart{}});
+    items.push_back(moduleTable(process));
+    items.push_back({process, wire::ThreadStart{1, start, "request"}});
+    std::vector<Call> calls;
+    for (uint64_t i = 0; i < 12; ++i)
+      calls.push_back(call(1, {call(2)}, process == 5 && i == 11 ? 50'000 : 10 + (process + i) % 3));
+    if (process % 2 == 0) calls.push_back(call(3)); // two shapes of threads
+    items.push_back(batchItem(process, 1, 0, eventsOf(calls, start + 10)));
+    items.push_back({process, wire::ThreadEnd{1, start + 90'000, 0, 0, 1}});
+    if (process % 7 != 0) items.push_back({process, wire::ProcessEnd{}});
+  }
+  return items;
+}
+
+// Processes in the model: each process's key once, the folded processes each counted.
+uint64_t processCount(const Analysis& analysis) {
+  std::set<uint64_t> keys;
+  uint64_t folded = 0;
+  for (const ThreadSummary& thread : analysis.threads) {
+    if (thread.folded_processes > 0) folded += thread.folded_processes;
+    else keys.insert(thread.key.process);
+  }
+  return keys.size() + folded;
+}
+
+// Past the ended processes kept whole, the first to end are folded into one entry, their
+// functions merged by identity: the model's figures are those of every process taken apart.
+TEST(AnalyzerTest, EndedProcessesPastTheKeptOnesAreFolded) {
+  const auto items = shortProcesses(700);
+  AnalysisSettings folding;
+  folding.kept_ended_processes = 10;
+  const Analysis whole = run(items);
+  for (unsigned jobs : {1u, 2u}) {
+    const Analysis folded = run(items, jobs, folding);
+    // 600 processes ended; the 266th end folds the 256 that ended first, the 522nd 256 more.
+    const ThreadSummary& entry = folded.threads.back();
+    EXPECT_EQ(entry.key, (ThreadKey{kFoldedProcessesKey, kFoldedThreadsId}));
+    EXPECT_EQ(entry.folded_processes, 512u);
+    EXPECT_EQ(entry.folded_threads, 512u);
+    EXPECT_EQ(entry.name, "512 processes folded, 512 threads");
+    EXPECT_EQ(folded.threads.size(), 700u - 512 + 1);
+    EXPECT_EQ(processCount(folded), 700u);
+    EXPECT_EQ(processCount(whole), 700u);
+    EXPECT_EQ(threadCount(folded), 700u);
+    EXPECT_EQ(folded.events, whole.events);
+    EXPECT_EQ(folded.calls, whole.calls);
+    EXPECT_EQ(entry.calls * 2, entry.events); // every call ended in its thread
+    EXPECT_EQ(folded.outliers_found, whole.outliers_found);
+    EXPECT_EQ(folded.shapes.size(), whole.shapes.size());
+    EXPECT_EQ(folded.dag.size(), whole.dag.size());
+    EXPECT_EQ(folded.diagnostics, whole.diagnostics);
+    EXPECT_EQ(folded.diagnostics.count(Stat::processes_without_end), 100u);
+    ASSERT_EQ(folded.functions.size(), whole.functions.size());
+    for (size_t f = 0; f < whole.functions.size(); ++f) {
+      EXPECT_EQ(folded.functions[f].identity, whole.functions[f].identity);
+      EXPECT_EQ(folded.functions[f].calls, whole.functions[f].calls);
+      EXPECT_EQ(folded.functions[f].threads, whole.functions[f].threads);
+    }
+    // The slow call still names its process and thread, folded or not.
+    ASSERT_FALSE(folded.outliers.empty());
+    EXPECT_EQ(whole.outliers.front().process, 5u);
+    EXPECT_EQ(folded.outliers.front().process, 5u);
+    EXPECT_EQ(folded.outliers.front().thread, 1u);
+    EXPECT_EQ(folded.outliers.front().duration_ns, whole.outliers.front().duration_ns);
+    EXPECT_EQ(ThreadLabels(folded)(entry.key), "512 processes folded, 512 threads");
+    EXPECT_EQ(toJson(folded)["threads"].back()["folded_processes"], 512);
+    EXPECT_FALSE(toJson(whole)["threads"].back().contains("folded_processes"));
+  }
+}
+
+// Memory follows the processes alive: 30,000 short processes, each with its module table, cost
+// about what 1,000 do (each kept its folded threads, tables and functions: 7.5 KB a process).
+TEST(AnalyzerTest, ThirtyThousandShortProcessesFitInBoundedMemory) {
+  const int64_t before = shapetrace::testing::peakRssMib();
+  Analyzer analyzer(AnalysisSettings{}, 2);
+  for (uint64_t process = 1; process <= 30'000; ++process) {
+    const uint64_t start = process * 1000;
+    analyzer.consume({process, wire::ProcessStart{}});
+    analyzer.consume(moduleTable(process));
+    analyzer.consume({process, wire::ThreadStart{1, start, "request"}});
+    analyzer.consume(batchItem(process, 1, 0, eventsOf({call(1, {call(2)})}, start + 10)));
+    analyzer.consume({process, wire::ThreadEnd{1, start + 50, 4, 0, 1}});
+    if (process % 100 != 0) analyzer.consume({process, wire::ProcessEnd{}});
+  }
+  analyzer.finish();
+  const Analysis analysis = analyzer.snapshot();
+  EXPECT_EQ(analysis.events, 120'000u);
+  EXPECT_EQ(analysis.calls, 60'000u);
+  EXPECT_EQ(threadCount(analysis), 30'000u);
+  EXPECT_EQ(processCount(analysis), 30'000u);
+  EXPECT_EQ(analysis.diagnostics.count(Stat::processes_without_end), 300u);
+  EXPECT_EQ(analysis.functions.size(), 2u); // f1 and f2 of every process, by identity
+  EXPECT_LE(analysis.threads.size(), 300u + 1000u + 256u + 1u);
+  if (shapetrace::testing::kPeakRssMeasuresTheCode) {
+    EXPECT_LT(shapetrace::testing::peakRssMib() - before, 80);
+  }
 }
 
 // Memory follows the threads alive: 100,000 threads that each ended cost what 1,000 kept whole and

@@ -288,6 +288,40 @@ TEST(ExtensionTest, FoldedThreadsGiveTheSameCallersAndFlameGraph) {
   EXPECT_FALSE(result(whole, "summaries").contains("folded_threads"));
 }
 
+// The same calls as shortThreads, each thread a process of its own (its module table, its end):
+// past the ended processes kept whole, the callers' totals and the flame tree of the folded
+// processes, merged by function identity, are those of every process taken apart.
+TEST(ExtensionTest, FoldedProcessesGiveTheSameCallersAndFlameGraph) {
+  std::vector<wire::StreamItem> items;
+  for (const wire::StreamItem& item : shortThreads(300)) {
+    if (item.kind() == wire::ItemKind::ModuleTable) continue;
+    uint32_t thread = 0;
+    if (auto* start = std::get_if<wire::ThreadStart>(&item.body)) thread = start->thread;
+    if (auto* batch = std::get_if<wire::EventBatch>(&item.body)) thread = batch->thread;
+    if (auto* end = std::get_if<wire::ThreadEnd>(&item.body)) thread = end->thread;
+    const uint64_t process = 100 + thread;
+    wire::StreamItem moved = item;
+    moved.process = process;
+    if (item.kind() == wire::ItemKind::ThreadStart) items.push_back(moduleTable(process));
+    items.push_back(moved);
+    if (item.kind() == wire::ItemKind::ThreadEnd) items.push_back({process, wire::ProcessEnd{}});
+  }
+  AnalysisSettings folding;
+  folding.kept_ended_processes = 2;
+  const Analysis whole = analyze(items, "all");
+  const Analysis folded = analyze(items, "all", 2, folding);
+  ASSERT_EQ(whole.threads.size(), 300u);
+  ASSERT_EQ(folded.threads.size(), 300u - 256 + 1);
+  EXPECT_EQ(folded.threads.back().folded_processes, 256u);
+  EXPECT_EQ(callerEdges(folded), callerEdges(whole));
+  const StackValues w = flameStacks(whole), f = flameStacks(folded);
+  EXPECT_EQ(f.tree, w.tree);
+  EXPECT_EQ(f.slices, w.slices);
+  const Json& folded_threads = result(folded, "flame")["threads"];
+  EXPECT_EQ(folded_threads.back()["process"], kFoldedProcessesKey);
+  EXPECT_EQ(result(folded, "summaries")["folded_threads"], 256);
+}
+
 TEST(ExtensionTest, FoldedExtensionsAreTheSameWithAnyNumberOfWorkers) {
   const auto items = shortThreads(600);
   AnalysisSettings folding;
