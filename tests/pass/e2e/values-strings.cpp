@@ -13,6 +13,10 @@
 // RUN: env SHAPETRACE_OUTPUT=%t/rec SHAPETRACE_DRAIN_INTERVAL_US=1000000 %t/strings > %t/out.txt
 // RUN: %shapetrace dump %t/rec | grep -v '^#' | cut -d' ' -f3- >> %t/out.txt
 // RUN: FileCheck %s --input-file %t/out.txt --match-full-lines --strict-whitespace
+// summarize --with-values: a string is part of the call's symbol as dump shows it.
+// RUN: %shapetrace summarize %t/rec --with-values 'openFile@arg1' | FileCheck %s --check-prefix=SUMMARIZE
+// SUMMARIZE: 0 -> +main,1,+openFile@arg1=null,-openFile@arg1=null,+openFile@arg1=<unreadable {{0x[0-9a-f]+}}>,{{.*}},+openFile@arg1="say \"café\"\n\xff",-openFile@arg1="say \"café\"\n\xff",1,{{.*}}
+// SUMMARIZE: 1 -> +openFile@arg1="/etc/passwd",-openFile@arg1="/etc/passwd"
 // The cap, configurable: 8 bytes.
 // RUN: env SHAPETRACE_OUTPUT=%t/rec-8 SHAPETRACE_DRAIN_INTERVAL_US=1000000 SHAPETRACE_VALUE_TEXT_MAX=8 %t/strings > /dev/null
 // RUN: %shapetrace dump %t/rec-8 | grep -v '^#' | cut -d' ' -f3- | grep 'openFile.*arg2=1$' | FileCheck %s --check-prefix=CAP8 --match-full-lines --strict-whitespace
