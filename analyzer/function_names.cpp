@@ -58,6 +58,10 @@ std::string withoutAbiTags(std::string_view name) {
 }
 
 std::string shortFunctionName(std::string_view full) {
+  // A value symbol (summarize --with-values: `FUNC@argN=VALUE`): the value is no C++ name (a
+  // string argument may hold spaces, brackets, `<unreadable 0x..>`), kept as it is.
+  if (const size_t at = full.find('@'); at != std::string_view::npos && at > 0)
+    return shortFunctionName(full.substr(0, at)) + std::string(full.substr(at));
   const std::string bare = withoutParameters(full);
   const std::string_view name = bare;
   std::string out;

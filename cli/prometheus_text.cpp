@@ -1,6 +1,8 @@
 // The exposition format's escaping and number formatting.
 #include "cli/prometheus_text.h"
 
+#include "wire/utf8.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -9,28 +11,6 @@
 namespace shapetrace::cli {
 namespace {
 
-// The length of the well-formed UTF-8 sequence at the start of `text` (RFC 3629: no overlong
-// forms, no surrogates, nothing above U+10FFFF), 0 when there is none.
-size_t utf8SequenceLength(std::string_view text) {
-  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
-  const unsigned char lead = byte(0);
-  if (lead < 0x80) return 1;
-  size_t length = 0;
-  unsigned char low = 0x80, high = 0xBF; // the second byte's range
-  if (lead >= 0xC2 && lead <= 0xDF) length = 2;
-  else if (lead == 0xE0) length = 3, low = 0xA0;
-  else if (lead >= 0xE1 && lead <= 0xEC) length = 3;
-  else if (lead == 0xED) length = 3, high = 0x9F;
-  else if (lead >= 0xEE && lead <= 0xEF) length = 3;
-  else if (lead == 0xF0) length = 4, low = 0x90;
-  else if (lead >= 0xF1 && lead <= 0xF3) length = 4;
-  else if (lead == 0xF4) length = 4, high = 0x8F;
-  else return 0;
-  if (text.size() < length || byte(1) < low || byte(1) > high) return 0;
-  for (size_t i = 2; i < length; ++i)
-    if (byte(i) < 0x80 || byte(i) > 0xBF) return 0;
-  return length;
-}
 
 // HELP text escapes \ and newline; label values also ". The format is UTF-8: bytes that are not
 // (a function name is whatever the binary holds) and control characters a parser would trip on
@@ -39,7 +19,7 @@ void appendEscaped(std::string& out, std::string_view text, bool quote) {
   constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
   while (!text.empty()) {
     const char c = text.front();
-    const size_t length = utf8SequenceLength(text);
+    const size_t length = wire::utf8SequenceLength(text);
     if (c == '\\') out += "\\\\";
     else if (c == '\n') out += "\\n";
     else if (quote && c == '"') out += "\\\"";

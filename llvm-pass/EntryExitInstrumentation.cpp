@@ -452,6 +452,7 @@ Value* widenTo64Bits(IRBuilder<>& IRB, Value* V, unsigned Kind) {
   Type* Int64Ty = IRB.getInt64Ty();
   switch (Kind) {
   case SHAPETRACE_VALUE_POINTER:
+  case SHAPETRACE_VALUE_STRING: // its address: the runtime reads the text
     return IRB.CreatePtrToInt(V, Int64Ty, "shapetrace.value");
   case SHAPETRACE_VALUE_FLOAT:
     return IRB.CreateBitCast(IRB.CreateFPExt(V, IRB.getDoubleTy()), Int64Ty, "shapetrace.value");

@@ -52,7 +52,8 @@ static cl::opt<std::string>
 static cl::opt<std::string> ClArgs(
     "shapetrace-args",
     cl::desc("Arguments and return values of chosen functions to record: "
-             "FUNCTION@argN[,argM...][,retval][,FUNCTION@...]"),
+             "FUNCTION@argN[,argM...][,retval][,FUNCTION@...]; argN/s or retval/s records a "
+             "const char* as its text"),
     cl::value_desc("choices"));
 
 static shapetrace::Options optionsFromCommandLine() {

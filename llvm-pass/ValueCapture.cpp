@@ -27,25 +27,52 @@ namespace {
 
 constexpr unsigned MaxPosition = 255; // what the descriptor's byte holds
 
-/// `argN` (N from 1 to 255) or `retval`; nothing for any other text.
-std::optional<unsigned> parseSpec(StringRef Spec) {
-  if (Spec == "retval")
-    return SHAPETRACE_VALUE_RETURN;
+/// One parsed SPEC: a position (SHAPETRACE_VALUE_RETURN for the return value) and whether as text.
+struct Spec {
+  unsigned Position;
+  bool String;
+};
+
+/// `argN` (N from 1 to 255) or `retval`, either with `/s`; nothing for any other text. A format
+/// other than `/s` is an error of its own (`Error` set), not a piece of the next function's.
+std::optional<Spec> parseSpec(StringRef Text, std::string& Error) {
+  auto [Name, Format] = Text.split('/');
+  const bool HasFormat = Text.contains('/');
+  std::optional<unsigned> Position;
   unsigned N = 0;
-  if (Spec.consume_front("arg") && !Spec.empty() && all_of(Spec, [](char C) { return isDigit(C); }) &&
-      !Spec.getAsInteger(10, N) && N >= 1 && N <= MaxPosition)
-    return N;
-  return std::nullopt;
+  if (Name == "retval")
+    Position = SHAPETRACE_VALUE_RETURN;
+  else if (Name.consume_front("arg") && !Name.empty() &&
+           all_of(Name, [](char C) { return isDigit(C); }) && !Name.getAsInteger(10, N) &&
+           N >= 1 && N <= MaxPosition)
+    Position = N;
+  if (!Position)
+    return std::nullopt;
+  if (HasFormat && Format != "s") {
+    Error = "'" + Text.str() + "': '/" + Format.str() +
+            "' is not a format this pass knows (only /s, a const char* recorded as its text)";
+    return std::nullopt;
+  }
+  return Spec{*Position, HasFormat};
 }
 
-void addSpec(ChosenValues& Values, unsigned Position) {
-  if (Position == SHAPETRACE_VALUE_RETURN) {
+void addSpec(ChosenValues& Values, Spec S) {
+  if (S.String) {
+    auto At = lower_bound(Values.Strings, S.Position);
+    if (At == Values.Strings.end() || *At != S.Position)
+      Values.Strings.insert(At, S.Position);
+  }
+  if (S.Position == SHAPETRACE_VALUE_RETURN) {
     Values.ReturnValue = true;
     return;
   }
-  auto At = lower_bound(Values.Args, Position);
-  if (At == Values.Args.end() || *At != Position)
-    Values.Args.insert(At, Position);
+  auto At = lower_bound(Values.Args, S.Position);
+  if (At == Values.Args.end() || *At != S.Position)
+    Values.Args.insert(At, S.Position);
+}
+
+bool isString(const ChosenValues& Values, unsigned Position) {
+  return binary_search(Values.Strings, Position);
 }
 
 /// The demangled name without its parameters (`kv::Handler::serve`), or the name itself when it
@@ -147,6 +174,47 @@ Expected<unsigned> refineWithSource(const DIType* SourceType, unsigned Type, con
   return Type;
 }
 
+/// Whether the source type is a pointer to a character type (`const char*`, `unsigned char*`,
+/// `char8_t*`, through typedefs and qualifiers).
+bool isCharPointer(const DIType* SourceType) {
+  const auto* Pointer = dyn_cast_or_null<DIDerivedType>(stripQualifiers(SourceType));
+  if (!Pointer || Pointer->getTag() != dwarf::DW_TAG_pointer_type)
+    return false;
+  const auto* Pointee = dyn_cast_or_null<DIBasicType>(stripQualifiers(Pointer->getBaseType()));
+  if (!Pointee || Pointee->getSizeInBits() != 8)
+    return false;
+  const unsigned Encoding = Pointee->getEncoding();
+  return Encoding == dwarf::DW_ATE_signed_char || Encoding == dwarf::DW_ATE_unsigned_char ||
+         Encoding == dwarf::DW_ATE_UTF;
+}
+
+bool isStringView(const DIType* SourceType) {
+  const auto* Composite = dyn_cast_or_null<DICompositeType>(stripQualifiers(SourceType));
+  return Composite && Composite->getName().starts_with("basic_string_view<");
+}
+
+/// A value chosen with `/s`: a pointer in the IR and, with debug information, a pointer to
+/// characters in the source.
+Expected<unsigned> classifyString(const Type* Ty, const DIType* SourceType, bool HaveSource,
+                                  const Twine& What) {
+  if (HaveSource && isStringView(SourceType))
+    return createStringError(inconvertibleErrorCode(),
+                             What + " is a std::string_view, which the ABI passes as a length "
+                                    "and a pointer in two registers: /s records a const char* "
+                                    "only (choose a function that receives .data(), or record "
+                                    "its length with argN)");
+  if (!Ty->isPointerTy())
+    return createStringError(inconvertibleErrorCode(),
+                             What + " has IR type " + typeName(Ty) +
+                                 ": /s records a const char*, and this is not a pointer");
+  if (HaveSource && !isCharPointer(SourceType))
+    return createStringError(inconvertibleErrorCode(),
+                             What + " is a pointer to something other than characters (source "
+                                    "type '" + (SourceType ? SourceType->getName() : "void*") +
+                                 "'): /s records a const char*; drop /s to record its address");
+  return SHAPETRACE_VALUE_STRING;
+}
+
 } // namespace
 
 Error ValueChoices::add(StringRef Text, const std::string& Origin) {
@@ -172,14 +240,18 @@ Error ValueChoices::add(StringRef Text, const std::string& Origin) {
     // Values separated by commas; a piece that is not a value begins the next function's.
     while (true) {
       auto [Piece, After] = Rest.split(',');
-      std::optional<unsigned> Position = parseSpec(Piece.trim());
-      if (!Position) {
+      std::string FormatError;
+      std::optional<Spec> Parsed = parseSpec(Piece.trim(), FormatError);
+      if (!FormatError.empty())
+        return Fail(FormatError);
+      if (!Parsed) {
         if (C.Values.empty() || !Rest.contains('@'))
           return Fail("'" + Piece.trim() + "' for '" + PatternText +
-                      "' is not a value: expected argN (N from 1 to 255) or retval");
+                      "' is not a value: expected argN (N from 1 to 255) or retval, either "
+                      "with /s for a string");
         break;
       }
-      addSpec(C.Values, *Position);
+      addSpec(C.Values, *Parsed);
       Rest = After;
       if (Rest.empty())
         break;
@@ -200,8 +272,9 @@ ChosenValues ValueChoices::match(const FunctionInfo& Info) const {
         !C.Pattern.match(Untagged) && !C.Pattern.match(Info.Mangled))
       continue;
     for (unsigned Position : C.Values.Args)
-      addSpec(All, Position);
-    All.ReturnValue |= C.Values.ReturnValue;
+      addSpec(All, {Position, isString(C.Values, Position)});
+    if (C.Values.ReturnValue)
+      addSpec(All, {SHAPETRACE_VALUE_RETURN, isString(C.Values, SHAPETRACE_VALUE_RETURN)});
   }
   return All;
 }
@@ -224,6 +297,13 @@ Expected<CapturePlan> planCapture(const Function& F, const FunctionInfo& Info,
   // split over several registers has shifted the positions.
   SmallVector<const DIType*, 8> Source = sourceTypes(F);
   const bool HaveSource = !Source.empty();
+  // A std::string_view chosen with /s: said as such, before the count of parameters below
+  // (the ABI splits it in two) would say something vaguer.
+  for (unsigned Position : Chosen.Strings)
+    if (HaveSource && Position != SHAPETRACE_VALUE_RETURN && Position < Source.size() &&
+        isStringView(Source[Position]))
+      return classifyString(nullptr, Source[Position], true,
+                            "arg" + Twine(Position) + " of " + Name).takeError();
   if (HaveSource && !Chosen.Args.empty() && Source.size() - 1 != Args.size())
     return createStringError(
         inconvertibleErrorCode(),
@@ -246,8 +326,12 @@ Expected<CapturePlan> planCapture(const Function& F, const FunctionInfo& Info,
                                What + " is passed in memory (a struct or class by value): only "
                                       "integers up to 64 bits, pointers, float and double can be "
                                       "recorded");
-    Expected<unsigned> Type = classify(Arg.getType(), Arg.hasZExtAttr(), What);
-    if (Type && HaveSource)
+    Expected<unsigned> Type =
+        isString(Chosen, Position)
+            ? classifyString(Arg.getType(), HaveSource ? Source[Position] : nullptr, HaveSource,
+                             What)
+            : classify(Arg.getType(), Arg.hasZExtAttr(), What);
+    if (Type && HaveSource && *Type != SHAPETRACE_VALUE_STRING)
       Type = refineWithSource(Source[Position], *Type, What);
     if (!Type)
       return Type.takeError();
@@ -261,9 +345,13 @@ Expected<CapturePlan> planCapture(const Function& F, const FunctionInfo& Info,
     Type* RetTy = F.getReturnType();
     if (RetTy->isVoidTy())
       return createStringError(inconvertibleErrorCode(), Name + " returns nothing (void)");
-    Expected<unsigned> Type = classify(RetTy, F.getAttributes().hasRetAttr(Attribute::ZExt),
-                                       "the return value of " + Name);
-    if (Type && HaveSource)
+    Expected<unsigned> Type =
+        isString(Chosen, SHAPETRACE_VALUE_RETURN)
+            ? classifyString(RetTy, HaveSource ? Source[0] : nullptr, HaveSource,
+                             "the return value of " + Name)
+            : classify(RetTy, F.getAttributes().hasRetAttr(Attribute::ZExt),
+                       "the return value of " + Name);
+    if (Type && HaveSource && *Type != SHAPETRACE_VALUE_STRING)
       Type = refineWithSource(Source[0], *Type, "the return value of " + Name);
     if (!Type)
       return Type.takeError();
@@ -275,9 +363,11 @@ Expected<CapturePlan> planCapture(const Function& F, const FunctionInfo& Info,
 std::string describeChosen(const ChosenValues& Chosen) {
   std::string Text;
   for (unsigned Position : Chosen.Args)
-    Text += (Text.empty() ? "arg" : ", arg") + std::to_string(Position);
+    Text += (Text.empty() ? "arg" : ", arg") + std::to_string(Position) +
+            (isString(Chosen, Position) ? "/s" : "");
   if (Chosen.ReturnValue)
-    Text += Text.empty() ? "retval" : ", retval";
+    Text += std::string(Text.empty() ? "retval" : ", retval") +
+            (isString(Chosen, SHAPETRACE_VALUE_RETURN) ? "/s" : "");
   return Text;
 }
 

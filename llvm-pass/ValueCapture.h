@@ -3,7 +3,8 @@
 // The user names functions and the values of theirs to record: `FUNCTION@argN` (the N-th argument
 // of the function's IR signature once the ABI has lowered it: `this` is arg1, an sret pointer is
 // not counted) and `FUNCTION@retval`, several at once as `FUNCTION@arg1,arg3,retval` and
-// `f@arg1,g@retval` (uftrace's `-A`/`-R` syntax). They come from -shapetrace-args
+// `f@arg1,g@retval` (uftrace's `-A`/`-R` syntax), `argN/s` or `retval/s` for a `const char*`
+// recorded as its text (uftrace's format suffix; no other format is known). They come from -shapetrace-args
 // (SHAPETRACE_PASS_ARGS) and from `args` lines of the rule file. For each instrumented function
 // that a choice names, the pass classifies the chosen values from the IR signature and calls
 // __shapetrace_value (abi.h) with each one, after the entry hook and before the exit hook; a value
@@ -28,17 +29,19 @@
 namespace shapetrace {
 
 /// What a function records: argument positions (1-based, ascending, no repeats) and whether its
-/// return value.
+/// return value; those of them to record as text (`/s`: a `const char*` whose string the runtime
+/// reads, 0 for the return value).
 struct ChosenValues {
   std::vector<unsigned> Args;
   bool ReturnValue = false;
+  std::vector<unsigned> Strings;
   bool empty() const { return Args.empty() && !ReturnValue; }
 };
 
 /// One value to record: where it is and how to widen it to 64 bits (SHAPETRACE_VALUE_* in abi.h).
 struct CapturedValue {
   unsigned Position; ///< N of argN; 0 for the return value
-  unsigned Type;     ///< SHAPETRACE_VALUE_SIGNED, _UNSIGNED, _POINTER or _FLOAT
+  unsigned Type;     ///< SHAPETRACE_VALUE_SIGNED, _UNSIGNED, _POINTER, _FLOAT or _STRING
   unsigned ArgNo;    ///< the IR argument's index (arguments only)
 };
 
@@ -51,7 +54,7 @@ struct CapturePlan {
 class ValueChoices {
 public:
   /// Adds the choices of `Text` (`FUNCTION@SPEC[,SPEC...][,FUNCTION@SPEC...]`, SPEC argN or
-  /// retval). `Origin` names where the text came from, for messages.
+  /// retval, either followed by `/s`). `Origin` names where the text came from, for messages.
   llvm::Error add(llvm::StringRef Text, const std::string& Origin);
   bool empty() const { return Choices.empty(); }
 

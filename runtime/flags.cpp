@@ -2,6 +2,7 @@
 #include "flags.h"
 
 #include "channel/channel.h"
+#include "value_text.h"
 
 #include <cerrno>
 #include <charconv>
@@ -83,6 +84,10 @@ void validate(Flags& flags, const Flags& defaults, std::vector<std::string>& err
   if (flags.batch_events < 1 || flags.batch_events > (1u << 20)) {
     check(false, "BATCH", "a count from 1 to 1048576", errors);
     flags.batch_events = defaults.batch_events;
+  }
+  if (flags.value_text_max < 1 || flags.value_text_max > kValueTextHardMax) {
+    check(false, "VALUE_TEXT_MAX", "a count from 1 to 1024", errors);
+    flags.value_text_max = defaults.value_text_max;
   }
   if (flags.drain_interval_us < 100 || flags.drain_interval_us > 1000000) {
     check(false, "DRAIN_INTERVAL_US", "microseconds from 100 to 1000000", errors);

@@ -14,8 +14,11 @@
 #include "runtime.h"
 #include "shapetrace/abi.h"
 #include "throttle.h"
+#include "value_text.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <sched.h>
 #include <time.h>
 
@@ -73,6 +76,14 @@ void pushTracerWait(ThreadState& state, uint64_t from) {
                          Event{readTicks() - from, 0, EventKind(kTracerWaitLength)});
 }
 
+// One event (or one value's slots) not written: announced by a lost marker before the next one.
+void countDrop(ThreadState& state, uint64_t ticks) {
+  const uint64_t pending = state.ring.pending_drops.load(std::memory_order_relaxed);
+  if (pending == 0)
+    state.ring.first_drop_ticks.store(ticks, std::memory_order_relaxed);
+  state.ring.pending_drops.store(pending + 1, std::memory_order_relaxed);
+}
+
 // The ring was full, or earlier drops must be announced first: write the lost marker(s) and the
 // event, or count the event as dropped.
 [[gnu::noinline]] void pushSlow(ThreadState& state, const Event& event) {
@@ -110,13 +121,9 @@ void pushTracerWait(ThreadState& state, uint64_t from) {
     if (!waitForSpace(state, (pending ? 2 : 1) + 2))
       break;
   }
-  const uint64_t pending = state.ring.pending_drops.load(std::memory_order_relaxed);
   // A value's slot carries the value where events carry their time.
   const bool value = (uint32_t(event.kind) & kMarkerKindMask) == kCallValueMarker;
-  if (pending == 0)
-    state.ring.first_drop_ticks.store(value ? readTicks() : event.timestamp,
-                                      std::memory_order_relaxed);
-  state.ring.pending_drops.store(pending + 1, std::memory_order_relaxed);
+  countDrop(state, value ? readTicks() : event.timestamp);
 }
 
 [[gnu::always_inline]] inline void push(ThreadState& state, const Event& event) {
@@ -223,6 +230,37 @@ void pushTracerWait(ThreadState& state, uint64_t from) {
   leaveGuard(local);
 }
 
+// A string argument: its value slot (the address), a kCallValueText slot and the text, pushed
+// together or counted as one dropped event (even in lossless mode: the text is an extra, and a
+// lost marker says where it was). SHAPETRACE_REDACT_ARGS: the text is never read.
+[[gnu::noinline]] void pushString(ThreadState& state, const Event& value) {
+  const uint64_t address = value.timestamp;
+  const TextRead text =
+      flags().redact_args && address != 0
+          ? TextRead{0, wire::TextState::Redacted}
+          : readTextFaultSafe(address, flags().value_text_max, state.value_text);
+  const uint64_t slots = 2 + (text.length + kTextBytesPerSlot - 1) / kTextBytesPerSlot;
+  auto fill = [&](Event& slot, uint64_t i) {
+    if (i == 0) {
+      slot = value;
+    } else if (i == 1) {
+      slot = Event{0, uint32_t(text.length),
+                   EventKind(kCallValueText | uint32_t(text.state) << kCallValueDescriptorShift)};
+    } else {
+      const size_t from = (i - 2) * kTextBytesPerSlot;
+      const size_t count = std::min<size_t>(kTextBytesPerSlot, text.length - from);
+      char bytes[kTextBytesPerSlot] = {};
+      std::memcpy(bytes, state.value_text + from, count);
+      slot = Event{0, 0, EventKind(kCallValueTextBytes)};
+      std::memcpy(&slot.timestamp, bytes, 8);
+      std::memcpy(&slot.function_id, bytes + 8, 4);
+    }
+  };
+  if (state.ring.pending_drops.load(std::memory_order_relaxed) != 0 ||
+      !state.ring.tryPushMany(slots, fill))
+    countDrop(state, readTicks());
+}
+
 // An argument (after its call's enter) or the return value (before its exit) of the innermost
 // open call: written when that call was recorded, as its exit will be.
 [[gnu::always_inline]] inline void onValue(uint32_t function_id, uint32_t descriptor,
@@ -233,8 +271,12 @@ void pushTracerWait(ThreadState& state, uint64_t from) {
   if (local.top_count == 0 || !local.top_recorded) [[unlikely]]
     return;
   enterGuard(local);
-  push(*local.state,
-       Event{bits, function_id, EventKind(kCallValueMarker | descriptor << kCallValueDescriptorShift)});
+  const Event value{bits, function_id,
+                    EventKind(kCallValueMarker | descriptor << kCallValueDescriptorShift)};
+  if ((descriptor >> 8) == SHAPETRACE_VALUE_STRING) [[unlikely]]
+    pushString(*local.state, value);
+  else
+    push(*local.state, value);
   leaveGuard(local);
 }
 

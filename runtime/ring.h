@@ -59,6 +59,19 @@ public:
     return true;
   }
 
+  // Appends `count` slots (at most the capacity) that the consumer must see together, or none:
+  // `fill(slot, i)` writes the i-th in place.
+  template <typename Fill> bool tryPushMany(uint64_t count, Fill&& fill) {
+    const uint64_t head = head_local_;
+    if (head - cached_tail_ + count > capacity() && !refreshFree(count))
+      return false;
+    for (uint64_t i = 0; i < count; ++i)
+      fill(slots_[(head + i) & mask_], i);
+    head_local_ = head + count;
+    control_->head.store(head + count, std::memory_order_release);
+    return true;
+  }
+
   // Free slots as the producer can prove them now (reads the consumer's index).
   uint64_t freeSlots() {
     cached_tail_ = control_->tail.load(std::memory_order_acquire);

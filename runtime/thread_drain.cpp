@@ -3,6 +3,9 @@
 
 #include "shapetrace/abi.h"
 
+#include <algorithm>
+#include <cstring>
+
 namespace shapetrace::rt {
 namespace {
 
@@ -236,8 +239,7 @@ bool ThreadDrain::drain(ThreadState& state) {
       continue;
     }
     if ((uint32_t(slot.kind) & kMarkerKindMask) == kCallValueMarker) {
-      addCallValue(slot);
-      ++index;
+      index += addCallValue(state, index);
       if (marksFull() && !sendBatch(state, index))
         return discardBatch();
       continue;
@@ -298,24 +300,48 @@ void ThreadDrain::addMark(const ThreadState& state, const Event& marker, const E
   }
 }
 
-void ThreadDrain::addCallValue(const Event& slot) {
+uint64_t ThreadDrain::addCallValue(const ThreadState& state, uint64_t index) {
+  const Event& slot = state.ring.at(index);
+  const uint32_t descriptor = uint32_t(slot.kind) >> kCallValueDescriptorShift;
+  wire::CallValue value{uint8_t(descriptor & 0xff), wire::ValueType((descriptor >> 8) & 0xff),
+                        slot.timestamp};
+  uint64_t slots = 1;
+  if (value.type == wire::ValueType::String)
+    slots += readValueText(state, index + 1, value);
   // The call's enter was not sent either (its module is not registered).
   if (isUnnamed(slot))
-    return;
-  const uint32_t descriptor = uint32_t(slot.kind) >> kCallValueDescriptorShift;
-  const wire::CallValue value{uint8_t(descriptor & 0xff), wire::ValueType((descriptor >> 8) & 0xff),
-                              slot.timestamp};
+    return slots;
   const auto before_event = uint32_t(batch_.count());
   // The values of one hook sequence (a call's arguments, or its return value) make one mark.
   if (!batch_values_.empty()) {
     wire::CallValues& last = batch_values_.back();
     if (last.before_event == before_event && last.function_id == slot.function_id &&
         last.returned() == (value.position == SHAPETRACE_VALUE_RETURN)) {
-      last.values.push_back(value);
-      return;
+      last.values.push_back(std::move(value));
+      return slots;
     }
   }
-  batch_values_.push_back({before_event, slot.function_id, {value}});
+  batch_values_.push_back({before_event, slot.function_id, {std::move(value)}});
+  return slots;
+}
+
+uint64_t ThreadDrain::readValueText(const ThreadState& state, uint64_t index,
+                                    wire::CallValue& value) {
+  // Written by this runtime's pushString, all slots published together.
+  const Event& header = state.ring.at(index);
+  const size_t length = std::min<size_t>(header.function_id, kValueTextHardMax);
+  value.text_state = wire::TextState(uint32_t(header.kind) >> kCallValueDescriptorShift);
+  value.text.resize(length);
+  const uint64_t byte_slots = (length + kTextBytesPerSlot - 1) / kTextBytesPerSlot;
+  for (uint64_t i = 0; i < byte_slots; ++i) {
+    const Event& bytes = state.ring.at(index + 1 + i);
+    char chunk[kTextBytesPerSlot];
+    std::memcpy(chunk, &bytes.timestamp, 8);
+    std::memcpy(chunk + 8, &bytes.function_id, 4);
+    const size_t from = i * kTextBytesPerSlot;
+    std::memcpy(value.text.data() + from, chunk, std::min<size_t>(kTextBytesPerSlot, length - from));
+  }
+  return 1 + byte_slots;
 }
 
 uint64_t ThreadDrain::dropUnnamedEvents(ThreadState& state, uint64_t index, uint64_t head) {

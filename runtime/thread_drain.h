@@ -72,8 +72,11 @@ private:
   void placeThrottleMarks(const DrainCursor& cursor, uint64_t index);
   // An annotation or tracer wait (the marker and the slot after it) placed at the batch's end.
   void addMark(const ThreadState& state, const Event& marker, const Event& payload);
-  // An argument or return value (kCallValueMarker) placed at the batch's end.
-  void addCallValue(const Event& slot);
+  // An argument or return value (kCallValueMarker at `index`) placed at the batch's end; the
+  // ring slots it took (a string's text follows its marker).
+  uint64_t addCallValue(const ThreadState& state, uint64_t index);
+  // A string value's kCallValueText slot at `index` and its bytes: the slots they took.
+  uint64_t readValueText(const ThreadState& state, uint64_t index, wire::CallValue& value);
   // Forgets the batch being made (a send failed: its slots stay in the ring for the next cycle).
   bool discardBatch();
   bool sendPendingGap(ThreadState& state, uint64_t from_ns, uint64_t to_ns);

@@ -9,6 +9,7 @@
 
 #include "ring.h"
 #include "ring_arena.h"
+#include "value_text.h"
 #include "wire/items.h"
 
 #include <atomic>
@@ -50,9 +51,17 @@ enum MarkerKind : uint32_t {
   // function, and abi.h's descriptor (position | type << 8) in the kind's upper 16 bits. The drain
   // puts it in the batch, at its place among the events.
   kCallValueMarker = 0x109,
+  // After a kCallValueMarker of a string (SHAPETRACE_VALUE_STRING): function_id = the text's
+  // length in bytes, wire::TextState in the kind's upper 16 bits; the text follows in
+  // kCallValueTextBytes slots, 12 bytes each (timestamp then function_id), all pushed together.
+  kCallValueText = 0x10a,
+  kCallValueTextBytes = 0x10b,
 };
 inline constexpr uint32_t kMarkerKindMask = 0xffff;
 inline constexpr uint32_t kCallValueDescriptorShift = 16;
+inline constexpr uint32_t kTextBytesPerSlot = 12;
+// A string value's slots fit the smallest ring (256).
+static_assert(2 + kValueTextHardMax / kTextBytesPerSlot + 1 <= 256);
 
 // What only the drain thread reads and writes.
 struct DrainCursor {
@@ -127,6 +136,9 @@ struct ThreadState {
   RingMemory ring_memory; // where the ring's events and indices are (ring_arena.h)
   ThreadState* next = nullptr; // registry link, see Registry
   DrainCursor drain;
+  // The text of a string argument as it is read (value_text.cpp): its page is committed only in
+  // threads that record one.
+  char value_text[kValueTextHardMax + 1] = {};
 
   explicit ThreadState(const RingMemory& memory)
       : ring(memory.control, memory.slots, memory.capacity), ring_memory(memory) {}

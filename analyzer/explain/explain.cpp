@@ -143,7 +143,7 @@ void ExplainExtension::takeValues(uint64_t process, const wire::EventBatch& batc
       else if (at > 0)
         time = batch.events[at - 1].timestamp;
       for (const wire::CallValue& value : values.values)
-        if (value.position == value_input_->position)
+        if (value.position == value_input_->position && value.type != wire::ValueType::String)
           annotations_[thread].emplace_back(time, wire::valueAsDouble(value));
     }
   }

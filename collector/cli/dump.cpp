@@ -537,7 +537,8 @@ private:
     }
     case wire::ValueType::Unsigned: return value.bits <= kExact;
     case wire::ValueType::Float: return std::isfinite(std::bit_cast<double>(value.bits));
-    case wire::ValueType::Pointer: break;
+    case wire::ValueType::Pointer:
+    case wire::ValueType::String: break;
     }
     return false;
   }

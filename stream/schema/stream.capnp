@@ -190,7 +190,19 @@ struct CallValue {
   position @0 :UInt8;          # N of argN (`this` is arg1, an sret pointer is not counted); 0: the
                                # return value
   type @1 :ValueType;
-  bits @2 :UInt64;             # the value widened to 64 bits, as the type says
+  bits @2 :UInt64;             # the value widened to 64 bits, as the type says (a string's:
+                               # its address)
+  text @3 :Data;               # type string: the bytes read at the address, at most the cap
+                               # (SHAPETRACE_VALUE_TEXT_MAX, readers refuse more than 4096)
+  textState @4 :TextState;     # type string: what `text` holds. Both added after format
+                               # version 1's first release: older readers ignore them
+}
+
+enum TextState {
+  complete @0;                 # the whole string, up to its terminating NUL (not included)
+  truncated @1;                # the first `cap` bytes of a longer string
+  unreadable @2;               # the address (or a page after the bytes read) is not mapped
+  redacted @3;                 # SHAPETRACE_REDACT_ARGS: the text was not read
 }
 
 enum ValueType {
@@ -198,6 +210,8 @@ enum ValueType {
   unsigned @1;                 # an integer, zero-extended
   pointer @2;                  # an address
   float @3;                    # the bits of an IEEE 754 double (a float is widened to one)
+  string @4;                   # a `const char*` chosen as `FUNCTION@argN/s`: bits is its address
+                               # (0: null), the text in `text`; older readers show the address
 }
 
 # The runtime made the thread wait `durationNs` for room in its ring (lossless recording,

@@ -3,6 +3,7 @@
 #include "schema/stream.capnp.h"
 #include "wire/event_codec.h"
 #include "wire/format_error.h"
+#include "wire/utf8.h"
 
 #include <capnp/message.h>
 #include <capnp/serialize.h>
@@ -140,6 +141,11 @@ void fill(s::CallValues::Builder b, const CallValues& v) {
     values[i].setPosition(v.values[i].position);
     values[i].setType(static_cast<s::ValueType>(v.values[i].type));
     values[i].setBits(v.values[i].bits);
+    if (v.values[i].type == ValueType::String) {
+      const std::string& text = v.values[i].text;
+      values[i].setText(kj::arrayPtr(reinterpret_cast<const kj::byte*>(text.data()), text.size()));
+      values[i].setTextState(static_cast<s::TextState>(v.values[i].text_state));
+    }
   }
 }
 
@@ -302,6 +308,21 @@ Throttle read(s::Throttle::Reader r) {
   return {r.getBeforeEvent(), r.getTimestampNs(), r.getFunction(), r.getShortCalls()};
 }
 
+// A string value's text, bounded by kMaxValueText (the message carried its bytes; what the runtime
+// never writes is refused rather than kept).
+void readText(s::CallValue::Reader r, CallValue& value) {
+  const auto text = r.getText();
+  if (text.size() > kMaxValueText)
+    throw FormatError(FormatErrorReason::Oversized,
+                      "a string value of " + std::to_string(text.size()) + " bytes (at most " +
+                          std::to_string(kMaxValueText) + ")");
+  value.text.assign(reinterpret_cast<const char*>(text.begin()), text.size());
+  const auto state = static_cast<uint16_t>(r.getTextState());
+  // A state this reader does not know (a newer writer's): the text is not known to be whole.
+  value.text_state = state <= static_cast<uint16_t>(TextState::Redacted) ? TextState(state)
+                                                                          : TextState::Truncated;
+}
+
 CallValues read(s::CallValues::Reader r) {
   CallValues v{r.getBeforeEvent(), r.getFunctionId(), {}};
   const auto values = r.getValues();
@@ -309,10 +330,13 @@ CallValues read(s::CallValues::Reader r) {
   v.values.reserve(values.size());
   for (const auto value : values) {
     const auto type = static_cast<uint16_t>(value.getType());
-    v.values.push_back({value.getPosition(),
-                        type <= static_cast<uint16_t>(ValueType::Float) ? ValueType(type)
-                                                                       : ValueType::Unsigned,
-                        value.getBits()});
+    CallValue& read = v.values.emplace_back();
+    read.position = value.getPosition();
+    read.type = type <= static_cast<uint16_t>(ValueType::String) ? ValueType(type)
+                                                                 : ValueType::Unsigned;
+    read.bits = value.getBits();
+    if (read.type == ValueType::String)
+      readText(value, read);
   }
   return v;
 }
@@ -618,9 +642,59 @@ std::string describeExitStatus(const ExitStatus& status) {
          (status.core_dumped ? ", core dumped" : "");
 }
 
+std::string quoteText(std::string_view text) {
+  std::string out = "\"";
+  while (!text.empty()) {
+    const unsigned char byte = static_cast<unsigned char>(text.front());
+    const size_t length = utf8SequenceLength(text);
+    if (byte == '"' || byte == '\\') {
+      out += '\\';
+      out += char(byte);
+    } else if (byte == '\n') {
+      out += "\\n";
+    } else if (byte == '\t') {
+      out += "\\t";
+    } else if (length == 0 || byte < 0x20 || byte == 0x7f) {
+      // Not UTF-8, or a control character: its byte in hex.
+      char hex[5];
+      std::snprintf(hex, sizeof hex, "\\x%02x", byte);
+      out += hex;
+    } else {
+      out.append(text.substr(0, length));
+      text.remove_prefix(length);
+      continue;
+    }
+    text.remove_prefix(1);
+  }
+  return out + '"';
+}
+
+namespace {
+
+// A string value as uftrace's replay shows one: "text", cut ones followed by "...".
+std::string describeString(const CallValue& value) {
+  char address[48];
+  switch (value.text_state) {
+  case TextState::Complete:
+    return value.bits == 0 ? std::string("null") : quoteText(value.text);
+  case TextState::Truncated:
+    return quoteText(value.text) + "...";
+  case TextState::Unreadable:
+    std::snprintf(address, sizeof address, "<unreadable 0x%" PRIx64 ">", value.bits);
+    return value.text.empty() ? std::string(address) : quoteText(value.text) + "..." + address;
+  case TextState::Redacted:
+    return "<redacted>";
+  }
+  return "?";
+}
+
+} // namespace
+
 std::string describeValue(const CallValue& value) {
   char text[32];
   switch (value.type) {
+  case ValueType::String:
+    return describeString(value);
   case ValueType::Signed:
     return std::to_string(int64_t(value.bits));
   case ValueType::Unsigned:
@@ -655,6 +729,7 @@ double valueAsDouble(const CallValue& value) {
     return std::bit_cast<double>(value.bits);
   case ValueType::Unsigned:
   case ValueType::Pointer:
+  case ValueType::String: // its address: a string has no number (explain refuses it)
     break;
   }
   return double(value.bits);
@@ -666,6 +741,7 @@ const char* valueTypeName(ValueType type) {
   case ValueType::Unsigned: return "unsigned";
   case ValueType::Pointer: return "pointer";
   case ValueType::Float: return "float";
+  case ValueType::String: return "string";
   }
   return "?";
 }

@@ -130,11 +130,18 @@ struct Throttle {
 
 // One argument or return value (stream.capnp's CallValue); a type a newer writer added is read
 // as Unsigned (its bits shown as they are).
-enum class ValueType : uint8_t { Signed, Unsigned, Pointer, Float };
+enum class ValueType : uint8_t { Signed, Unsigned, Pointer, Float, String };
+// What a String value's text holds (stream.capnp's TextState).
+enum class TextState : uint8_t { Complete, Truncated, Unreadable, Redacted };
+// The most text a reader accepts in one value (a longer one is malformed): the runtime's hard
+// maximum for SHAPETRACE_VALUE_TEXT_MAX.
+inline constexpr size_t kMaxValueText = 4096;
 struct CallValue {
   uint8_t position = 0; // N of argN; 0 for the return value
   ValueType type = ValueType::Signed;
   uint64_t bits = 0;
+  std::string text{};             // String: the bytes read at the address `bits`
+  TextState text_state{};         // String: what `text` holds
   friend bool operator==(const CallValue&, const CallValue&) = default;
 };
 // The chosen arguments (after the enter event) or the return value (before the exit event) of the
@@ -203,7 +210,12 @@ struct ExitStatus {
 std::string describeExitStatus(const ExitStatus& status);
 
 // A value as uftrace shows one: "-3", "4096", "0x7ffd1234", "2.5" (a double, shortest exact form).
+// A string value: `"text"` (after a cut `"text"...`), `null`, `<unreadable 0xADDR>` or
+// `<redacted>`; other values as their type says.
 std::string describeValue(const CallValue& value);
+// `text` in double quotes: UTF-8 as it is, `"` and `\` escaped, other bytes and control
+// characters as \xNN (\n and \t as such).
+std::string quoteText(std::string_view text);
 // A call's values: "arg1=3 arg2=2.5" for arguments, "= 42" for a return value.
 std::string describeCallValues(const CallValues& values);
 // The value as a double, for analyses (a pointer's address, an integer as its number).

@@ -204,6 +204,63 @@ TEST(Codec, CallValuesRoundTrip) {
   EXPECT_EQ(decoded.call_values[0].values[0], (CallValue{0, ValueType::Unsigned, 77}));
 }
 
+// String values (FUNCTION@argN/s): the text and its state round-trip, are shown as uftrace's replay
+// shows them (quoted, cut ones marked, bytes that are not UTF-8 escaped), and a text over
+// kMaxValueText is refused however the message carried it; a state a newer writer added reads as
+// truncated (not known to be whole).
+TEST(Codec, StringValuesRoundTripAndAreBounded) {
+  const std::vector<Event> events{{10, 1, EventKind::Enter}};
+  auto text = [](std::string bytes, TextState state, uint64_t address = 0x1000) {
+    CallValue value{1, ValueType::String, address};
+    value.text = std::move(bytes);
+    value.text_state = state;
+    return value;
+  };
+  const std::vector<CallValues> values{
+      {1, 1,
+       {text("/etc/passwd", TextState::Complete), text("", TextState::Complete, 0),
+        text("abc", TextState::Truncated), text("", TextState::Unreadable, 0xdead),
+        text("ta", TextState::Unreadable, 0xbeef), text("", TextState::Redacted),
+        text("say \"caf\xc3\xa9\"\n\t\\ \xff\x01", TextState::Complete)}}};
+  const StreamItem item{5, EventBatch{6, 7, events, {}, {}, {}, values}};
+  EXPECT_EQ(decodeItem(encodeItem(item)), item);
+  EXPECT_EQ(describeCallValues(values[0]),
+            "arg1=\"/etc/passwd\" arg1=null arg1=\"abc\"... arg1=<unreadable 0xdead> "
+            "arg1=\"ta\"...<unreadable 0xbeef> arg1=<redacted> "
+            "arg1=\"say \\\"caf\xc3\xa9\\\"\\n\\t\\\\ \\xff\\x01\"");
+  EXPECT_STREQ(valueTypeName(ValueType::String), "string");
+
+  // Written by hand: a text of kMaxValueText + 1 bytes, and an unknown state.
+  const auto withText = [](size_t bytes, uint16_t state) {
+    capnp::MallocMessageBuilder message;
+    auto root = message.initRoot<schema::StreamItem>();
+    root.setVersion(kFormatVersion);
+    auto batch = root.initEventBatch();
+    batch.setCount(0);
+    batch.setEncoding(schema::EventEncoding::DELTA_VARINT);
+    auto value = batch.initCallValues(1)[0].initValues(1)[0];
+    value.setType(schema::ValueType::STRING);
+    value.setBits(1);
+    value.initText(unsigned(bytes));
+    value.setTextState(static_cast<schema::TextState>(state));
+    auto words = capnp::messageToFlatArray(message);
+    return Bytes(std::as_bytes(std::span(words.begin(), words.size())).begin(),
+                 std::as_bytes(std::span(words.begin(), words.size())).end());
+  };
+  EXPECT_EQ(reasonOf(withText(kMaxValueText + 1, 0)), FormatErrorReason::Oversized);
+  const auto decoded = std::get<EventBatch>(decodeItem(withText(kMaxValueText, 7)).body);
+  ASSERT_EQ(decoded.call_values.size(), 1u);
+  EXPECT_EQ(decoded.call_values[0].values[0].text.size(), kMaxValueText);
+  EXPECT_EQ(decoded.call_values[0].values[0].text_state, TextState::Truncated);
+  // Every cut of a message carrying a text is refused, never read past its end.
+  const Bytes message = encodeItem(item);
+  for (size_t length = 0; length < message.size(); ++length) {
+    const FormatErrorReason reason = reasonOf(std::span(message).first(length));
+    EXPECT_TRUE(reason == FormatErrorReason::Truncated || reason == FormatErrorReason::Malformed)
+        << length << ": " << formatErrorReasonName(reason);
+  }
+}
+
 TEST(Codec, EveryTruncationIsRejected) {
   Bytes message = encodeItem(everyItem()[0]);
   for (size_t length = 0; length < message.size(); ++length) {

@@ -100,6 +100,8 @@ void __shapetrace_unwind_exit(uint32_t function_id);
 #define SHAPETRACE_VALUE_UNSIGNED 1u /* an integer the ABI zero-extends (zeroext, bool) */
 #define SHAPETRACE_VALUE_POINTER 2u
 #define SHAPETRACE_VALUE_FLOAT 3u    /* float or double, as a double's bits */
+#define SHAPETRACE_VALUE_STRING 4u   /* a const char* (FUNCTION@argN/s): bits is its address; the
+                                        runtime reads the text, fault-safe, up to its cap */
 #define SHAPETRACE_VALUE_RETURN 0u   /* the position of the return value */
 #define SHAPETRACE_VALUE_DESCRIPTOR(position, type) ((uint32_t)(position) | ((uint32_t)(type) << 8))
 void __shapetrace_value(uint32_t function_id, uint32_t descriptor, uint64_t bits);

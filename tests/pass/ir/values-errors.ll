@@ -62,6 +62,24 @@
 ; RUN: not %opt_shapetrace -passes=shapetrace-instrument -shapetrace-filter-file=%t/rules -disable-output %t/sig.ll 2>&1 | FileCheck %s --check-prefix=RULE
 ; RULE: error: shapetrace: {{.*}}rules:2: 'arg256' for 'memory' is not a value: expected argN (N from 1 to 255) or retval
 
+
+; Strings (`/s`): a pointer is recorded with type 4 (SHAPETRACE_VALUE_STRING, descriptor 4 << 8 | N),
+; from the variable or a rule file; a value that is not a pointer and a format but /s are refused.
+; RUN: printf 'include *\nargs text@arg1/s,arg2,retval/s\n' > %t/string-rules
+; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-filter-file=%t/string-rules -S %t/sig.ll | FileCheck %s --check-prefix=STRING
+; STRING-LABEL: define internal ptr @text.traced(
+; STRING:         %shapetrace.value = ptrtoint ptr %s to i64
+; STRING-NEXT:    call void @__shapetrace_value(i32 %{{.*}}, i32 1025, i64 %shapetrace.value)
+; STRING:         call void @__shapetrace_value(i32 %{{.*}}, i32 2, i64 %shapetrace.value{{[0-9]+}})
+; STRING:         call void @__shapetrace_value(i32 %{{.*}}, i32 1024, i64 %shapetrace.value{{[0-9]+}})
+; RUN: not %opt_shapetrace -passes=shapetrace-instrument -shapetrace-args='text@arg2/s' -disable-output %t/sig.ll 2>&1 | FileCheck %s --check-prefix=NOTPOINTER
+; NOTPOINTER: error: shapetrace: arg2 of 'text' has IR type i32: /s records a const char*, and this is not a pointer
+; RUN: printf 'include *\nargs text@arg1/d\n' > %t/format-rules
+; RUN: not %opt_shapetrace -passes=shapetrace-instrument -shapetrace-filter-file=%t/format-rules -disable-output %t/sig.ll 2>&1 | FileCheck %s --check-prefix=FORMAT
+; FORMAT: error: shapetrace: {{.*}}format-rules:2: 'arg1/d': '/d' is not a format this pass knows (only /s, a const char* recorded as its text)
+; RUN: not %opt_shapetrace -passes=shapetrace-instrument -shapetrace-args='text@arg1/' -disable-output %t/sig.ll 2>&1 | FileCheck %s --check-prefix=EMPTYFORMAT
+; EMPTYFORMAT: error: shapetrace: -shapetrace-args: 'arg1/': '/' is not a format this pass knows (only /s, a const char* recorded as its text)
+
 ;--- sig.ll
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"
@@ -74,6 +92,9 @@ define void @memory(ptr sret(%struct.Big) %out, ptr byval(%struct.Big) %in) {
 define i64 @registers(i32 %n, [2 x i64] %s) {
   %x = extractvalue [2 x i64] %s, 0
   ret i64 %x
+}
+define ptr @text(ptr %s, i32 %n) {
+  ret ptr %s
 }
 define { i64, i64 } @pair() {
   ret { i64, i64 } zeroinitializer

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# What recording a string argument costs (FUNCTION@argN/s, docs/runtime.md): ns per call of
+# string_args_target.c's take(path, n), a 48-byte path, recorded by the in-process sink
+# (SHAPETRACE_OUTPUT) three ways, alternated round by round, medians of the rounds:
+#   none      take@ not chosen (its calls only)
+#   pointer   SHAPETRACE_PASS_ARGS='take@arg1' (the address: one value slot)
+#   string    SHAPETRACE_PASS_ARGS='take@arg1/s' (the text read with process_vm_readv)
+#
+#   tests/bench/string_args_bench.sh [build dir] [calls] [rounds]   (defaults: build, 200000, 7)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build="$(cd "${1:-build}" && pwd)"
+calls="${2:-200000}"
+rounds="${3:-7}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+cc="$build/bin/shapetrace-cc"
+"$cc" -O2 tests/bench/string_args_target.c -o "$work/none"
+SHAPETRACE_PASS_ARGS='take@arg1' "$cc" -O2 tests/bench/string_args_target.c -o "$work/pointer"
+SHAPETRACE_PASS_ARGS='take@arg1/s' "$cc" -O2 tests/bench/string_args_target.c -o "$work/string"
+variants=(none pointer string)
+for round in $(seq "$rounds"); do
+  for v in "${variants[@]}"; do
+    rm -rf "$work/rec"
+    SHAPETRACE_OUTPUT="$work/rec" SHAPETRACE_BLOCKING=1 "$work/$v" "$calls" | cut -d' ' -f1 >> "$work/$v.ns"
+  done
+done
+median() { sort -n "$1" | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+echo "load (1 min): $(cut -d' ' -f1 /proc/loadavg); $calls calls x $rounds rounds, alternated"
+for v in "${variants[@]}"; do
+  printf '%-8s %8s ns/call (median; rounds: %s)\n' "$v" "$(median "$work/$v.ns")" "$(tr '\n' ' ' < "$work/$v.ns")"
+done
