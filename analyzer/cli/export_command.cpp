@@ -80,8 +80,7 @@ int exportScope(const ExportArgs& args, bool per_call) {
     Analyzer analyzer(settings, workerCount(args.jobs), std::move(extensions));
     analysis = analyzeRecording(reader, analyzer, "export");
     run_start = info->run().firstNs();
-    for (const auto& p : info->run().toJson()["processes"])
-      pids[p["process"].get<uint64_t>()] = p["pid"].get<uint32_t>();
+    pids = info->run().pids();
   } else {
     RecordingNames names = namesOf(reader, AnalysisSettings{});
     analysis = std::move(names.analysis);

@@ -52,6 +52,27 @@ uint64_t RunInfo::processesWithoutEnd() const {
   return count;
 }
 
+std::map<uint64_t, uint32_t> RunInfo::pids() const {
+  std::map<uint64_t, uint32_t> pids(folded_pids_.begin(), folded_pids_.end());
+  for (const auto& [id, p] : processes_) pids[id] = p.pid;
+  return pids;
+}
+
+void RunInfo::foldProcess(uint64_t process) {
+  const auto it = processes_.find(process);
+  if (it == processes_.end() || !it->second.end) return;
+  const wire::ProcessEnd& end = *it->second.end;
+  ++folded_.count;
+  folded_.exited += end.reason == wire::EndReason::Exit || end.reason == wire::EndReason::ExitImmediately;
+  folded_.exited_nonzero += end.reason != wire::EndReason::Signal &&
+                            end.reason != wire::EndReason::Exec && end.exit_status != 0;
+  folded_.signalled += end.reason == wire::EndReason::Signal;
+  folded_.exec += end.reason == wire::EndReason::Exec;
+  folded_.events_dropped += end.events_dropped;
+  folded_pids_.emplace_back(process, it->second.pid);
+  processes_.erase(it);
+}
+
 nlohmann::ordered_json RunInfo::toJson() const {
   nlohmann::ordered_json processes = nlohmann::ordered_json::array();
   uint64_t without_end = 0;
@@ -78,11 +99,19 @@ nlohmann::ordered_json RunInfo::toJson() const {
                          {"failed_exec", p.failed_exec},
                          {"reaped", p.reaped ? wire::describeExitStatus(*p.reaped) : ""}});
   }
-  return {{"processes", std::move(processes)},
-          {"dropped_events", dropped_events_},
-          {"processes_without_end", without_end},
-          {"first_ns", first_ns_ == UINT64_MAX ? 0 : first_ns_},
-          {"last_ns", last_ns_}};
+  nlohmann::ordered_json json = {{"processes", std::move(processes)},
+                                 {"dropped_events", dropped_events_},
+                                 {"processes_without_end", without_end},
+                                 {"first_ns", first_ns_ == UINT64_MAX ? 0 : first_ns_},
+                                 {"last_ns", last_ns_}};
+  if (folded_.count != 0)
+    json["folded_processes"] = {{"count", folded_.count},
+                                {"exited", folded_.exited},
+                                {"exited_nonzero", folded_.exited_nonzero},
+                                {"signalled", folded_.signalled},
+                                {"exec", folded_.exec},
+                                {"events_dropped", folded_.events_dropped}};
+  return json;
 }
 
 } // namespace shapetrace::analyzer

@@ -3,6 +3,7 @@
 // merged over threads, named by identity, in the JSON model under "extensions".
 #include "analyzer.h"
 #include "extensions/callers.h"
+#include "extensions/run_info.h"
 #include "extensions/summaries.h"
 #include "model_json.h"
 #include "support/memory.h"
@@ -320,6 +321,55 @@ TEST(ExtensionTest, FoldedProcessesGiveTheSameCallersAndFlameGraph) {
   const Json& folded_threads = result(folded, "flame")["threads"];
   EXPECT_EQ(folded_threads.back()["process"], kFoldedProcessesKey);
   EXPECT_EQ(result(folded, "summaries")["folded_threads"], 256);
+
+  // The run's facts: the 44 processes kept whole as they were, the 256 folded counted by how they
+  // ended, and every process's pid still known (exports name pids).
+  const Json& whole_run = result(whole, "run_info");
+  const Json& folded_run = result(folded, "run_info");
+  EXPECT_FALSE(whole_run.contains("folded_processes"));
+  ASSERT_EQ(whole_run["processes"].size(), 300u);
+  EXPECT_EQ(folded_run["processes"],
+            Json(std::vector<Json>(whole_run["processes"].begin() + 256, whole_run["processes"].end())));
+  EXPECT_EQ(folded_run["folded_processes"],
+            (Json{{"count", 256}, {"exited", 256}, {"exited_nonzero", 0}, {"signalled", 0},
+                  {"exec", 0}, {"events_dropped", 0}}));
+  EXPECT_EQ(folded_run["processes_without_end"], 0);
+}
+
+// A folded process is counted by how it ended and keeps only its pid; one without its end stays.
+TEST(ExtensionTest, RunInfoCountsFoldedProcessesByHowTheyEnded) {
+  RunInfo run;
+  auto start = [&](uint64_t process, uint32_t pid) {
+    wire::ProcessStart s;
+    s.pid = pid;
+    s.executable = "/bin/p" + std::to_string(pid);
+    s.arguments = {"a long argument list that folding frees"};
+    run.observe({process, s});
+  };
+  auto end = [&](uint64_t process, wire::EndReason reason, int32_t status, uint64_t dropped) {
+    wire::ProcessEnd e;
+    e.reason = reason;
+    e.exit_status = status;
+    e.events_dropped = dropped;
+    run.observe({process, e});
+  };
+  start(1, 101), start(2, 102), start(3, 103), start(4, 104), start(5, 105);
+  end(1, wire::EndReason::Exit, 0, 0);
+  end(2, wire::EndReason::Exit, 3, 7);
+  end(3, wire::EndReason::Signal, 9, 0);
+  end(4, wire::EndReason::Exec, 0, 0);
+  for (uint64_t p = 1; p <= 5; ++p)
+    run.foldProcess(p);
+  run.foldProcess(1); // folded already: nothing more
+
+  const Json json = run.toJson();
+  ASSERT_EQ(json["processes"].size(), 1u); // 5 has not ended: kept, and counted as such
+  EXPECT_EQ(json["processes"][0]["pid"], 105);
+  EXPECT_EQ(json["processes_without_end"], 1);
+  EXPECT_EQ(json["folded_processes"],
+            (Json{{"count", 4}, {"exited", 2}, {"exited_nonzero", 1}, {"signalled", 1}, {"exec", 1},
+                  {"events_dropped", 7}}));
+  EXPECT_EQ(run.pids(), (std::map<uint64_t, uint32_t>{{1, 101}, {2, 102}, {3, 103}, {4, 104}, {5, 105}}));
 }
 
 TEST(ExtensionTest, FoldedExtensionsAreTheSameWithAnyNumberOfWorkers) {
