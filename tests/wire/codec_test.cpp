@@ -7,6 +7,7 @@
 #include <capnp/serialize.h>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <gtest/gtest.h>
 #include <limits>
 #include <random>
@@ -118,6 +119,20 @@ TEST(Codec, EncodeEventBatchEqualsEncodeItem) {
   EXPECT_EQ(decodeItem(direct), (StreamItem{5, EventBatch{6, 7, events, {}, {}, {}}}));
 }
 
+// A batch written by hand with one call value that `fill` sets: values a writer of ours never makes.
+Bytes withOneValue(const std::function<void(schema::CallValue::Builder)>& fill) {
+  capnp::MallocMessageBuilder message;
+  auto root = message.initRoot<schema::StreamItem>();
+  root.setVersion(kFormatVersion);
+  auto batch = root.initEventBatch();
+  batch.setCount(0);
+  batch.setEncoding(schema::EventEncoding::DELTA_VARINT);
+  fill(batch.initCallValues(1)[0].initValues(1)[0]);
+  const auto words = capnp::messageToFlatArray(message);
+  const auto bytes = std::as_bytes(std::span(words.begin(), words.size()));
+  return Bytes(bytes.begin(), bytes.end());
+}
+
 FormatErrorReason reasonOf(std::span<const std::byte> message) {
   try {
     decodeItem(message);
@@ -188,18 +203,11 @@ TEST(Codec, CallValuesRoundTrip) {
   EXPECT_EQ(reasonOf(placed(2, 1)), FormatErrorReason::BadValue);
   EXPECT_NO_THROW(decodeItem(placed(0, 2)));
 
-  capnp::MallocMessageBuilder message;
-  auto root = message.initRoot<schema::StreamItem>();
-  root.setVersion(kFormatVersion);
-  auto batch = root.initEventBatch();
-  batch.setCount(0);
-  batch.setEncoding(schema::EventEncoding::DELTA_VARINT);
-  auto value = batch.initCallValues(1)[0].initValues(1)[0];
-  value.setType(static_cast<schema::ValueType>(9));
-  value.setBits(77);
-  auto words = capnp::messageToFlatArray(message);
-  const auto decoded =
-      std::get<EventBatch>(decodeItem(std::as_bytes(std::span(words.begin(), words.size()))).body);
+  const Bytes unknown_type = withOneValue([](schema::CallValue::Builder value) {
+    value.setType(static_cast<schema::ValueType>(9));
+    value.setBits(77);
+  });
+  const auto decoded = std::get<EventBatch>(decodeItem(unknown_type).body);
   ASSERT_EQ(decoded.call_values.size(), 1u);
   EXPECT_EQ(decoded.call_values[0].values[0], (CallValue{0, ValueType::Unsigned, 77}));
 }
@@ -232,20 +240,12 @@ TEST(Codec, StringValuesRoundTripAndAreBounded) {
 
   // Written by hand: a text of kMaxValueText + 1 bytes, and an unknown state.
   const auto withText = [](size_t bytes, uint16_t state) {
-    capnp::MallocMessageBuilder message;
-    auto root = message.initRoot<schema::StreamItem>();
-    root.setVersion(kFormatVersion);
-    auto batch = root.initEventBatch();
-    batch.setCount(0);
-    batch.setEncoding(schema::EventEncoding::DELTA_VARINT);
-    auto value = batch.initCallValues(1)[0].initValues(1)[0];
-    value.setType(schema::ValueType::STRING);
-    value.setBits(1);
-    value.initText(unsigned(bytes));
-    value.setTextState(static_cast<schema::TextState>(state));
-    auto words = capnp::messageToFlatArray(message);
-    return Bytes(std::as_bytes(std::span(words.begin(), words.size())).begin(),
-                 std::as_bytes(std::span(words.begin(), words.size())).end());
+    return withOneValue([&](schema::CallValue::Builder value) {
+      value.setType(schema::ValueType::STRING);
+      value.setBits(1);
+      value.initText(unsigned(bytes));
+      value.setTextState(static_cast<schema::TextState>(state));
+    });
   };
   EXPECT_EQ(reasonOf(withText(kMaxValueText + 1, 0)), FormatErrorReason::Oversized);
   const auto decoded = std::get<EventBatch>(decodeItem(withText(kMaxValueText, 7)).body);
