@@ -8,6 +8,7 @@ arguments), extra environment, and, for the recorders, the directory its recordi
 function that reads that recording's figures. After each run the recording is measured and deleted,
 except the largest lossless shapetrace recording, which is kept for `analyze` and `report`.
 """
+import argparse
 import collections
 import json
 import os
@@ -71,6 +72,32 @@ def recording_variants(shapetrace, traced, recordings, uftrace_program):
                                             uftrace_program], {}, directory("uftrace"),
                                 uftrace_figures))
     return variants
+
+
+# Options and placement the benchmarks share.
+def pinned(cpus):
+    return lambda: os.sched_setaffinity(0, cpus)
+
+
+def cpu_set(text):
+    """"0" or "0,1" or "0-1": a set of CPU numbers, for the affinity options."""
+    cpus = set()
+    try:
+        for part in text.split(","):
+            first, _, last = part.partition("-")
+            cpus.update(range(int(first), int(last or first) + 1))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a CPU list: {text!r} (for example 0 or 0-1 or 0,2)")
+    return cpus
+
+
+def positive(kind):
+    def parse(text):
+        value = kind(text)
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be positive: {text}")
+        return value
+    return parse
 
 
 def run_alternated(variants, runs, run_one, work_dir, label):

@@ -61,9 +61,8 @@ import subprocess
 import sys
 import tempfile
 
-from real_program_bench import cpu_set, pinned, positive
-from recording_bench import (Variant, analyse_largest, print_table, recording_variants,
-                             run_alternated, shapetrace_figures)
+from recording_bench import (Variant, analyse_largest, cpu_set, pinned, positive, print_table,
+                             recording_variants, run_alternated, shapetrace_figures)
 
 LABEL = "storage_engine_bench"
 PACKAGE = "leveldb"
