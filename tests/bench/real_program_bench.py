@@ -49,7 +49,8 @@ import sys
 import tempfile
 import time
 
-from recording_bench import Variant, analyse_largest, print_table, recording_variants, run_alternated
+from recording_bench import (Variant, analyse_largest, cpu_set, pinned, positive, print_table,
+                             recording_variants, run_alternated)
 
 LABEL = "real_program_bench"
 SOURCE = ("/usr/share/doc/libboost1.74-doc/examples/libs/beast/example/http/server/async/"
@@ -118,10 +119,6 @@ def wait_until_listening(process, port, command):
     sys.exit(f"{LABEL}: {' '.join(command)} did not listen on port {port} within 60 s")
 
 
-def pinned(cpus):
-    return lambda: os.sched_setaffinity(0, cpus)
-
-
 def program_processes(pid, executable):
     """`pid` and its descendants that run `executable`."""
     found, pending = [], [pid]
@@ -181,27 +178,6 @@ def serve_and_load(variant, opts, work_dir, doc_root):
     cpu = usage.ru_utime + usage.ru_stime
     return {"req/s": float(WRK_RATE.search(load.stdout).group(1)),
             "server CPU us/request": cpu * 1e6 / requests, "requests": requests}
-
-
-def cpu_set(text):
-    """"0" or "0,1" or "0-1": a set of CPU numbers, for the affinity options."""
-    cpus = set()
-    try:
-        for part in text.split(","):
-            first, _, last = part.partition("-")
-            cpus.update(range(int(first), int(last or first) + 1))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a CPU list: {text!r} (for example 0 or 0-1 or 0,2)")
-    return cpus
-
-
-def positive(kind):
-    def parse(text):
-        value = kind(text)
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"must be positive: {text}")
-        return value
-    return parse
 
 
 def main():

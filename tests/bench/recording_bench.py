@@ -1,13 +1,14 @@
 """What the whole-program benchmarks share (issue #21): ways of recording every event of a program,
 runs alternated between variants, a table of medians, and what the largest recording costs to
-analyse. Imported by kvstore_overhead.py (the example service) and real_program_bench.py (a real
-program that is not ours); not a command of its own.
+analyse. Imported by kvstore_overhead.py (the example service), real_program_bench.py (a real
+server that is not ours) and storage_engine_bench.py (leveldb's db_bench); not a command of its own.
 
 A variant is a command line that ends with the program (the benchmark appends the program's
 arguments), extra environment, and, for the recorders, the directory its recording goes to and the
 function that reads that recording's figures. After each run the recording is measured and deleted,
 except the largest lossless shapetrace recording, which is kept for `analyze` and `report`.
 """
+import argparse
 import collections
 import json
 import os
@@ -73,10 +74,36 @@ def recording_variants(shapetrace, traced, recordings, uftrace_program):
     return variants
 
 
+# Options and placement the benchmarks share.
+def pinned(cpus):
+    return lambda: os.sched_setaffinity(0, cpus)
+
+
+def cpu_set(text):
+    """"0" or "0,1" or "0-1": a set of CPU numbers, for the affinity options."""
+    cpus = set()
+    try:
+        for part in text.split(","):
+            first, _, last = part.partition("-")
+            cpus.update(range(int(first), int(last or first) + 1))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a CPU list: {text!r} (for example 0 or 0-1 or 0,2)")
+    return cpus
+
+
+def positive(kind):
+    def parse(text):
+        value = kind(text)
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be positive: {text}")
+        return value
+    return parse
+
+
 def run_alternated(variants, runs, run_one, work_dir, label):
     """Runs every variant `runs` times, interleaved so that the machine's load hits all alike.
-    `run_one(variant)` returns a dict of figures (with "requests", a recording's events per
-    request are added). Returns the figures per variant name and the
+    `run_one(variant)` returns a dict of figures (with "requests" or "ops", the work done, a
+    recording's events per request or per operation are added). Returns the figures per variant name and the
     largest lossless shapetrace recording kept in `work_dir` as (events, directory)."""
     results = {variant.name: [] for variant in variants}
     largest = (0, None)
@@ -87,8 +114,9 @@ def run_alternated(variants, runs, run_one, work_dir, label):
             result = run_one(variant)
             if variant.recording:
                 result.update(variant.figures(variant.recording))
-                if "events" in result and result.get("requests"):
-                    result["events/request"] = result["events"] / result["requests"]
+                for work, column in WORK_UNITS.items():
+                    if "events" in result and result.get(work):
+                        result[column] = result["events"] / result[work]
                 if variant.lossless and result["events"] > largest[0]:
                     kept = os.path.join(work_dir, "largest")
                     shutil.rmtree(kept, ignore_errors=True)
@@ -140,8 +168,10 @@ def analyse_largest(shapetrace, largest, work_dir, label):
         print(f"  {name}: {seconds:.1f} s, peak RSS {rss:.0f} MiB, peak anonymous {anonymous:.0f} MiB")
 
 
-RECORDING_COLUMNS = ["events", "events/request", "dropped", "no process end", "tracer waits", "tracer wait ms",
-                     "recording MB"]
+# The work a run reports, and the column of a recording's events per unit of it.
+WORK_UNITS = {"requests": "events/request", "ops": "events/op"}
+RECORDING_COLUMNS = ["events", *WORK_UNITS.values(), "dropped", "no process end", "tracer waits",
+                     "tracer wait ms", "recording MB"]
 
 
 def print_table(variants, results, metrics, base):
