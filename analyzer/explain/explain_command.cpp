@@ -115,6 +115,8 @@ nlohmann::ordered_json explainRuns(const ExplainArgs& args) {
   std::string first_dir;
   for (const std::string& dir : args.dirs) {
     nlohmann::ordered_json run = explainPass(dir, args.settings, true, args.analysis);
+    if (run.contains("error"))
+      throw ExplainError(dir + ": " + run["error"].get<std::string>());
     const std::string executable =
         std::filesystem::path(run["executable"].get<std::string>()).filename().string();
     if (first_dir.empty()) {
