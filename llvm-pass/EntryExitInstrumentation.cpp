@@ -380,6 +380,10 @@ bool ModuleEntryExit::instrumentModule() {
   for (FunctionInfo& Info : Excluded)
     Table.add(std::move(Info));
   Table.emit();
+  // A value hook no chosen value needed (only views, or none of them) is not left declared.
+  for (const char* Name : {ValueHookName, ViewHookName})
+    if (Function* Hook = M.getFunction(Name); Hook && Hook->use_empty())
+      Hook->eraseFromParent();
   M.getOrInsertNamedMetadata(InstrumentedMarker);
   return true;
 }
@@ -485,8 +489,9 @@ Value* viewPiece(IRBuilder<>& IRB, const Function& F, const ViewPieces& View, Va
     Piece = IRB.CreateExtractValue(Whole, Index, Name);
     break;
   case ViewPieces::InMemory:
-    Piece = IRB.CreateLoad(IRB.getIntNTy(8 * Bytes),
-                           IRB.CreateConstInBoundsGEP1_64(IRB.getInt8Ty(), Whole, Index), Name);
+    Piece = IRB.CreateLoad(
+        IRB.getIntNTy(8 * Bytes),
+        Index == 0 ? Whole : IRB.CreateConstInBoundsGEP1_64(IRB.getInt8Ty(), Whole, Index), Name);
     break;
   }
   return Piece->getType()->isPointerTy() ? IRB.CreatePtrToInt(Piece, IRB.getInt64Ty(), Name)

@@ -52,7 +52,8 @@ std::optional<Spec> parseSpec(StringRef Text, std::string& Error) {
     return std::nullopt;
   if (HasFormat && Format != "s") {
     Error = "'" + Text.str() + "': '/" + Format.str() +
-            "' is not a format this pass knows (only /s, a const char* recorded as its text)";
+            "' is not a format this pass knows (only /s, a const char* or std::string_view "
+            "recorded as its text)";
     return std::nullopt;
   }
   return Spec{*Position, HasFormat};
@@ -315,9 +316,10 @@ viewInArguments(ArrayRef<const Argument*> Args, unsigned First, const ViewLayout
   const bool DataFirst = Layout.DataOffset < Layout.LengthOffset;
   const uint64_t FirstSize = scalarSize(Args[First]->getType(), DL);
   const uint64_t SecondSize = scalarSize(Args[First + 1]->getType(), DL);
+  const Argument& LengthArg = *Args[First + (DataFirst ? 1 : 0)];
   if (FirstSize != (DataFirst ? Layout.DataSize : Layout.LengthSize) ||
       SecondSize != (DataFirst ? Layout.LengthSize : Layout.DataSize) ||
-      Args[First + 1]->hasByValAttr())
+      !LengthArg.getType()->isIntegerTy() || Args[First + 1]->hasByValAttr())
     return std::nullopt;
   const unsigned FirstNo = Args[First]->getArgNo(), SecondNo = Args[First + 1]->getArgNo();
   return std::pair{ViewPieces{ViewPieces::TwoArguments, DataFirst ? FirstNo : SecondNo,
@@ -525,13 +527,13 @@ Expected<CapturePlan> planCapture(const Function& F, const FunctionInfo& Info,
   if (HaveSource && !Chosen.Args.empty()) {
     Lowering = lowerParameters(Args, Source, DL);
     if (!Lowering)
-      return refuse(
-          Name + " has " + Twine(Source.size() - 1) + " parameters in the source but the ABI passes " +
-          Twine(Args.size()) +
-          " arguments (a struct by value split over several registers or packed with another, "
-          "or arguments the optimiser removed from this internal function): argument positions "
-          "would not be the source's, so none can be recorded; SHAPETRACE_PASS_MODE="
-          "before-inlining records functions as the source declares them");
+      return refuse(Name + " has " + Twine(Source.size() - 1) + " parameters in the source and " +
+                    Twine(Args.size()) +
+                    " arguments in the IR, which do not correspond (a struct by value split over "
+                    "several registers or packed with another, or arguments the optimiser removed "
+                    "from this internal function): argument positions would not be the source's, "
+                    "so none can be recorded; SHAPETRACE_PASS_MODE=before-inlining records "
+                    "functions as the source declares them");
   }
   const size_t Parameters = HaveSource ? Source.size() - 1 : Args.size();
   for (unsigned Position : Chosen.Args) {
