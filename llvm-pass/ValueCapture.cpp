@@ -396,10 +396,18 @@ Expected<unsigned> classifyString(const Type* Ty, const DIType* SourceType, bool
     const auto* Pointer = dyn_cast_or_null<DIDerivedType>(stripQualifiers(SourceType));
     const DIType* Pointee = Pointer ? stripQualifiers(Pointer->getBaseType()) : nullptr;
     const bool Reference = Pointer && Pointer->getTag() != dwarf::DW_TAG_pointer_type;
+    // A pointer to a pointer, or to a function, has no name of its own.
+    std::string PointeeName = "'void'";
+    if (isa_and_nonnull<DISubroutineType>(Pointee))
+      PointeeName = "a function";
+    else if (Pointee && Pointee->getName().empty())
+      PointeeName = "another pointer or an unnamed type";
+    else if (Pointee)
+      PointeeName = "'" + qualifiedName(Pointee) + "'";
     return createStringError(inconvertibleErrorCode(),
-                             What + " is a " + (Reference ? "reference" : "pointer") + " to '" +
-                                 (Pointee ? qualifiedName(Pointee) : std::string("void")) +
-                                 "', not to characters: /s records a const char* or a "
+                             What + " is a " + (Reference ? "reference" : "pointer") + " to " +
+                                 PointeeName +
+                                 ", not to characters: /s records a const char* or a "
                                  "std::string_view; drop /s to record its address");
   }
   return SHAPETRACE_VALUE_STRING;
