@@ -269,7 +269,8 @@ cli::Runner setupExplain(CLI::App& command) {
   command.add_option("--input", s.input_key,
                      "The annotation key (shapetrace_annotate) whose value is a point's input, or "
                      "FUNC@argN / FUNC@retval: a value recorded at compile time's choice "
-                     "(SHAPETRACE_PASS_ARGS) of a call of FUNC under the point; without it, a "
+                     "(SHAPETRACE_PASS_ARGS) of a call of FUNC under the point (a number: a "
+                     "string recorded with /s is refused); without it, a "
                      "call's position among its thread's calls");
   command.add_option("--inputs", args->inputs_csv,
                      "Several recordings: a CSV of DIR,VALUE lines giving each run's input "
