@@ -211,8 +211,9 @@ enum ValueType {
   unsigned @1;                 # an integer, zero-extended
   pointer @2;                  # an address
   float @3;                    # the bits of an IEEE 754 double (a float is widened to one)
-  string @4;                   # a `const char*` or `std::string_view` chosen as `FUNCTION@argN/s`: bits is its address
-                               # (0: null), the text in `text`; older readers show the address
+  string @4;                   # a `const char*` or `std::string_view` chosen as
+                               # `FUNCTION@argN/s`: bits is its address (0: null), the text in
+                               # `text`; older readers show the address
 }
 
 # The runtime made the thread wait `durationNs` for room in its ring (lossless recording,
