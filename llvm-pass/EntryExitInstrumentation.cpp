@@ -70,6 +70,7 @@ constexpr char EnterHookName[] = "__shapetrace_enter";
 constexpr char ExitHookName[] = "__shapetrace_exit";
 constexpr char UnwindExitHookName[] = "__shapetrace_unwind_exit";
 constexpr char ValueHookName[] = "__shapetrace_value";
+constexpr char ViewHookName[] = "__shapetrace_value_view";
 constexpr char ImageFlagName[] = "__shapetrace_image_enabled";
 // The image flag is alone on its cache line: the program's own stores to a neighbour would
 // otherwise make every core reload the line that every call reads.
@@ -185,7 +186,7 @@ private:
   Value* loadEnabledFlag(Instruction* InsertPt);
   void callHook(FunctionCallee Hook, Value* Enabled, Instruction* Before, uint32_t Index,
                 GlobalVariable* BaseId, DebugLoc Loc, const CapturedValue* Captured = nullptr,
-                Value* Captures = nullptr);
+                Value* Returned = nullptr);
   void addUnwindCleanup(Function& F, ArrayRef<CallInst*> Calls, Value* Enabled, uint32_t Index,
                         GlobalVariable* BaseId);
   Constant* personalityFor(const Function& F);
@@ -195,7 +196,7 @@ private:
   const FunctionFilter& Filter;
   RecordingGate Gate;
   Type* Int32Ty;
-  FunctionCallee EnterHook, ExitHook, UnwindExitHook, ValueHook;
+  FunctionCallee EnterHook, ExitHook, UnwindExitHook, ValueHook, ViewHook;
   GlobalVariable* ImageFlag = nullptr;
   SmallPtrSet<const Function*, 4> IFuncResolvers;
 };
@@ -205,12 +206,16 @@ bool ModuleEntryExit::declareHooks() {
   AttributeList Attrs = AttributeList()
                             .addFnAttribute(Ctx, Attribute::NoUnwind)
                             .addFnAttribute(Ctx, Attribute::NonLazyBind);
-  FunctionType* ValueHookTy = FunctionType::get(
-      Type::getVoidTy(Ctx), {Int32Ty, Int32Ty, Type::getInt64Ty(Ctx)}, /*isVarArg=*/false);
+  Type* Int64Ty = Type::getInt64Ty(Ctx);
+  FunctionType* ValueHookTy =
+      FunctionType::get(Type::getVoidTy(Ctx), {Int32Ty, Int32Ty, Int64Ty}, /*isVarArg=*/false);
+  FunctionType* ViewHookTy = FunctionType::get(Type::getVoidTy(Ctx),
+                                               {Int32Ty, Int32Ty, Int64Ty, Int64Ty}, false);
   for (auto [Name, Ty, Text] :
        {std::tuple{EnterHookName, HookTy, "void(uint32_t)"}, {ExitHookName, HookTy, "void(uint32_t)"},
         {UnwindExitHookName, HookTy, "void(uint32_t)"},
-        {ValueHookName, ValueHookTy, "void(uint32_t, uint32_t, uint64_t)"}}) {
+        {ValueHookName, ValueHookTy, "void(uint32_t, uint32_t, uint64_t)"},
+        {ViewHookName, ViewHookTy, "void(uint32_t, uint32_t, uint64_t, uint64_t)"}}) {
     if (const Function* Existing = M.getFunction(Name);
         Existing && Existing->getFunctionType() != Ty) {
       Ctx.emitError(Twine("shapetrace: '") + Name + "' is declared in this module with a type other than " +
@@ -222,8 +227,10 @@ bool ModuleEntryExit::declareHooks() {
   ExitHook = M.getOrInsertFunction(ExitHookName, HookTy, Attrs);
   UnwindExitHook = M.getOrInsertFunction(UnwindExitHookName, HookTy, Attrs);
   // Declared only in modules that record values: others keep needing nothing more of the runtime.
-  if (!Filter.valueChoices().empty())
+  if (!Filter.valueChoices().empty()) {
     ValueHook = M.getOrInsertFunction(ValueHookName, ValueHookTy, Attrs);
+    ViewHook = M.getOrInsertFunction(ViewHookName, ViewHookTy, Attrs);
+  }
   ImageFlag = M.getGlobalVariable(ImageFlagName);
   auto* FlagTy = ArrayType::get(Type::getInt8Ty(Ctx), ImageFlagBytes);
   if (ImageFlag && (ImageFlag->getValueType() != FlagTy || !ImageFlag->hasLinkOnceODRLinkage())) {
@@ -362,7 +369,8 @@ bool ModuleEntryExit::instrumentModule() {
   // some out: the process would pay a registration for names alone.
   if (Table.empty()) {
     Table.baseId()->eraseFromParent();
-    for (const char* Name : {EnterHookName, ExitHookName, UnwindExitHookName, ValueHookName})
+    for (const char* Name :
+         {EnterHookName, ExitHookName, UnwindExitHookName, ValueHookName, ViewHookName})
       if (Function* Hook = M.getFunction(Name); Hook && Hook->use_empty())
         Hook->eraseFromParent();
     if (ImageFlag->use_empty())
@@ -372,6 +380,10 @@ bool ModuleEntryExit::instrumentModule() {
   for (FunctionInfo& Info : Excluded)
     Table.add(std::move(Info));
   Table.emit();
+  // A value hook no chosen value needed (only views, or none of them) is not left declared.
+  for (const char* Name : {ValueHookName, ViewHookName})
+    if (Function* Hook = M.getFunction(Name); Hook && Hook->use_empty())
+      Hook->eraseFromParent();
   M.getOrInsertNamedMetadata(InstrumentedMarker);
   return true;
 }
@@ -463,12 +475,49 @@ Value* widenTo64Bits(IRBuilder<>& IRB, Value* V, unsigned Kind) {
   }
 }
 
+/// A std::string_view's pointer or length (ViewPieces, ValueCapture.h) as 64 bits: from an
+/// argument of its own, an element of `Whole` (the aggregate argument or return value), or a load
+/// from `Whole` (the argument passed in memory).
+Value* viewPiece(IRBuilder<>& IRB, const Function& F, const ViewPieces& View, Value* Whole,
+                 unsigned Index, unsigned Bytes, const Twine& Name) {
+  Value* Piece = nullptr;
+  switch (View.How) {
+  case ViewPieces::TwoArguments:
+    Piece = F.getArg(Index);
+    break;
+  case ViewPieces::Aggregate:
+    Piece = IRB.CreateExtractValue(Whole, Index, Name);
+    break;
+  case ViewPieces::InMemory:
+    Piece = IRB.CreateLoad(
+        IRB.getIntNTy(8 * Bytes),
+        Index == 0 ? Whole : IRB.CreateConstInBoundsGEP1_64(IRB.getInt8Ty(), Whole, Index), Name);
+    break;
+  }
+  return Piece->getType()->isPointerTy() ? IRB.CreatePtrToInt(Piece, IRB.getInt64Ty(), Name)
+                                         : IRB.CreateZExtOrTrunc(Piece, IRB.getInt64Ty(), Name);
+}
+
+/// The operands of the value hook after the id and the descriptor: the value widened to 64 bits
+/// (__shapetrace_value), or a std::string_view's address and length (__shapetrace_value_view).
+/// `Returned` is the return value; an argument is F's.
+SmallVector<Value*, 2> valueOperands(IRBuilder<>& IRB, const Function& F,
+                                     const CapturedValue& Captured, Value* Returned) {
+  Value* Whole = Returned ? Returned : F.getArg(Captured.ArgNo);
+  if (!Captured.View)
+    return {widenTo64Bits(IRB, Whole, Captured.Type)};
+  const ViewPieces& View = *Captured.View;
+  return {viewPiece(IRB, F, View, Whole, View.Data, View.DataBytes, "shapetrace.view.data"),
+          viewPiece(IRB, F, View, Whole, View.Length, View.LengthBytes, "shapetrace.view.length")};
+}
+
 /// Calls `Hook(id)` before `Before`: when `Enabled` is true, or always when `Enabled` is null.
-/// With `Captured`, the hook is __shapetrace_value and `Value` is the value to record:
+/// With `Captured`, the hook is __shapetrace_value (or __shapetrace_value_view for a
+/// std::string_view) and records that argument of the function, or `Returned`:
 /// `Hook(id, descriptor, value widened to 64 bits)`.
 void ModuleEntryExit::callHook(FunctionCallee Hook, Value* Enabled, Instruction* Before,
                                uint32_t Index, GlobalVariable* BaseId, DebugLoc Loc,
-                               const CapturedValue* Captured, Value* Captures) {
+                               const CapturedValue* Captured, Value* Returned) {
   Instruction* InsertPt = Before;
   if (Enabled) {
     InsertPt = SplitBlockAndInsertIfThen(Enabled, Before, /*Unreachable=*/false);
@@ -488,9 +537,10 @@ void ModuleEntryExit::callHook(FunctionCallee Hook, Value* Enabled, Instruction*
     IRB.CreateCall(Hook, {Id});
     return;
   }
-  Value* Descriptor =
-      ConstantInt::get(Int32Ty, SHAPETRACE_VALUE_DESCRIPTOR(Captured->Position, Captured->Type));
-  IRB.CreateCall(Hook, {Id, Descriptor, widenTo64Bits(IRB, Captures, Captured->Type)});
+  SmallVector<Value*, 4> Operands = {
+      Id, ConstantInt::get(Int32Ty, SHAPETRACE_VALUE_DESCRIPTOR(Captured->Position, Captured->Type))};
+  append_range(Operands, valueOperands(IRB, *Before->getFunction(), *Captured, Returned));
+  IRB.CreateCall(Captured->View ? ViewHook : Hook, Operands);
 }
 
 /// Whether inline assembly defines a symbol that a copy would define a second time ("symbol
@@ -571,8 +621,7 @@ void ModuleEntryExit::addHooks(Function& F, Value* Enabled, uint32_t Index,
   callHook(EnterHook, Enabled, EntryPt, Index, BaseId, entryDebugLoc(F));
   // The arguments right after the entry hook (each inserted before EntryPt, so in order).
   for (const CapturedValue& Arg : Plan.Args)
-    callHook(ValueHook, Enabled, EntryPt, Index, BaseId, entryDebugLoc(F), &Arg,
-             F.getArg(Arg.ArgNo));
+    callHook(ValueHook, Enabled, EntryPt, Index, BaseId, entryDebugLoc(F), &Arg);
   for (Instruction* Exit : Points.Exits) {
     // The return value right before the exit hook; an exit before a tail call has none yet (the
     // callee returns it after the caller's exit).

@@ -2,9 +2,10 @@
 //
 // The user names functions and the values of theirs to record: `FUNCTION@argN` (the N-th argument
 // of the function's IR signature once the ABI has lowered it: `this` is arg1, an sret pointer is
-// not counted) and `FUNCTION@retval`, several at once as `FUNCTION@arg1,arg3,retval` and
-// `f@arg1,g@retval` (uftrace's `-A`/`-R` syntax), `argN/s` or `retval/s` for a `const char*`
-// recorded as its text (uftrace's format suffix; no other format is known). They come from -shapetrace-args
+// not counted; a std::string_view the ABI split in two counts once) and `FUNCTION@retval`, several
+// at once as `FUNCTION@arg1,arg3,retval` and `f@arg1,g@retval` (uftrace's `-A`/`-R` syntax),
+// `argN/s` or `retval/s` for a `const char*` or a `std::string_view` recorded as its text
+// (uftrace's format suffix; no other format is known). They come from -shapetrace-args
 // (SHAPETRACE_PASS_ARGS) and from `args` lines of the rule file. For each instrumented function
 // that a choice names, the pass classifies the chosen values from the IR signature and calls
 // __shapetrace_value (abi.h) with each one, after the entry hook and before the exit hook; a value
@@ -29,8 +30,8 @@
 namespace shapetrace {
 
 /// What a function records: argument positions (1-based, ascending, no repeats) and whether its
-/// return value; those of them to record as text (`/s`: a `const char*` whose string the runtime
-/// reads, 0 for the return value).
+/// return value; those of them to record as text (`/s`: a `const char*` or `std::string_view` whose
+/// characters the runtime reads, 0 for the return value).
 struct ChosenValues {
   std::vector<unsigned> Args;
   bool ReturnValue = false;
@@ -38,11 +39,29 @@ struct ChosenValues {
   bool empty() const { return Args.empty() && !ReturnValue; }
 };
 
+/// Where a std::string_view's two members are in the IR: two arguments of their own (x86-64, in
+/// registers), two elements of one aggregate argument or return value (`[2 x i64]` on AArch64,
+/// `{ i64, ptr }` returned on x86-64), or two fields of one passed in memory (`byval`, x86-64 when
+/// the registers have run out).
+struct ViewPieces {
+  enum Form { TwoArguments, Aggregate, InMemory };
+  Form How = TwoArguments;
+  /// IR argument indices (TwoArguments), element indices (Aggregate) or byte offsets (InMemory)
+  /// of the view's pointer to its characters and of its length.
+  unsigned Data = 0;
+  unsigned Length = 0;
+  /// InMemory: the members' sizes in bytes (what to load).
+  unsigned DataBytes = 0;
+  unsigned LengthBytes = 0;
+};
+
 /// One value to record: where it is and how to widen it to 64 bits (SHAPETRACE_VALUE_* in abi.h).
 struct CapturedValue {
-  unsigned Position; ///< N of argN; 0 for the return value
-  unsigned Type;     ///< SHAPETRACE_VALUE_SIGNED, _UNSIGNED, _POINTER, _FLOAT or _STRING
-  unsigned ArgNo;    ///< the IR argument's index (arguments only)
+  unsigned Position = 0; ///< N of argN; 0 for the return value
+  unsigned Type = 0;     ///< SHAPETRACE_VALUE_SIGNED, _UNSIGNED, _POINTER, _FLOAT or _STRING
+  unsigned ArgNo = 0;    ///< the IR argument's index (arguments only; a view's first one)
+  /// A std::string_view (Type is _STRING): its pieces, recorded by __shapetrace_value_view.
+  std::optional<ViewPieces> View;
 };
 
 /// The values recorded in one function, classified from its IR signature.

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <sched.h>
 #include <time.h>
 
@@ -232,13 +233,16 @@ void countDrop(ThreadState& state, uint64_t ticks) {
 
 // A string argument: its value slot (the address), a kCallValueText slot and the text, pushed
 // together or counted as one dropped event (even in lossless mode: the text is an extra, and a
-// lost marker says where it was). SHAPETRACE_REDACT_ARGS: the text is never read.
-[[gnu::noinline]] void pushString(ThreadState& state, const Event& value) {
+// lost marker says where it was). The text ends at a NUL (a const char*) or after `view_length`
+// bytes (a std::string_view). SHAPETRACE_REDACT_ARGS: the text is never read.
+[[gnu::noinline]] void pushString(ThreadState& state, const Event& value,
+                                  std::optional<uint64_t> view_length) {
   const uint64_t address = value.timestamp;
+  const size_t cap = flags().value_text_max;
   const TextRead text =
-      flags().redact_args && address != 0
-          ? TextRead{0, wire::TextState::Redacted}
-          : readTextFaultSafe(address, flags().value_text_max, state.value_text);
+      flags().redact_args && address != 0 ? TextRead{0, wire::TextState::Redacted}
+      : view_length ? readBytesFaultSafe(address, *view_length, cap, state.value_text)
+                    : readTextFaultSafe(address, cap, state.value_text);
   const uint64_t slots = 2 + (text.length + kTextBytesPerSlot - 1) / kTextBytesPerSlot;
   auto fill = [&](Event& slot, uint64_t i) {
     if (i == 0) {
@@ -262,9 +266,11 @@ void countDrop(ThreadState& state, uint64_t ticks) {
 }
 
 // An argument (after its call's enter) or the return value (before its exit) of the innermost
-// open call: written when that call was recorded, as its exit will be.
+// open call: written when that call was recorded, as its exit will be. `view_length`: the value
+// is a std::string_view at `bits` (__shapetrace_value_view).
 [[gnu::always_inline]] inline void onValue(uint32_t function_id, uint32_t descriptor,
-                                           uint64_t bits) {
+                                           uint64_t bits,
+                                           std::optional<uint64_t> view_length = std::nullopt) {
   ThreadLocal& local = t_local;
   if (local.busy) [[unlikely]]
     return nestedEvent(local);
@@ -274,7 +280,7 @@ void countDrop(ThreadState& state, uint64_t ticks) {
   const Event value{bits, function_id,
                     EventKind(kCallValueMarker | descriptor << kCallValueDescriptorShift)};
   if ((descriptor >> 8) == SHAPETRACE_VALUE_STRING) [[unlikely]]
-    pushString(*local.state, value);
+    pushString(*local.state, value, view_length);
   else
     push(*local.state, value);
   leaveGuard(local);
@@ -340,4 +346,8 @@ SHAPETRACE_EXPORT void __shapetrace_unwind_exit(uint32_t function_id) {
 }
 SHAPETRACE_EXPORT void __shapetrace_value(uint32_t function_id, uint32_t descriptor, uint64_t bits) {
   shapetrace::rt::onValue(function_id, descriptor, bits);
+}
+SHAPETRACE_EXPORT void __shapetrace_value_view(uint32_t function_id, uint32_t descriptor,
+                                               uint64_t address, uint64_t length) {
+  shapetrace::rt::onValue(function_id, descriptor, address, length);
 }

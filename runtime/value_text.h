@@ -23,4 +23,10 @@ struct TextRead {
 // Unreadable instead of faulting. Null reads as an empty Complete text. errno is kept.
 TextRead readTextFaultSafe(uint64_t address, size_t cap, char* out);
 
+// The `length` bytes at `address` (a std::string_view's characters), at most `cap` of them,
+// copied to `out` (cap bytes) the same way: a NUL among them is copied like any byte, Truncated
+// when length > cap. A null address reads as an empty Complete text when length is 0 (an empty
+// view), as Unreadable otherwise.
+TextRead readBytesFaultSafe(uint64_t address, uint64_t length, size_t cap, char* out);
+
 } // namespace shapetrace::rt

@@ -142,13 +142,26 @@ void ExplainExtension::takeValues(uint64_t process, const wire::EventBatch& batc
         time = batch.events[at].timestamp;
       else if (at > 0)
         time = batch.events[at - 1].timestamp;
-      for (const wire::CallValue& value : values.values)
-        if (value.position == value_input_->position && value.type != wire::ValueType::String)
+      for (const wire::CallValue& value : values.values) {
+        if (value.position != value_input_->position)
+          continue;
+        if (value.type == wire::ValueType::String)
+          string_input_ = true;
+        else
           annotations_[thread].emplace_back(time, wire::valueAsDouble(value));
+      }
     }
   }
   if (!batch.events.empty())
     last_event_ns_[thread] = batch.events.back().timestamp;
+}
+
+std::string ExplainExtension::stringInputError() const {
+  if (!string_input_)
+    return {};
+  return "--input '" + settings_.input_key +
+         "' is a string (recorded with /s): explain's inputs are numbers; a string value is "
+         "shown by dump, the report and summarize --with-values only";
 }
 
 std::string ExplainExtension::missingInputReason() const {
@@ -257,6 +270,8 @@ ExplainData ExplainExtension::collect(const Analysis& analysis, FunctionIndex& f
     any_target |= targets.size() != 0;
   if (!any_target)
     throw ExplainError("no function named '" + settings_.function + "' in the recording");
+  if (const std::string error = stringInputError(); !error.empty())
+    throw ExplainError(error);
   for (const auto& [thread, state] : threads_) {
     const Sink& sink = state->consumer->sink();
     data.seen += sink.seen;
@@ -390,6 +405,8 @@ static nlohmann::ordered_json runShapes(const Analysis& analysis) {
 
 nlohmann::ordered_json ExplainExtension::runPoint(const Analysis& analysis, FunctionIndex&) const {
   nlohmann::ordered_json point;
+  if (const std::string error = stringInputError(); !error.empty())
+    return {{"error", error}};
   std::optional<std::pair<uint64_t, double>> last;
   for (const auto& [thread, notes] : annotations_)
     for (const auto& note : notes)

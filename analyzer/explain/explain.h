@@ -91,7 +91,8 @@ public:
   std::unique_ptr<ThreadConsumer> consumerFor(const ThreadKey& thread) override;
   void observe(const wire::StreamItem& item) override;
   // Call mode: the explanation, or {"error": ...}. Run mode: this run's data point
-  // ({"input", "span_ns", "executable", "calls": {function identity: [name, calls]}}).
+  // ({"input", "span_ns", "executable", "calls": {function identity: [name, calls]}}), or
+  // {"error": ...} when the input cannot be one (a string value).
   nlohmann::ordered_json result(const Analysis& analysis, FunctionIndex& functions) const override;
 
   // --input FUNC@argN or FUNC@retval.
@@ -121,6 +122,8 @@ private:
   void takeValues(uint64_t process, const wire::EventBatch& batch);
   // Why no point has an input: what the recording has instead.
   std::string missingInputReason() const;
+  // The value input is a string (recorded with /s): no number to regress on. Empty otherwise.
+  std::string stringInputError() const;
   ExplainData collect(const Analysis& analysis, FunctionIndex& functions) const;
   nlohmann::ordered_json runPoint(const Analysis& analysis, FunctionIndex& functions) const;
 
@@ -134,6 +137,7 @@ private:
   std::map<uint64_t, IdTable<uint8_t>> value_functions_; // per process: the value input's ids
   std::map<ThreadKey, uint64_t> last_event_ns_;          // for values that begin a batch
   uint64_t values_seen_ = 0; // values of the value input's function, at any position
+  bool string_input_ = false; // the value input's position holds a string
   std::map<std::string, uint64_t> keys_seen_;
   std::map<uint64_t, std::string> executables_;
   uint64_t first_ns_ = UINT64_MAX, last_ns_ = 0;

@@ -115,6 +115,8 @@ nlohmann::ordered_json explainRuns(const ExplainArgs& args) {
   std::string first_dir;
   for (const std::string& dir : args.dirs) {
     nlohmann::ordered_json run = explainPass(dir, args.settings, true, args.analysis);
+    if (run.contains("error"))
+      throw ExplainError(dir + ": " + run["error"].get<std::string>());
     const std::string executable =
         std::filesystem::path(run["executable"].get<std::string>()).filename().string();
     if (first_dir.empty()) {
@@ -267,7 +269,8 @@ cli::Runner setupExplain(CLI::App& command) {
   command.add_option("--input", s.input_key,
                      "The annotation key (shapetrace_annotate) whose value is a point's input, or "
                      "FUNC@argN / FUNC@retval: a value recorded at compile time's choice "
-                     "(SHAPETRACE_PASS_ARGS) of a call of FUNC under the point; without it, a "
+                     "(SHAPETRACE_PASS_ARGS) of a call of FUNC under the point (a number: a "
+                     "string recorded with /s is refused); without it, a "
                      "call's position among its thread's calls");
   command.add_option("--inputs", args->inputs_csv,
                      "Several recordings: a CSV of DIR,VALUE lines giving each run's input "

@@ -199,8 +199,9 @@ struct CallValue {
 }
 
 enum TextState {
-  complete @0;                 # the whole string, up to its terminating NUL (not included)
-  truncated @1;                # the first `cap` bytes of a longer string
+  complete @0;                 # the whole string, up to its terminating NUL (not included), or
+                               # a std::string_view's bytes, all of them (NULs included)
+  truncated @1;                # the first `cap` bytes of a longer string or view
   unreadable @2;               # the address (or a page after the bytes read) is not mapped
   redacted @3;                 # SHAPETRACE_REDACT_ARGS: the text was not read
 }
@@ -210,8 +211,9 @@ enum ValueType {
   unsigned @1;                 # an integer, zero-extended
   pointer @2;                  # an address
   float @3;                    # the bits of an IEEE 754 double (a float is widened to one)
-  string @4;                   # a `const char*` chosen as `FUNCTION@argN/s`: bits is its address
-                               # (0: null), the text in `text`; older readers show the address
+  string @4;                   # a `const char*` or `std::string_view` chosen as
+                               # `FUNCTION@argN/s`: bits is its address (0: null), the text in
+                               # `text`; older readers show the address
 }
 
 # The runtime made the thread wait `durationNs` for room in its ring (lossless recording,

@@ -101,10 +101,16 @@ void __shapetrace_unwind_exit(uint32_t function_id);
 #define SHAPETRACE_VALUE_POINTER 2u
 #define SHAPETRACE_VALUE_FLOAT 3u    /* float or double, as a double's bits */
 #define SHAPETRACE_VALUE_STRING 4u   /* a const char* (FUNCTION@argN/s): bits is its address; the
-                                        runtime reads the text, fault-safe, up to its cap */
+                                        runtime reads the text, fault-safe, up to its cap (a
+                                        std::string_view: __shapetrace_value_view below) */
 #define SHAPETRACE_VALUE_RETURN 0u   /* the position of the return value */
 #define SHAPETRACE_VALUE_DESCRIPTOR(position, type) ((uint32_t)(position) | ((uint32_t)(type) << 8))
 void __shapetrace_value(uint32_t function_id, uint32_t descriptor, uint64_t bits);
+/* A std::string_view chosen with `/s` (descriptor type SHAPETRACE_VALUE_STRING): the address of
+ * its characters and its length, which the runtime reads in full up to its cap (a NUL among them
+ * is part of the text). Recorded as a const char*'s text is, in the same place. */
+void __shapetrace_value_view(uint32_t function_id, uint32_t descriptor, uint64_t address,
+                             uint64_t length);
 
 #ifdef __cplusplus
 }

@@ -32,13 +32,19 @@
 ; RUN: not %opt_shapetrace -passes=shapetrace-instrument -shapetrace-args='packed@arg1' -disable-output %t/debug.ll 2>&1 | FileCheck %s --check-prefix=PACKED
 ; PACKED: error: shapetrace: arg1 of 'packed' is a struct, class or union by value (the ABI passes it in registers or as a hidden reference): only integers up to 64 bits, pointers, float and double can be recorded
 ; RUN: not %opt_shapetrace -passes=shapetrace-instrument -shapetrace-args='split@arg2' -disable-output %t/debug.ll 2>&1 | FileCheck %s --check-prefix=SPLIT
-; SPLIT: error: shapetrace: 'split' has 2 parameters in the source but the ABI passes 3 arguments (a struct by value split over several registers or packed with another, or arguments the optimiser removed from this internal function): argument positions would not be the source's, so none can be recorded; SHAPETRACE_PASS_MODE=before-inlining records functions as the source declares them
+; SPLIT: error: shapetrace: 'split' has 2 parameters in the source and 3 arguments in the IR, which do not correspond (a struct by value split over several registers or packed with another, or arguments the optimiser removed from this internal function): argument positions would not be the source's, so none can be recorded; SHAPETRACE_PASS_MODE=before-inlining records functions as the source declares them
 ; An unsigned int (i32 without zeroext on x86-64) is recorded unsigned: zero-extended, type 1.
 ; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-args='unsigned_size@arg1,retval' -S %t/debug.ll | FileCheck %s --check-prefix=UNSIGNED
 ; UNSIGNED-LABEL: define internal i32 @unsigned_size.traced(
 ; UNSIGNED:         %shapetrace.value = zext i32 %n to i64
 ; UNSIGNED-NEXT:    call void @__shapetrace_value(i32 %{{.*}}, i32 257, i64 %shapetrace.value)
 ; UNSIGNED:         call void @__shapetrace_value(i32 %{{.*}}, i32 256, i64 %shapetrace.value{{[0-9]+}})
+; An enumeration is its underlying integer (an enumeration is a composite type in the debug
+; information, not a struct): `enum Mode : unsigned` recorded unsigned, type 1.
+; RUN: %opt_shapetrace -passes=shapetrace-instrument -shapetrace-args='mode@arg1' -S %t/debug.ll | FileCheck %s --check-prefix=ENUM
+; ENUM-LABEL: define internal i32 @mode.traced(
+; ENUM:         %shapetrace.value = zext i32 %m to i64
+; ENUM-NEXT:    call void @__shapetrace_value(i32 %{{.*}}, i32 257, i64 %shapetrace.value)
 
 ; A copy the optimiser made (function specialisation, constant propagation) has arguments of its
 ; own: it records nothing, with a remark.
@@ -73,12 +79,12 @@
 ; STRING:         call void @__shapetrace_value(i32 %{{.*}}, i32 2, i64 %shapetrace.value{{[0-9]+}})
 ; STRING:         call void @__shapetrace_value(i32 %{{.*}}, i32 1024, i64 %shapetrace.value{{[0-9]+}})
 ; RUN: not %opt_shapetrace -passes=shapetrace-instrument -shapetrace-args='text@arg2/s' -disable-output %t/sig.ll 2>&1 | FileCheck %s --check-prefix=NOTPOINTER
-; NOTPOINTER: error: shapetrace: arg2 of 'text' has IR type i32: /s records a const char*, and this is not a pointer
+; NOTPOINTER: error: shapetrace: arg2 of 'text' has IR type i32: /s records a const char* or (with debug information, -g) a std::string_view, and this is neither
 ; RUN: printf 'include *\nargs text@arg1/d\n' > %t/format-rules
 ; RUN: not %opt_shapetrace -passes=shapetrace-instrument -shapetrace-filter-file=%t/format-rules -disable-output %t/sig.ll 2>&1 | FileCheck %s --check-prefix=FORMAT
-; FORMAT: error: shapetrace: {{.*}}format-rules:2: 'arg1/d': '/d' is not a format this pass knows (only /s, a const char* recorded as its text)
+; FORMAT: error: shapetrace: {{.*}}format-rules:2: 'arg1/d': '/d' is not a format this pass knows (only /s, a const char* or std::string_view recorded as its text)
 ; RUN: not %opt_shapetrace -passes=shapetrace-instrument -shapetrace-args='text@arg1/' -disable-output %t/sig.ll 2>&1 | FileCheck %s --check-prefix=EMPTYFORMAT
-; EMPTYFORMAT: error: shapetrace: -shapetrace-args: 'arg1/': '/' is not a format this pass knows (only /s, a const char* recorded as its text)
+; EMPTYFORMAT: error: shapetrace: -shapetrace-args: 'arg1/': '/' is not a format this pass knows (only /s, a const char* or std::string_view recorded as its text)
 
 ;--- sig.ll
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
@@ -130,6 +136,10 @@ define i64 @split(i64 %t.0, i64 %t.1, i32 %n) !dbg !20 {
 define i32 @unsigned_size(i32 %n) !dbg !30 {
   ret i32 %n
 }
+; enum Mode : unsigned { Fast, Slow };  int mode(enum Mode m);
+define i32 @mode(i32 %m) !dbg !40 {
+  ret i32 %m
+}
 
 !llvm.dbg.cu = !{!0}
 !llvm.module.flags = !{!2, !3}
@@ -149,3 +159,6 @@ define i32 @unsigned_size(i32 %n) !dbg !30 {
 !21 = !DISubroutineType(types: !{!5, !8, !4})
 !30 = distinct !DISubprogram(name: "unsigned_size", scope: !1, file: !1, line: 6, type: !31, scopeLine: 6, spFlags: DISPFlagDefinition | DISPFlagOptimized, unit: !0)
 !31 = !DISubroutineType(types: !{!9, !9})
+!40 = distinct !DISubprogram(name: "mode", scope: !1, file: !1, line: 7, type: !41, scopeLine: 7, spFlags: DISPFlagDefinition | DISPFlagOptimized, unit: !0)
+!41 = !DISubroutineType(types: !{!4, !42})
+!42 = !DICompositeType(tag: DW_TAG_enumeration_type, name: "Mode", file: !1, line: 7, baseType: !6, size: 32, elements: !{})
