@@ -225,8 +225,8 @@ def measure(opts, work_dir):
     plain = build_db_bench(source, work_dir, "plain", "clang-19", "clang++-19")
     traced = build_db_bench(source, work_dir, "traced", os.path.join(bin_dir, "shapetrace-cc"),
                             os.path.join(bin_dir, "shapetrace-c++"))
-    with_uftrace = shutil.which("uftrace") is not None
-    if not with_uftrace:
+    with_uftrace = opts.uftrace and shutil.which("uftrace") is not None
+    if opts.uftrace and not with_uftrace:
         print(f"{LABEL}: uftrace is not installed (Debian's uftrace), its row is left out",
               file=sys.stderr)
     pg = (build_db_bench(source, work_dir, "pg", "clang-19", "clang++-19", f"{FLAGS} -pg")
@@ -269,6 +269,10 @@ def main():
                         help="CPUs of db_bench and its recorder (default 0)")
     parser.add_argument("--filter-budget", metavar="R", type=budget,
                         help="add the `record, filtered R` variant (shapetrace filter --budget R)")
+    # uftrace 0.13's mcount sometimes fails on this program ("writing shmem name to pipe: Bad
+    # file descriptor"), which ends the whole measurement: its row can be left out.
+    parser.add_argument("--no-uftrace", dest="uftrace", action="store_false",
+                        help="leave uftrace's row out even when it is installed")
     parser.add_argument("--work-dir", help="where the builds go, kept and reused (default: a "
                         "temporary directory, deleted)")
     parser.add_argument("--source-cache", default=os.path.join(
