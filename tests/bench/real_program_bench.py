@@ -37,7 +37,6 @@ open); the load has stopped by then and the drain has sent everything.
 
 Nothing is installed: missing packages are named and the script exits 2.
 """
-import argparse
 import contextlib
 import os
 import re
@@ -49,7 +48,8 @@ import sys
 import tempfile
 import time
 
-from recording_bench import (Variant, analyse_largest, cpu_set, pinned, positive, print_table,
+from recording_bench import (Variant, analyse_largest, bench_parser, check_prerequisites, cpu_set,
+                             pinned, positive, print_table,
                              recording_variants, run_alternated)
 
 LABEL = "real_program_bench"
@@ -181,12 +181,7 @@ def serve_and_load(variant, opts, work_dir, doc_root):
 
 
 def main():
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="\n".join(__doc__.split("\n")[2:]))
-    parser.add_argument("--build-dir", default="build",
-                        help="shapetrace's build directory (bin/shapetrace, bin/shapetrace-c++)")
-    parser.add_argument("--runs", type=positive(int), default=5, help="runs of each variant")
+    parser = bench_parser(__doc__)
     parser.add_argument("--seconds", type=positive(int), default=10,
                         help="wrk's duration per run")
     parser.add_argument("--threads", type=positive(int), default=2,
@@ -197,15 +192,8 @@ def main():
                         help="CPUs of the server and its recorder (default 0)")
     parser.add_argument("--wrk-cpus", type=cpu_set, default={1}, help="CPUs of wrk (default 1)")
     opts = parser.parse_args()
-    available = os.sched_getaffinity(0)
-    for option, cpus in [("--server-cpus", opts.server_cpus), ("--wrk-cpus", opts.wrk_cpus)]:
-        if not cpus <= available:
-            parser.error(f"{option}: CPU(s) {sorted(cpus - available)} not available "
-                         f"(this process may run on {sorted(available)})")
-    missing = missing_prerequisites(opts.build_dir)
-    if missing:
-        print(f"{LABEL}: missing:\n  " + "\n  ".join(missing), file=sys.stderr)
-        sys.exit(2)
+    check_prerequisites(parser, opts, {"--server-cpus": opts.server_cpus, "--wrk-cpus": opts.wrk_cpus},
+                        missing_prerequisites(opts.build_dir), LABEL)
     with_uftrace = shutil.which("uftrace") is not None
     if not with_uftrace:
         print(f"{LABEL}: uftrace is not installed (Debian's uftrace), its row is left out",

@@ -100,6 +100,30 @@ def positive(kind):
     return parse
 
 
+def bench_parser(doc):
+    """The options every real-program benchmark takes, its --help made of its docstring."""
+    parser = argparse.ArgumentParser(
+        description=doc.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n".join(doc.split("\n")[2:]))
+    parser.add_argument("--build-dir", default="build",
+                        help="shapetrace's build directory (bin/shapetrace, bin/shapetrace-c++)")
+    parser.add_argument("--runs", type=positive(int), default=5, help="runs of each variant")
+    return parser
+
+
+def check_prerequisites(parser, opts, cpu_options, missing, label):
+    """Refuses CPUs this process may not run on (cpu_options: option name -> its CPU set) and, with
+    exit status 2, names what the machine lacks (missing: a list of descriptions)."""
+    available = os.sched_getaffinity(0)
+    for option, cpus in cpu_options.items():
+        if not cpus <= available:
+            parser.error(f"{option}: CPU(s) {sorted(cpus - available)} not available "
+                         f"(this process may run on {sorted(available)})")
+    if missing:
+        print(f"{label}: missing:\n  " + "\n  ".join(missing), file=sys.stderr)
+        sys.exit(2)
+
+
 def run_alternated(variants, runs, run_one, work_dir, label):
     """Runs every variant `runs` times, interleaved so that the machine's load hits all alike.
     `run_one(variant)` returns a dict of figures (with "requests" or "ops", the work done, a

@@ -61,7 +61,8 @@ import subprocess
 import sys
 import tempfile
 
-from recording_bench import (Variant, analyse_largest, cpu_set, pinned, positive, print_table,
+from recording_bench import (Variant, analyse_largest, bench_parser, check_prerequisites, cpu_set,
+                             pinned, positive, print_table,
                              recording_variants, run_alternated, shapetrace_figures)
 
 LABEL = "storage_engine_bench"
@@ -255,12 +256,7 @@ def budget(text):
 
 
 def main():
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="\n".join(__doc__.split("\n")[2:]))
-    parser.add_argument("--build-dir", default="build",
-                        help="shapetrace's build directory (bin/shapetrace, bin/shapetrace-c++)")
-    parser.add_argument("--runs", type=positive(int), default=5, help="runs of each variant")
+    parser = bench_parser(__doc__)
     parser.add_argument("--num", type=positive(int), default=100000,
                         help="db_bench's --num: keys each thread puts, overwrites and gets")
     parser.add_argument("--threads", type=positive(int), default=2,
@@ -279,14 +275,8 @@ def main():
         os.environ.get("XDG_CACHE_HOME", "~/.cache"), "shapetrace-bench"),
         help="where Debian's source package is downloaded once (default %(default)s)")
     opts = parser.parse_args()
-    available = os.sched_getaffinity(0)
-    if not opts.cpus <= available:
-        parser.error(f"--cpus: CPU(s) {sorted(opts.cpus - available)} not available "
-                     f"(this process may run on {sorted(available)})")
-    missing = missing_prerequisites(opts.build_dir)
-    if missing:
-        print(f"{LABEL}: missing:\n  " + "\n  ".join(missing), file=sys.stderr)
-        sys.exit(2)
+    check_prerequisites(parser, opts, {"--cpus": opts.cpus}, missing_prerequisites(opts.build_dir),
+                        LABEL)
     opts.build_dir = os.path.abspath(opts.build_dir)
     if opts.work_dir:
         os.makedirs(opts.work_dir, exist_ok=True)
