@@ -38,7 +38,25 @@ public:
       run_ = runProgram(TRACED_PROGRAM, {command, stop_file_}, {{"SHAPETRACE_ENDPOINT", endpoint}});
     });
   }
+  // A test that failed before stopping it still ends the service and its thread.
+  ~Service() {
+    if (thread_.joinable()) {
+      stop();
+      thread_.join();
+    }
+  }
   const std::string& stopFile() const { return stop_file_; }
+  // Until the service's worker runs its loop (its FILE.running): false if it never did within a
+  // minute (a bound for a hang only, not a timing the test depends on).
+  bool waitUntilRunning() const {
+    const std::string running = stop_file_ + ".running";
+    for (int i = 0; i < 6000; ++i) {
+      if (access(running.c_str(), F_OK) == 0)
+        return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
   void stop() { close(open(stop_file_.c_str(), O_CREAT | O_WRONLY, 0600)); }
   ProgramRun finish() {
     thread_.join();
@@ -152,7 +170,7 @@ TEST(AttachOnDemand, EnabledRestoresAlwaysOnRecording) {
 TEST(AttachOnDemand, AFailedExecWhileDetachedLeavesTheProcessAttachable) {
   TempDir dir;
   Service service(dir, "exec-missing-serve");
-  sleepMs(300); // the exec failed meanwhile, detached
+  ASSERT_TRUE(service.waitUntilRunning()); // the exec failed before, detached
   std::vector<wire::StreamItem> items;
   {
     Capture capture(dir.path);
@@ -174,7 +192,8 @@ TEST(AttachOnDemand, AFailedExecWhileDetachedLeavesTheProcessAttachable) {
 TEST(AttachOnDemand, ThreeAttachesGiveThreeMarkedBalancedStretches) {
   TempDir dir;
   Service service(dir, "serve");
-  sleepMs(300); // detached meanwhile
+  // Detached until its loop runs: the worker's start is never recorded, whatever the load.
+  ASSERT_TRUE(service.waitUntilRunning());
 
   std::vector<std::vector<wire::StreamItem>> captures;
   for (int attach = 0; attach < 3; ++attach) {

@@ -22,7 +22,8 @@
 //                                     once (as a fork child whose exec failed does)
 //   traced_program daemon N           inside work: daemon(); the child makes N calls and exits
 //   traced_program longjmp D N        N times: setjmp inside work, D nested leaves, longjmp out
-//   traced_program serve FILE         a service: a thread calls work every 100 us until FILE exists
+//   traced_program serve FILE         a service: a thread calls work every 100 us until FILE exists;
+//                                     FILE.running is created once that thread's loop runs
 //   traced_program exec-missing-serve FILE  a failed exec first, then serve FILE
 //   traced_program crash-children C N [LINGER_MS]  C fork children, each N calls, then enters work and dies
 //                                     there: abort() (child 0, 3, 6...), raise(SIGSEGV) (1, 4,
@@ -201,10 +202,15 @@ int run(int argc, char** argv) {
     if (command == "exec-missing-serve")
       execl("/nonexistent/program", "program", (char*)nullptr);
     std::atomic<bool> stop{false};
+    const std::string running = std::string(argv[2]) + ".running";
     std::thread worker([&] {
       enter(kThreadBody);
-      while (!stop.load()) {
+      for (bool announced = false; !stop.load(); announced = true) {
         work();
+        // Tests attach once the loop runs, so that the thread's start is behind them whatever
+        // the machine's load.
+        if (!announced)
+          close(open(running.c_str(), O_CREAT | O_WRONLY, 0600));
         const timespec pause{0, 100000};
         nanosleep(&pause, nullptr);
       }
