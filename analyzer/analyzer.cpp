@@ -370,7 +370,8 @@ bool Analyzer::foldProcess(uint64_t process) {
   functions_.erase(functions_.lower_bound({process, 0}),
                    functions_.upper_bound({process, UINT32_MAX}));
   main_function_.erase(process);
-  process_ended_.erase(process);
+  // process_ended_ keeps the key as ended: an ExitStatus `record` writes when it reaps an orphan
+  // late must not make a folded process one without its end.
   return true;
 }
 

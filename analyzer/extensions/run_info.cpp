@@ -14,6 +14,8 @@ void RunInfo::noteTime(uint64_t ns) {
 void RunInfo::observe(const wire::StreamItem& item) {
   // An ExitStatus of a process that never connected (key 0) names no process of the stream.
   if (item.process == 0 && item.kind() == wire::ItemKind::ExitStatus) return;
+  // `record` reaps orphans late: their ExitStatus may come after their fold, which kept the pid.
+  if (item.kind() == wire::ItemKind::ExitStatus && folded_pids_.contains(item.process)) return;
   Process& process = processes_[item.process];
   process.id = item.process;
   std::visit(
@@ -54,7 +56,8 @@ uint64_t RunInfo::processesWithoutEnd() const {
 
 std::map<uint64_t, uint32_t> RunInfo::pids() const {
   std::map<uint64_t, uint32_t> pids(folded_pids_.begin(), folded_pids_.end());
-  for (const auto& [id, p] : processes_) pids[id] = p.pid;
+  // A key used again after its fold (a crafted stream) keeps the pid it had.
+  for (const auto& [id, p] : processes_) pids.try_emplace(id, p.pid);
   return pids;
 }
 
@@ -69,7 +72,7 @@ void RunInfo::foldProcess(uint64_t process) {
   folded_.signalled += end.reason == wire::EndReason::Signal;
   folded_.exec += end.reason == wire::EndReason::Exec;
   folded_.events_dropped += end.events_dropped;
-  folded_pids_.emplace_back(process, it->second.pid);
+  folded_pids_.emplace(process, it->second.pid);
   processes_.erase(it);
 }
 

@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace shapetrace::analyzer {
@@ -60,7 +61,7 @@ private:
 
   std::map<uint64_t, Process> processes_;
   FoldedProcesses folded_;
-  std::vector<std::pair<uint64_t, uint32_t>> folded_pids_; // in the order they were folded
+  std::unordered_map<uint64_t, uint32_t> folded_pids_; // a folded process's pid by its key
   uint64_t dropped_events_ = 0;
   uint64_t first_ns_ = UINT64_MAX;
   uint64_t last_ns_ = 0;

@@ -642,6 +642,28 @@ std::string describeExitStatus(const ExitStatus& status) {
          (status.core_dumped ? ", core dumped" : "");
 }
 
+namespace {
+
+// The code point of the well-formed UTF-8 sequence of `length` bytes at the start of `text`.
+uint32_t codePoint(std::string_view text, size_t length) {
+  static constexpr unsigned char kLeadBits[] = {0, 0x7f, 0x1f, 0x0f, 0x07};
+  uint32_t point = static_cast<unsigned char>(text[0]) & kLeadBits[length];
+  for (size_t i = 1; i < length; ++i)
+    point = point << 6 | (static_cast<unsigned char>(text[i]) & 0x3f);
+  return point;
+}
+
+// Characters a terminal or an editor acts on instead of showing: the C1 controls (U+009B starts an
+// escape sequence on some terminals) and the bidirectional overrides and isolates, which reorder
+// what is shown around them.
+bool actsOnDisplay(uint32_t point) {
+  return (point >= 0x80 && point <= 0x9f) || point == 0x061c || point == 0x200e ||
+         point == 0x200f || (point >= 0x202a && point <= 0x202e) ||
+         (point >= 0x2066 && point <= 0x2069);
+}
+
+} // namespace
+
 std::string quoteText(std::string_view text) {
   std::string out = "\"";
   while (!text.empty()) {
@@ -659,6 +681,12 @@ std::string quoteText(std::string_view text) {
       char hex[5];
       std::snprintf(hex, sizeof hex, "\\x%02x", byte);
       out += hex;
+    } else if (length > 1 && actsOnDisplay(codePoint(text, length))) {
+      char escaped[12];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", codePoint(text, length));
+      out += escaped;
+      text.remove_prefix(length);
+      continue;
     } else {
       out.append(text.substr(0, length));
       text.remove_prefix(length);

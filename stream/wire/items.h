@@ -214,7 +214,8 @@ std::string describeExitStatus(const ExitStatus& status);
 // `<redacted>`; other values as their type says.
 std::string describeValue(const CallValue& value);
 // `text` in double quotes: UTF-8 as it is, `"` and `\` escaped, other bytes and control
-// characters as \xNN (\n and \t as such).
+// characters as \xNN (\n and \t as such), the C1 controls and the bidirectional overrides and
+// isolates as \uNNNN (a terminal acts on them instead of showing them).
 std::string quoteText(std::string_view text);
 // A call's values: "arg1=3 arg2=2.5" for arguments, "= 42" for a return value.
 std::string describeCallValues(const CallValues& values);

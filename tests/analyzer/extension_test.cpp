@@ -361,6 +361,7 @@ TEST(ExtensionTest, RunInfoCountsFoldedProcessesByHowTheyEnded) {
   for (uint64_t p = 1; p <= 5; ++p)
     run.foldProcess(p);
   run.foldProcess(1); // folded already: nothing more
+  run.observe({2, wire::ExitStatus{102, 0, 3, 0, false}}); // reaped after its fold: nothing new
 
   const Json json = run.toJson();
   ASSERT_EQ(json["processes"].size(), 1u); // 5 has not ended: kept, and counted as such

@@ -237,6 +237,10 @@ TEST(Codec, StringValuesRoundTripAndAreBounded) {
             "arg1=\"ta\"...<unreadable 0xbeef> arg1=<redacted> "
             "arg1=\"say \\\"caf\xc3\xa9\\\"\\n\\t\\\\ \\xff\\x01\"");
   EXPECT_STREQ(valueTypeName(ValueType::String), "string");
+  // What a terminal would act on is escaped: a C1 CSI (U+009B), a right-to-left override
+  // (U+202E) and isolate (U+2067); other characters, é and U+00A0 included, stay as they are.
+  EXPECT_EQ(quoteText("a\xc2\x9b" "31mb \xe2\x80\xae" "cba \xe2\x81\xa7x \xc3\xa9\xc2\xa0"),
+            "\"a\\u009b31mb \\u202ecba \\u2067x \xc3\xa9\xc2\xa0\"");
 
   // Written by hand: a text of kMaxValueText + 1 bytes, and an unknown state.
   const auto withText = [](size_t bytes, uint16_t state) {
