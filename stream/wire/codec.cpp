@@ -669,6 +669,7 @@ std::string quoteText(std::string_view text) {
   while (!text.empty()) {
     const unsigned char byte = static_cast<unsigned char>(text.front());
     const size_t length = utf8SequenceLength(text);
+    const uint32_t point = length > 1 ? codePoint(text, length) : byte;
     if (byte == '"' || byte == '\\') {
       out += '\\';
       out += char(byte);
@@ -681,9 +682,9 @@ std::string quoteText(std::string_view text) {
       char hex[5];
       std::snprintf(hex, sizeof hex, "\\x%02x", byte);
       out += hex;
-    } else if (length > 1 && actsOnDisplay(codePoint(text, length))) {
+    } else if (actsOnDisplay(point)) {
       char escaped[12];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", codePoint(text, length));
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", point);
       out += escaped;
       text.remove_prefix(length);
       continue;
